@@ -1,0 +1,43 @@
+// The `pantheon` command line: the same engine as the app, from a terminal.
+// Exit status: 0 ok, 1 bad input (one line on stderr), 2 usage error.
+
+import { PantheonError, UsageError } from '../shared/errors.js';
+import type { CliIo } from './command.js';
+import { commands } from './commands/index.js';
+
+function usage(): string {
+  const lines = ['usage: pantheon COMMAND [ARGS]', '', 'commands:'];
+  for (const c of commands) lines.push(`  ${c.usage}`, `      ${c.summary}`);
+  return lines.join('\n');
+}
+
+const defaultIo: CliIo = {
+  out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+  err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+  isTty: Boolean(process.stdout.isTTY),
+};
+
+export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    io.out(usage());
+    return name ? 0 : 2;
+  }
+  const cmd = commands.find((c) => c.name === name);
+  if (!cmd) {
+    io.err(`error: unknown command "${name}"; run "pantheon help" for the list`);
+    return 2;
+  }
+  try {
+    return await cmd.run(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`error: ${err.message}\nusage: pantheon ${cmd.usage}`);
+      return 2;
+    }
+    const file = rest.find((a) => !a.startsWith('-'));
+    const msg = err instanceof PantheonError ? err.message : err instanceof Error ? `internal error: ${err.message}` : String(err);
+    io.err(`error: ${file && err instanceof PantheonError && err.name === 'GgufError' ? `${file}: ` : ''}${msg.split('\n')[0]}`);
+    return 1;
+  }
+}

@@ -1,0 +1,117 @@
+// Reading a GGUF header from disk without touching the tensor data. The header is read in growing
+// chunks (1 MiB, then doubling, or straight to what the parser asked for), so inspecting a 40 GB
+// model costs the same as inspecting a 40 MB one: only the header's own bytes are read.
+
+import { openSync, readSync, closeSync, fstatSync, promises as fsp } from 'node:fs';
+import { GgufError } from '../../shared/errors.js';
+import { NeedMoreBytes, parseGgufHeader } from './parse.js';
+import type { GgufHeader, GgufTensorInfo } from './types.js';
+
+const FIRST_CHUNK = 1 << 20;
+
+function ioError(path: string, err: unknown): GgufError {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOENT') return new GgufError('GGUF_NOT_FOUND', 'no such file; check the path');
+  if (e?.code === 'EISDIR') return new GgufError('GGUF_IO', 'is a folder, not a .gguf file');
+  if (e?.code === 'EACCES' || e?.code === 'EPERM') return new GgufError('GGUF_IO', 'permission denied; check the file\'s permissions');
+  return new GgufError('GGUF_IO', `cannot read the file (${e?.code ?? e?.message ?? String(err)})`);
+}
+
+function nextSize(have: number, err: NeedMoreBytes, fileSize: number): number {
+  return Math.min(fileSize, Math.max(have * 2, err.atLeast + FIRST_CHUNK));
+}
+
+/** Read and parse the header of the GGUF file at `path`. Throws GgufError. */
+export async function readGgufHeader(path: string): Promise<GgufHeader> {
+  let fh: fsp.FileHandle;
+  try {
+    fh = await fsp.open(path, 'r');
+  } catch (err) {
+    throw ioError(path, err);
+  }
+  try {
+    let fileSize: number;
+    try {
+      const st = await fh.stat();
+      if (st.isDirectory()) throw Object.assign(new Error('dir'), { code: 'EISDIR' });
+      fileSize = st.size;
+    } catch (err) {
+      throw ioError(path, err);
+    }
+    let size = Math.min(fileSize, FIRST_CHUNK);
+    for (;;) {
+      const buf = new Uint8Array(size);
+      const { bytesRead } = await fh.read(buf, 0, size, 0);
+      try {
+        return parseGgufHeader(buf.subarray(0, bytesRead), bytesRead < size ? bytesRead : fileSize);
+      } catch (err) {
+        if (!(err instanceof NeedMoreBytes)) throw err;
+        size = nextSize(size, err, fileSize);
+      }
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Synchronous form of readGgufHeader, for worker threads and the CLI. */
+export function readGgufHeaderSync(path: string): GgufHeader {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw ioError(path, err);
+  }
+  try {
+    let fileSize: number;
+    try {
+      const st = fstatSync(fd);
+      if (st.isDirectory()) throw Object.assign(new Error('dir'), { code: 'EISDIR' });
+      fileSize = st.size;
+    } catch (err) {
+      throw ioError(path, err);
+    }
+    let size = Math.min(fileSize, FIRST_CHUNK);
+    for (;;) {
+      const buf = new Uint8Array(size);
+      const n = readSync(fd, buf, 0, size, 0);
+      try {
+        return parseGgufHeader(buf.subarray(0, n), n < size ? n : fileSize);
+      } catch (err) {
+        if (!(err instanceof NeedMoreBytes)) throw err;
+        size = nextSize(size, err, fileSize);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Read one tensor's bytes into `into` (or a new array) from an open file descriptor. `into` may be
+ * a view on WebAssembly memory, so the bytes go straight to where the kernels read them.
+ */
+export function readTensorBytesSync(fd: number, header: GgufHeader, tensor: GgufTensorInfo, into?: Uint8Array): Uint8Array {
+  const out = into ?? new Uint8Array(tensor.bytes);
+  if (out.length < tensor.bytes) throw new RangeError(`buffer of ${out.length} bytes is too small for tensor ${tensor.name} (${tensor.bytes} bytes)`);
+  let done = 0;
+  const start = header.dataOffset + tensor.offset;
+  while (done < tensor.bytes) {
+    const n = readSync(fd, out, done, Math.min(tensor.bytes - done, 1 << 26), start + done);
+    if (n <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${tensor.name}": it is truncated`, start + done);
+    done += n;
+  }
+  return out.subarray(0, tensor.bytes);
+}
+
+/** Open `path`, read one named tensor's bytes, close. Convenience for tools and tests. */
+export function readTensorBytes(path: string, header: GgufHeader, name: string): Uint8Array {
+  const t = header.tensors.find((x) => x.name === name);
+  if (!t) throw new GgufError('GGUF_BAD_TENSOR', `no tensor named "${name}"`);
+  const fd = openSync(path, 'r');
+  try {
+    return readTensorBytesSync(fd, header, t);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,255 @@
+// A pure GGUF header parser over bytes already in memory. It never trusts the file: every count,
+// length and offset is checked against the bytes that remain before anything is allocated.
+//
+// The parser works on a prefix of the file. When the prefix ends before the header does and the
+// file is longer, it throws NeedMoreBytes so the caller can read a larger prefix and parse again
+// (see file.ts); when the prefix is the whole file, that is a truncated file (GgufError).
+
+import { GgufError } from '../../shared/errors.js';
+import { ggmlTypeInfo } from './ggml-types.js';
+import {
+  GGML_MAX_DIMS, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GGUF_TYPE_NAMES, GGUF_TYPE_SIZE, GgufType,
+  type GgufArray, type GgufHeader, type GgufKv, type GgufTensorInfo, type GgufValue,
+} from './types.js';
+
+/** Thrown when the bytes given end inside the header but the file goes on. */
+export class NeedMoreBytes extends Error {
+  constructor(readonly atLeast: number) {
+    super(`need at least ${atLeast} bytes`);
+  }
+}
+
+const MAX_ARRAY_DEPTH = 8;
+const MAX_KEY_BYTES = 65536;
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+class Cursor {
+  pos = 0;
+  readonly view: DataView;
+  constructor(readonly bytes: Uint8Array, readonly fileSize: number) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  /** Bytes left in the whole file after pos. */
+  fileLeft(): number {
+    return this.fileSize - this.pos;
+  }
+  need(n: number, what: string): void {
+    if (this.pos + n <= this.bytes.length) return;
+    if (this.pos + n > this.fileSize) {
+      throw new GgufError('GGUF_TRUNCATED', `file ends inside ${what}: it is truncated; download or convert it again`, this.pos);
+    }
+    throw new NeedMoreBytes(this.pos + n);
+  }
+  u8(what: string): number { this.need(1, what); return this.bytes[this.pos++]; }
+  i8(what: string): number { this.need(1, what); return this.view.getInt8(this.pos++); }
+  u16(what: string): number { this.need(2, what); const v = this.view.getUint16(this.pos, true); this.pos += 2; return v; }
+  i16(what: string): number { this.need(2, what); const v = this.view.getInt16(this.pos, true); this.pos += 2; return v; }
+  u32(what: string): number { this.need(4, what); const v = this.view.getUint32(this.pos, true); this.pos += 4; return v; }
+  i32(what: string): number { this.need(4, what); const v = this.view.getInt32(this.pos, true); this.pos += 4; return v; }
+  f32(what: string): number { this.need(4, what); const v = this.view.getFloat32(this.pos, true); this.pos += 4; return v; }
+  f64(what: string): number { this.need(8, what); const v = this.view.getFloat64(this.pos, true); this.pos += 8; return v; }
+  u64(what: string): bigint { this.need(8, what); const v = this.view.getBigUint64(this.pos, true); this.pos += 8; return v; }
+  i64(what: string): bigint { this.need(8, what); const v = this.view.getBigInt64(this.pos, true); this.pos += 8; return v; }
+
+  /** A u64 count or length that must fit in what is left of the file, `unit` bytes per item. */
+  count(what: string, unit: number): number {
+    const at = this.pos;
+    const v = this.u64(what);
+    const max = Math.floor(this.fileLeft() / Math.max(unit, 1));
+    if (v > BigInt(max)) {
+      throw new GgufError('GGUF_TOO_LARGE', `${what} is ${v}, more than the rest of the file can hold: the file is corrupt`, at);
+    }
+    return Number(v);
+  }
+  string(what: string): string {
+    const n = this.count(`length of ${what}`, 1);
+    this.need(n, what);
+    const s = utf8.decode(this.bytes.subarray(this.pos, this.pos + n));
+    this.pos += n;
+    return s;
+  }
+}
+
+function safeInt(v: bigint): number | bigint {
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+}
+
+/** Smallest number of bytes one value of this type can take (for array count checks). */
+function minSize(type: number): number {
+  if (type === GgufType.STRING) return 8;
+  if (type === GgufType.ARRAY) return 12;
+  return GGUF_TYPE_SIZE[type];
+}
+
+function checkType(c: Cursor, type: number, at: number, what: string): void {
+  if (!(type >= 0 && type < GGUF_TYPE_NAMES.length)) {
+    throw new GgufError('GGUF_BAD_VALUE', `${what} has unknown value type ${type}: the file is corrupt or from a newer format`, at);
+  }
+}
+
+function readValue(c: Cursor, type: number, what: string, depth: number): GgufValue {
+  switch (type) {
+    case GgufType.UINT8: return c.u8(what);
+    case GgufType.INT8: return c.i8(what);
+    case GgufType.UINT16: return c.u16(what);
+    case GgufType.INT16: return c.i16(what);
+    case GgufType.UINT32: return c.u32(what);
+    case GgufType.INT32: return c.i32(what);
+    case GgufType.FLOAT32: return c.f32(what);
+    case GgufType.BOOL: {
+      const at = c.pos;
+      const b = c.u8(what);
+      if (b > 1) throw new GgufError('GGUF_BAD_VALUE', `${what} is a bool with value ${b}: the file is corrupt`, at);
+      return b === 1;
+    }
+    case GgufType.STRING: return c.string(what);
+    case GgufType.UINT64: return safeInt(c.u64(what));
+    case GgufType.INT64: return safeInt(c.i64(what));
+    case GgufType.FLOAT64: return c.f64(what);
+    case GgufType.ARRAY: {
+      if (depth >= MAX_ARRAY_DEPTH) {
+        throw new GgufError('GGUF_BAD_VALUE', `${what} nests arrays more than ${MAX_ARRAY_DEPTH} deep: the file is corrupt`, c.pos);
+      }
+      const at = c.pos;
+      const itemType = c.u32(`element type of ${what}`);
+      checkType(c, itemType, at, what);
+      const n = c.count(`element count of ${what}`, minSize(itemType));
+      const items: GgufValue[] = new Array(n);
+      for (let i = 0; i < n; i++) items[i] = readValue(c, itemType, what, depth + 1);
+      return { itemType, items } satisfies GgufArray;
+    }
+    default:
+      throw new GgufError('GGUF_BAD_VALUE', `${what} has unknown value type ${type}`, c.pos);
+  }
+}
+
+/**
+ * Parse a GGUF header from `bytes`, a prefix of a file of `fileSize` bytes.
+ * @throws GgufError for a bad file, NeedMoreBytes when the prefix is too short.
+ */
+export function parseGgufHeader(bytes: Uint8Array, fileSize: number = bytes.length): GgufHeader {
+  const c = new Cursor(bytes, fileSize);
+  if (fileSize < 4) throw new GgufError('GGUF_TRUNCATED', `file is ${fileSize} bytes long, too short to be a GGUF model`, 0);
+  const magic = c.u32('magic');
+  if (magic !== GGUF_MAGIC) {
+    const b = bytes.subarray(0, 4);
+    const text = Array.from(b, (x) => (x >= 32 && x < 127 ? String.fromCharCode(x) : '.')).join('');
+    const hint = text === 'ggjt' || text === 'tjgg' || text === 'lmgg' || text === 'ggml' || text === 'ggmf'
+      ? 'it is an old GGML file; convert it to GGUF with a current llama.cpp'
+      : 'it is not a GGUF model';
+    throw new GgufError('GGUF_BAD_MAGIC', `starts with "${text}" instead of "GGUF": ${hint}`, 0);
+  }
+  const versionAt = c.pos;
+  const version = c.u32('version');
+  if (version === 1) {
+    throw new GgufError('GGUF_VERSION', 'GGUF version 1 is no longer supported; re-convert the model with a current llama.cpp (convert_hf_to_gguf.py)', versionAt);
+  }
+  if (version !== 2 && version !== 3) {
+    const swapped = ((version & 0xff) << 24 | (version & 0xff00) << 8 | (version >>> 8) & 0xff00 | version >>> 24) >>> 0;
+    if (swapped === 2 || swapped === 3) {
+      throw new GgufError('GGUF_BIG_ENDIAN', 'this is a big-endian GGUF file; Pantheon reads little-endian files only: use the little-endian build of the model', versionAt);
+    }
+    throw new GgufError('GGUF_VERSION', `GGUF version ${version} is not supported (Pantheon reads versions 2 and 3)`, versionAt);
+  }
+  // Smallest tensor info: name length (8) + n_dims (4) + one dim (8) + type (4) + offset (8).
+  const tensorCount = c.count('tensor count', 32);
+  // Smallest key/value: key length (8) + value type (4) + one byte of value.
+  const kvCount = c.count('metadata count', 13);
+
+  const metadata = new Map<string, GgufKv>();
+  for (let i = 0; i < kvCount; i++) {
+    const keyAt = c.pos;
+    const key = c.string(`metadata key #${i}`);
+    if (key.length > MAX_KEY_BYTES) throw new GgufError('GGUF_BAD_VALUE', `metadata key #${i} is ${key.length} bytes long: the file is corrupt`, keyAt);
+    if (metadata.has(key)) throw new GgufError('GGUF_DUPLICATE', `metadata key "${key}" appears twice: the file is corrupt`, keyAt);
+    const typeAt = c.pos;
+    const type = c.u32(`type of "${key}"`);
+    checkType(c, type, typeAt, `metadata "${key}"`);
+    const value = readValue(c, type, `metadata "${key}"`, 0);
+    metadata.set(key, { key, type, value });
+  }
+
+  let alignment = GGUF_DEFAULT_ALIGNMENT;
+  const alignKv = metadata.get('general.alignment');
+  if (alignKv) {
+    const a = alignKv.value;
+    if (typeof a !== 'number' || !Number.isInteger(a) || a <= 0 || (a & (a - 1)) !== 0) {
+      throw new GgufError('GGUF_BAD_VALUE', `general.alignment is ${String(a)}; it must be a non-zero power of two`);
+    }
+    alignment = a;
+  }
+
+  const warnings: string[] = [];
+  const names = new Set<string>();
+  const raw: { name: string; dims: number[]; type: number; offset: bigint; at: number }[] = [];
+  for (let i = 0; i < tensorCount; i++) {
+    const at = c.pos;
+    const name = c.string(`name of tensor #${i}`);
+    if (names.has(name)) throw new GgufError('GGUF_DUPLICATE', `tensor "${name}" appears twice: the file is corrupt`, at);
+    names.add(name);
+    const nDimsAt = c.pos;
+    const nDims = c.u32(`dimension count of tensor "${name}"`);
+    if (nDims < 1 || nDims > GGML_MAX_DIMS) {
+      throw new GgufError('GGUF_BAD_TENSOR', `tensor "${name}" has ${nDims} dimensions; ggml allows 1 to ${GGML_MAX_DIMS}`, nDimsAt);
+    }
+    const dims: number[] = [];
+    for (let d = 0; d < nDims; d++) {
+      const dimAt = c.pos;
+      const v = c.u64(`dimension ${d} of tensor "${name}"`);
+      if (v > BigInt(Number.MAX_SAFE_INTEGER)) {
+        throw new GgufError('GGUF_BAD_TENSOR', `tensor "${name}" has dimension ${d} = ${v}, far larger than any file: the file is corrupt`, dimAt);
+      }
+      dims.push(Number(v));
+    }
+    const typeAt = c.pos;
+    const type = c.u32(`type of tensor "${name}"`);
+    const info = ggmlTypeInfo(type);
+    if (!info) throw new GgufError('GGUF_BAD_TENSOR', `tensor "${name}" has unknown ggml type ${type}: the file is corrupt or needs a newer Pantheon`, typeAt);
+    if (info.removed) throw new GgufError('GGUF_BAD_TENSOR', `tensor "${name}" uses ${info.name} (type ${type}), a format ggml has removed; re-quantise the model with a current llama.cpp`, typeAt);
+    const offset = c.u64(`offset of tensor "${name}"`);
+    raw.push({ name, dims, type, offset, at });
+  }
+  const headerBytes = c.pos;
+  let dataOffset = headerBytes;
+  if (tensorCount > 0) dataOffset = Math.ceil(headerBytes / alignment) * alignment;
+  // A vocab-only file (no tensors) may end right after the metadata, without padding.
+  if (tensorCount > 0 && dataOffset > fileSize) {
+    throw new GgufError('GGUF_TRUNCATED', 'file ends before its tensor data starts: it is truncated; download it again', fileSize);
+  }
+  const dataSize = Math.max(0, fileSize - dataOffset);
+
+  const tensors: GgufTensorInfo[] = [];
+  for (const r of raw) {
+    const info = ggmlTypeInfo(r.type)!;
+    let elements = 1;
+    for (const d of r.dims) {
+      elements *= d;
+      if (elements > Number.MAX_SAFE_INTEGER) throw new GgufError('GGUF_BAD_TENSOR', `tensor "${r.name}" has more elements than any file can hold: the file is corrupt`, r.at);
+    }
+    let flatBlocks = false;
+    if (r.dims[0] % info.blockSize !== 0) {
+      if (elements % info.blockSize !== 0) {
+        throw new GgufError('GGUF_BAD_TENSOR', `tensor "${r.name}" has rows of ${r.dims[0]} elements, not a multiple of the ${info.blockSize}-element ${info.name} block: the file is corrupt`, r.at);
+      }
+      flatBlocks = true;
+      warnings.push(`tensor "${r.name}" (${info.name}) has rows of ${r.dims[0]} elements, not a multiple of the ${info.blockSize}-element block; it was quantised as one flat array, which llama.cpp refuses`);
+    }
+    const bytes = (elements / info.blockSize) * info.typeSize;
+    if (r.offset % BigInt(alignment) !== 0n) {
+      throw new GgufError('GGUF_BAD_TENSOR', `tensor "${r.name}" starts at data offset ${r.offset}, not a multiple of the alignment ${alignment}: the file is corrupt`, r.at);
+    }
+    if (r.offset + BigInt(bytes) > BigInt(dataSize)) {
+      throw new GgufError('GGUF_TRUNCATED', `tensor "${r.name}" needs bytes ${r.offset}..${r.offset + BigInt(bytes)} of the data section, but it has only ${dataSize}: the file is truncated; download it again`, r.at);
+    }
+    tensors.push({ name: r.name, dims: r.dims, type: r.type, offset: Number(r.offset), bytes, elements, flatBlocks });
+  }
+  const byOffset = [...tensors].sort((a, b) => a.offset - b.offset);
+  for (let i = 1; i < byOffset.length; i++) {
+    const prev = byOffset[i - 1];
+    const cur = byOffset[i];
+    if (cur.offset < prev.offset + prev.bytes) {
+      throw new GgufError('GGUF_BAD_TENSOR', `tensors "${prev.name}" and "${cur.name}" overlap in the data section: the file is corrupt`);
+    }
+  }
+  return { version: version as 2 | 3, metadata, tensors, alignment, dataOffset, fileSize, headerBytes, warnings };
+}

@@ -1,0 +1,75 @@
+// GGUF value types and the parsed header. Numbers are ggml's (gguf.h `enum gguf_type`).
+
+export const enum GgufType {
+  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
+  STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+}
+
+export const GGUF_TYPE_NAMES = [
+  'UINT8', 'INT8', 'UINT16', 'INT16', 'UINT32', 'INT32', 'FLOAT32', 'BOOL',
+  'STRING', 'ARRAY', 'UINT64', 'INT64', 'FLOAT64',
+] as const;
+export type GgufTypeName = (typeof GGUF_TYPE_NAMES)[number];
+
+/** Fixed byte size of each scalar type; 0 for STRING and ARRAY (variable). */
+export const GGUF_TYPE_SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8] as const;
+
+export const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
+export const GGUF_DEFAULT_ALIGNMENT = 32; // ggml.h GGUF_DEFAULT_ALIGNMENT
+export const GGML_MAX_DIMS = 4; // ggml.h GGML_MAX_DIMS
+
+/**
+ * A metadata value. u64/i64 are `number` when safe (|v| <= 2^53-1) and `bigint` otherwise.
+ * Arrays keep their element type so a writer can round-trip them exactly.
+ */
+export type GgufScalar = number | bigint | boolean | string;
+export interface GgufArray {
+  readonly itemType: GgufType;
+  readonly items: GgufValue[];
+}
+export type GgufValue = GgufScalar | GgufArray;
+
+export interface GgufKv {
+  readonly key: string;
+  readonly type: GgufType;
+  readonly value: GgufValue;
+}
+
+export interface GgufTensorInfo {
+  readonly name: string;
+  /** As stored: dims[0] is the innermost (columns), dims[n-1] the outermost (rows). */
+  readonly dims: readonly number[];
+  /** ggml type id. */
+  readonly type: number;
+  /** Offset of the tensor's bytes relative to the start of the data section. */
+  readonly offset: number;
+  /** Byte size of the tensor's data. */
+  readonly bytes: number;
+  /** Number of elements (product of dims). */
+  readonly elements: number;
+  /**
+   * True when dims[0] is not a multiple of the type's block size but the element count is: the
+   * tensor was quantised as one flat array (old converters did this). ggml refuses such files.
+   */
+  readonly flatBlocks: boolean;
+}
+
+export interface GgufHeader {
+  readonly version: 2 | 3;
+  readonly metadata: ReadonlyMap<string, GgufKv>;
+  readonly tensors: readonly GgufTensorInfo[];
+  /** general.alignment or 32. */
+  readonly alignment: number;
+  /** Absolute file offset of the tensor data section. */
+  readonly dataOffset: number;
+  /** Size of the file in bytes. */
+  readonly fileSize: number;
+  /** Bytes taken by the header (magic to the end of the tensor infos). */
+  readonly headerBytes: number;
+  /** Readable notes about things that parse but are unusual (one line each). */
+  readonly warnings: readonly string[];
+}
+
+export function isGgufArray(v: GgufValue | undefined): v is GgufArray {
+  return typeof v === 'object' && v !== null && 'items' in v;
+}
