@@ -3,8 +3,8 @@
 import { UsageError } from '../../shared/errors.js';
 import { readGgufHeader } from '../../engine/gguf/file.js';
 import { ggmlTypeName } from '../../engine/gguf/ggml-types.js';
-import { getArray, getNumber, getString, hyperparameters, quantMix, summarize } from '../../engine/gguf/keys.js';
-import { GGUF_TYPE_NAMES, GgufType, isGgufArray, type GgufHeader, type GgufKv, type GgufValue } from '../../engine/gguf/types.js';
+import { arrayLengthOf, getArray, getNumber, getString, hyperparameters, quantMix, summarize } from '../../engine/gguf/keys.js';
+import { arrayHead, arrayLength, GGUF_TYPE_NAMES, GgufType, isGgufArray, type GgufArray, type GgufHeader, type GgufKv, type GgufValue } from '../../engine/gguf/types.js';
 import { parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { formatBytes, formatCount, table } from '../format.js';
@@ -25,14 +25,15 @@ export function inspectJson(h: GgufHeader): object {
 
 function scalarText(v: GgufValue): string {
   if (typeof v === 'string') return JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v) + (v.length > 200 ? ` (${v.length} chars)` : '');
-  if (isGgufArray(v)) return arrayText(v.items, v.itemType);
+  if (isGgufArray(v)) return arrayText(v);
   return String(v);
 }
 
-function arrayText(items: GgufValue[], itemType: GgufType): string {
-  const shown = items.slice(0, 6).map(scalarText).join(', ');
-  const more = items.length > 6 ? `, … (${items.length} items)` : '';
-  return `[${shown}${more}] ${GGUF_TYPE_NAMES[itemType]}[${items.length}]`;
+function arrayText(a: GgufArray): string {
+  const n = arrayLength(a);
+  const shown = arrayHead(a, 6).map(scalarText).join(', ');
+  const more = n > 6 ? `, … (${n} items)` : '';
+  return `[${shown}${more}] ${GGUF_TYPE_NAMES[a.itemType]}[${n}]`;
 }
 
 export function kvLine(kv: GgufKv): string {
@@ -71,18 +72,19 @@ export function inspectText(path: string, h: GgufHeader): string {
       lines.push('', 'Hyperparameters  (incomplete: this file has no model hyperparameters)');
     }
   }
-  const tokens = getArray(h, 'tokenizer.ggml.tokens');
-  if (tokens) {
+  const nTokens = arrayLengthOf(h, 'tokenizer.ggml.tokens');
+  if (nTokens !== null) {
     lines.push('', 'Tokenizer');
     lines.push(`  model            ${getString(h, 'tokenizer.ggml.model') ?? '(none)'}`);
     const pre = getString(h, 'tokenizer.ggml.pre');
     if (pre) lines.push(`  pre-tokenizer    ${pre}`);
-    lines.push(`  tokens           ${tokens.length}`);
-    const merges = getArray(h, 'tokenizer.ggml.merges');
-    if (merges) lines.push(`  merges           ${merges.length}`);
+    lines.push(`  tokens           ${nTokens}`);
+    const nMerges = arrayLengthOf(h, 'tokenizer.ggml.merges');
+    if (nMerges !== null) lines.push(`  merges           ${nMerges}`);
     for (const [label, key] of [['bos', 'bos_token_id'], ['eos', 'eos_token_id'], ['eot', 'eot_token_id']] as const) {
       const id = getNumber(h, `tokenizer.ggml.${key}`);
-      if (id !== undefined) lines.push(`  ${label.padEnd(16)} ${id}${typeof tokens[id] === 'string' ? ` ${JSON.stringify(tokens[id])}` : ''}`);
+      const text = id !== undefined && id < nTokens ? getArray(h, 'tokenizer.ggml.tokens')?.[id] : undefined;
+      if (id !== undefined) lines.push(`  ${label.padEnd(16)} ${id}${typeof text === 'string' ? ` ${JSON.stringify(text)}` : ''}`);
     }
     lines.push(`  chat template    ${getString(h, 'tokenizer.chat_template') ? 'yes' : 'no'}`);
   }

@@ -3,7 +3,7 @@
 
 import { GgufError } from '../../shared/errors.js';
 import { ggmlTypeName } from './ggml-types.js';
-import { isGgufArray, type GgufHeader, type GgufValue } from './types.js';
+import { arrayLength, isGgufArray, type GgufHeader, type GgufValue } from './types.js';
 
 export type ArchKey =
   | 'embedding_length' | 'block_count' | 'feed_forward_length' | 'context_length'
@@ -45,6 +45,12 @@ export function getArray(h: GgufHeader, key: string): GgufValue[] | undefined {
   return isGgufArray(v) ? v.items : undefined;
 }
 
+/** Element count of an array value without decoding it, or null. */
+export function arrayLengthOf(h: GgufHeader, key: string): number | null {
+  const v = getValue(h, key);
+  return isGgufArray(v) ? arrayLength(v) : null;
+}
+
 export function architecture(h: GgufHeader): string | undefined {
   return getString(h, 'general.architecture');
 }
@@ -81,7 +87,7 @@ export function hyperparameters(h: GgufHeader): Hyperparameters {
   const arch = architecture(h);
   if (!arch) throw new GgufError('GGUF_BAD_VALUE', 'metadata key "general.architecture" is missing; this is not a model file');
   const nHead = req(h, arch, 'attention.head_count');
-  const tokens = getArray(h, 'tokenizer.ggml.tokens');
+  const tokens = getValue(h, 'tokenizer.ggml.tokens');
   return {
     arch,
     nEmbd: req(h, arch, 'embedding_length'),
@@ -93,7 +99,7 @@ export function hyperparameters(h: GgufHeader): Hyperparameters {
     ropeFreqBase: getNumber(h, `${arch}.rope.freq_base`) ?? 10000,
     rmsEps: getNumber(h, `${arch}.attention.layer_norm_rms_epsilon`) ?? getNumber(h, `${arch}.attention.layer_norm_epsilon`) ?? 1e-5,
     slidingWindow: getNumber(h, `${arch}.attention.sliding_window`),
-    nVocab: getNumber(h, `${arch}.vocab_size`) ?? tokens?.length ?? 0,
+    nVocab: getNumber(h, `${arch}.vocab_size`) ?? (isGgufArray(tokens) ? arrayLength(tokens) : 0),
   };
 }
 
@@ -169,7 +175,7 @@ export function summarize(h: GgufHeader): ModelSummary {
     quantization: quantLabel(h),
     tensorCount: h.tensors.length,
     contextLength: arch ? getNumber(h, `${arch}.context_length`) ?? null : null,
-    vocabSize: getArray(h, 'tokenizer.ggml.tokens')?.length ?? null,
+    vocabSize: arrayLengthOf(h, 'tokenizer.ggml.tokens'),
     tokenizer: getString(h, 'tokenizer.ggml.model') ?? null,
   };
 }

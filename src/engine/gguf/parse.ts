@@ -54,20 +54,117 @@ class Cursor {
   /** A u64 count or length that must fit in what is left of the file, `unit` bytes per item. */
   count(what: string, unit: number): number {
     const at = this.pos;
-    const v = this.u64(what);
+    this.need(8, what);
+    const lo = this.view.getUint32(at, true);
+    const hi = this.view.getUint32(at + 4, true);
+    this.pos += 8;
     const max = Math.floor(this.fileLeft() / Math.max(unit, 1));
-    if (v > BigInt(max)) {
-      throw new GgufError('GGUF_TOO_LARGE', `${what} is ${v}, more than the rest of the file can hold: the file is corrupt`, at);
+    // hi * 2^32 + lo; exact as a double up to 2^53, and anything larger fails the check anyway.
+    const v = hi * 4294967296 + lo;
+    if (hi >= 0x200000 || v > max) {
+      const exact = (BigInt(hi) << 32n) | BigInt(lo);
+      throw new GgufError('GGUF_TOO_LARGE', `${what} is ${exact}, more than the rest of the file can hold: the file is corrupt`, at);
     }
-    return Number(v);
+    return v;
   }
   string(what: string): string {
     const n = this.count(`length of ${what}`, 1);
     this.need(n, what);
-    const s = utf8.decode(this.bytes.subarray(this.pos, this.pos + n));
+    const s = decodeUtf8(this.bytes, this.pos, n);
     this.pos += n;
     return s;
   }
+}
+
+/**
+ * UTF-8 bytes to a string. Short ASCII strings (most vocab entries) are built directly, which is
+ * several times faster than a TextDecoder call per string; anything else goes to TextDecoder.
+ */
+function decodeUtf8(b: Uint8Array, at: number, n: number): string {
+  if (n > 48) return utf8.decode(b.subarray(at, at + n));
+  // Short strings (nearly every vocab entry): decode 1-3 byte sequences by hand; anything else
+  // (4-byte sequences, invalid bytes) goes to TextDecoder, which replaces invalid bytes as usual.
+  let s = '';
+  const end = at + n;
+  let i = at;
+  while (i < end) {
+    const x = b[i];
+    if (x < 0x80) {
+      s += String.fromCharCode(x);
+      i++;
+    } else if (x >= 0xc2 && x < 0xe0 && i + 1 < end && (b[i + 1] & 0xc0) === 0x80) {
+      s += String.fromCharCode(((x & 0x1f) << 6) | (b[i + 1] & 0x3f));
+      i += 2;
+    } else if (x >= 0xe0 && x < 0xf0 && i + 2 < end && (b[i + 1] & 0xc0) === 0x80 && (b[i + 2] & 0xc0) === 0x80) {
+      const c = ((x & 0x0f) << 12) | ((b[i + 1] & 0x3f) << 6) | (b[i + 2] & 0x3f);
+      if (c < 0x800 || (c >= 0xd800 && c < 0xe000)) return utf8.decode(b.subarray(at, end));
+      s += String.fromCharCode(c);
+      i += 3;
+    } else {
+      return utf8.decode(b.subarray(at, end));
+    }
+  }
+  return s;
+}
+
+const LAZY_STRINGS = 256;
+
+/**
+ * A big string array: the parser checks every length and records where each string starts; the
+ * strings are built on first access to `items` (or `head`).
+ */
+function lazyStrings(c: Cursor, n: number, what: string): GgufArray {
+  const starts = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const len = c.count(`length of ${what}`, 1);
+    c.need(len, what);
+    starts[i] = c.pos;
+    c.pos += len;
+  }
+  starts[n] = c.pos;
+  const bytes = c.bytes;
+  // Each string ends 8 bytes (the next length) before the next one starts.
+  const end = (i: number) => (i + 1 < n ? starts[i + 1] - 8 : starts[n]);
+  let cache: string[] | undefined;
+  const decode = (count: number): string[] => {
+    const out: string[] = new Array(count);
+    for (let i = 0; i < count; i++) out[i] = decodeUtf8(bytes, starts[i], end(i) - starts[i]);
+    return out;
+  };
+  return {
+    itemType: GgufType.STRING,
+    length: n,
+    get items(): string[] {
+      return (cache ??= decode(n));
+    },
+    head(k: number): string[] {
+      return cache ? cache.slice(0, k) : decode(Math.min(k, n));
+    },
+  };
+}
+
+/** Read `n` fixed-size numeric items in one checked pass (no per-item type switch). */
+function readNumbers(c: Cursor, type: number, n: number, what: string): GgufValue[] {
+  const size = GGUF_TYPE_SIZE[type];
+  c.need(n * size, what);
+  const v = c.view;
+  let p = c.pos;
+  const out: GgufValue[] = new Array(n);
+  switch (type) {
+    case GgufType.UINT8: for (let i = 0; i < n; i++) out[i] = v.getUint8(p++); break;
+    case GgufType.INT8: for (let i = 0; i < n; i++) out[i] = v.getInt8(p++); break;
+    case GgufType.UINT16: for (let i = 0; i < n; i++, p += 2) out[i] = v.getUint16(p, true); break;
+    case GgufType.INT16: for (let i = 0; i < n; i++, p += 2) out[i] = v.getInt16(p, true); break;
+    case GgufType.UINT32: for (let i = 0; i < n; i++, p += 4) out[i] = v.getUint32(p, true); break;
+    case GgufType.INT32: for (let i = 0; i < n; i++, p += 4) out[i] = v.getInt32(p, true); break;
+    case GgufType.FLOAT32: for (let i = 0; i < n; i++, p += 4) out[i] = v.getFloat32(p, true); break;
+    case GgufType.FLOAT64: for (let i = 0; i < n; i++, p += 8) out[i] = v.getFloat64(p, true); break;
+    case GgufType.UINT64: for (let i = 0; i < n; i++, p += 8) out[i] = safeInt(v.getBigUint64(p, true)); break;
+    case GgufType.INT64: for (let i = 0; i < n; i++, p += 8) out[i] = safeInt(v.getBigInt64(p, true)); break;
+    default: return [];
+  }
+  c.pos = p;
+  return out;
 }
 
 function safeInt(v: bigint): number | bigint {
@@ -114,8 +211,17 @@ function readValue(c: Cursor, type: number, what: string, depth: number): GgufVa
       const itemType = c.u32(`element type of ${what}`);
       checkType(c, itemType, at, what);
       const n = c.count(`element count of ${what}`, minSize(itemType));
-      const items: GgufValue[] = new Array(n);
-      for (let i = 0; i < n; i++) items[i] = readValue(c, itemType, what, depth + 1);
+      let items: GgufValue[];
+      if (itemType === GgufType.STRING) {
+        if (n >= LAZY_STRINGS) return lazyStrings(c, n, what);
+        items = new Array(n);
+        for (let i = 0; i < n; i++) items[i] = c.string(what);
+      } else if (itemType === GgufType.ARRAY || itemType === GgufType.BOOL) {
+        items = new Array(n);
+        for (let i = 0; i < n; i++) items[i] = readValue(c, itemType, what, depth + 1);
+      } else {
+        items = readNumbers(c, itemType, n, what);
+      }
       return { itemType, items } satisfies GgufArray;
     }
     default:

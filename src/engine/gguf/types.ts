@@ -25,7 +25,23 @@ export const GGML_MAX_DIMS = 4; // ggml.h GGML_MAX_DIMS
 export type GgufScalar = number | bigint | boolean | string;
 export interface GgufArray {
   readonly itemType: GgufType;
+  /**
+   * The elements. Big string arrays (vocabularies, merges) are decoded on first access, so a
+   * header parses without building hundreds of thousands of strings nobody asked for.
+   */
   readonly items: GgufValue[];
+  /** Element count without decoding (set by the parser; absent on hand-made arrays). */
+  readonly length?: number;
+  /** The first `n` elements without decoding the rest (set by the parser). */
+  head?(n: number): GgufValue[];
+}
+
+export function arrayLength(a: GgufArray): number {
+  return a.length ?? a.items.length;
+}
+
+export function arrayHead(a: GgufArray, n: number): GgufValue[] {
+  return a.head ? a.head(n) : a.items.slice(0, n);
 }
 export type GgufValue = GgufScalar | GgufArray;
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// Record llama.cpp's greedy output for the test models, as golden files for Pantheon's engine.
+//
+//   node bench/record-goldens.mjs              # the default model list below
+//   node bench/record-goldens.mjs a.gguf ...   # these files only (e.g. quantised variants)
+//
+// Writes tests/golden/llama.cpp/<model-basename>.json and, per case, <model-basename>.<case>.f32:
+// the log-softmax of the logits at the first generated position, little-endian float32, one per
+// token id (see llama.mjs for why log-probabilities rather than raw logits). Nothing here depends on
+// time or thread timing, so re-recording with the same llama.cpp gives the same bytes.
+
+import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LLAMA_CPP_LABEL, detokenize, dispose, greedy, loadModel, specialTokens, tokenize } from './llama.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MODELS = resolve(ROOT, '..', 'shared', 'models');
+const OUT = join(ROOT, 'tests', 'golden', 'llama.cpp');
+
+const PROMPTS = ['Once upon a time', 'The capital of France is', 'Hello, my name is'];
+const N_TOKENS = 32;
+// stories260K only knows children's stories: one prompt, a longer continuation.
+const STORIES_CASES = [{ prompt: 'Once upon a time', n: 64 }];
+const TOP_K = 10;
+// Settings of the reference run (written into each golden file).
+const SETTINGS = { threads: 1, contextSize: 512, batchSize: 512, flashAttention: 'auto' };
+
+function defaultModels() {
+  const tiny = join(MODELS, 'tiny-random');
+  return [
+    join(MODELS, 'stories260K.gguf'),
+    join(MODELS, 'llama-2-tiny-random.gguf'),
+    ...readdirSync(tiny).filter((f) => f.endsWith('.gguf')).sort().map((f) => join(tiny, f)),
+  ];
+}
+
+/** Which prompts a model gets: the stories models (any quantisation) get the one story prompt. */
+function casesFor(path) {
+  if (/stories/i.test(basename(path))) return STORIES_CASES;
+  return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
+}
+
+function sha256(path) {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** Token count of the vocabulary, as llama.cpp read it from the file. */
+function vocabSize(mc) {
+  const tokens = mc.model.fileInfo.metadata?.tokenizer?.ggml?.tokens;
+  if (!Array.isArray(tokens)) throw new Error('tokenizer.ggml.tokens not readable through node-llama-cpp');
+  return tokens.length;
+}
+
+async function record(path) {
+  const name = basename(path).replace(/\.gguf$/i, '');
+  const mc = await loadModel(path, SETTINGS);
+  try {
+    const nVocab = vocabSize(mc);
+    const sp = specialTokens(mc);
+    const tokenizer = PROMPTS.map((prompt) => ({
+      prompt,
+      withBos: tokenize(mc, prompt, { addSpecial: true }),
+      withoutBos: tokenize(mc, prompt, { addSpecial: false }),
+    }));
+    const cases = [];
+    const blobs = [];
+    for (const [i, c] of casesFor(path).entries()) {
+      const promptTokens = tokenize(mc, c.prompt);
+      const r = await greedy(mc, promptTokens, c.n, { logprobs: 'full', topK: TOP_K });
+      if (r.tokens.length !== c.n) throw new Error(`${name}: generated ${r.tokens.length} tokens, expected ${c.n}`);
+      const first = /** @type {Float32Array} */ (r.firstLogprobs);
+      if (first.length !== nVocab || first.some(Number.isNaN)) {
+        throw new Error(`${name}: first-step distribution covers ${first.length} ids, vocabulary has ${nVocab}`);
+      }
+      const f32 = `${name}.${i}.f32`;
+      blobs.push([f32, first]);
+      cases.push({
+        prompt: c.prompt,
+        n: c.n,
+        promptTokens,
+        tokens: r.tokens,
+        eogAt: r.eogAt,
+        text: detokenize(mc, r.tokens),
+        firstLogprobs: f32,
+        topLogits: r.top,
+      });
+    }
+    // The same cases without flash attention: llama.cpp's own spread between its two attention
+    // paths (the CPU flash-attention kernel accumulates V in F16), a floor for any tolerance.
+    const noFa = await loadModel(path, { ...SETTINGS, flashAttention: false });
+    try {
+      for (const [i, c] of cases.entries()) {
+        const r = await greedy(noFa, c.promptTokens, c.n, { logprobs: 'full', topK: 1 });
+        const a = blobs[i][1];
+        const b = /** @type {Float32Array} */ (r.firstLogprobs);
+        let maxDiff = 0;
+        for (let id = 0; id < a.length; id++) if (Number.isFinite(a[id])) maxDiff = Math.max(maxDiff, Math.abs(a[id] - b[id]));
+        const diverge = r.tokens.findIndex((t, k) => t !== c.tokens[k]);
+        c.flashAttentionOff = { tokens: r.tokens, divergesAt: diverge < 0 ? null : diverge, firstStepMaxAbsDiff: maxDiff };
+      }
+    } finally {
+      await dispose(noFa);
+    }
+    const golden = {
+      model: basename(path),
+      sha256: sha256(path),
+      llamaCpp: LLAMA_CPP_LABEL,
+      settings: {
+        ...SETTINGS,
+        sampler: 'greedy (temperature 0, no penalties); EOG tokens are fed back, not a stop',
+        flashAttentionOff: 'per case: the same run with flashAttention false (tokens, first step where they diverge, max |logprob diff| at step 0)',
+      },
+      logits: 'logprob = ln softmax(logits) from llama.cpp float32 probabilities; -Infinity in .f32 where p underflowed',
+      vocab: { size: nVocab, type: mc.model.vocabularyType, ...sp },
+      tokenizer,
+      cases,
+    };
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(join(OUT, `${name}.json`), formatJson(golden));
+    for (const [file, v] of blobs) writeFileSync(join(OUT, file), littleEndian(v));
+    return { name, cases: cases.length, nVocab, first: cases[0]?.text };
+  } finally {
+    await dispose(mc);
+  }
+}
+
+/** JSON with one line per number array and per {id, logprob} pair, so diffs stay readable. */
+function formatJson(value) {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toFixed(7)) : v), 1)
+    .replace(/\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]/g, (_m, list) => `[${list.split(/,\s+/).join(', ')}]`)
+    .replace(/\{\s+"id": (\d+),\s+"logprob": (\S+)\s+\}/g, '{"id": $1, "logprob": $2}')
+    + '\n';
+}
+
+/** Float32Array -> little-endian bytes, whatever the host order. */
+function littleEndian(v) {
+  const buf = Buffer.alloc(v.length * 4);
+  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i], i * 4);
+  return buf;
+}
+
+const paths = process.argv.slice(2).length ? process.argv.slice(2).map((p) => resolve(p)) : defaultModels();
+let failed = 0;
+for (const path of paths) {
+  try {
+    const r = await record(path);
+    console.log(`${r.name}: ${r.cases} case(s), vocab ${r.nVocab}: ${JSON.stringify(r.first?.slice(0, 60))}`);
+  } catch (err) {
+    failed++;
+    console.error(`${basename(path)}: not recorded: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+process.exitCode = failed ? 1 : 0;

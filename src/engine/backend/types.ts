@@ -1,0 +1,45 @@
+// The compute backend the model's forward pass runs on. The forward pass is synchronous and sees
+// weights only through handles, so the same model code runs on the scalar TypeScript reference,
+// on WebAssembly SIMD in one thread, or on a worker pool where each worker holds its rows of every
+// matrix in its own WebAssembly memory (no single 4 GiB wasm32 limit).
+
+export interface WeightSpec {
+  /** Tensor name, for error messages. */
+  name: string;
+  /** ggml type id. */
+  type: number;
+  /** Output dimension (GGUF dims[1]). */
+  rows: number;
+  /** Input dimension (GGUF dims[0]). */
+  cols: number;
+}
+
+/**
+ * Copies bytes [fromByte, fromByte + dst.length) of the tensor's row-major data into dst. The
+ * backend calls it with views on its own (kernel) memory, so tensor bytes go from the file straight
+ * to where the kernels read them.
+ */
+export type FillFn = (dst: Uint8Array, fromByte: number) => void;
+
+export interface WeightHandle {
+  readonly id: number;
+  readonly spec: WeightSpec;
+}
+
+export interface MatBackend {
+  readonly name: string;
+  readonly threads: number;
+  /** True when matvec on this ggml type is implemented. */
+  supports(type: number): boolean;
+  /** Load a weight matrix; throws ModelError naming the tensor for an unsupported type. */
+  addWeight(spec: WeightSpec, fill: FillFn): WeightHandle;
+  /** out[rows] = W · x[cols]. */
+  matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void;
+  /** out[n, rows] = x[n, cols] · Wᵀ, for prompt batches. */
+  matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void;
+  /** Dequantise one row of W into out[cols] (embedding lookup). */
+  getRow(out: Float32Array, w: WeightHandle, row: number): void;
+  /** Bytes of weight memory held. */
+  weightBytes(): number;
+  dispose(): void;
+}

@@ -1,0 +1,5 @@
+export * from './types.js';
+export * from './builtin.js';
+export * from './detect.js';
+export * from './info.js';
+export * from './render.js';

@@ -1,0 +1,97 @@
+// renderChat: a conversation → the prompt text. The model file's own Jinja template is used when it
+// renders; otherwise a built-in template of the detected family, with a note saying why.
+
+import { Template } from '@huggingface/jinja';
+import { UsageError } from '../../shared/errors.js';
+import { BUILTIN_TEMPLATES } from './builtin.js';
+import { detectFamily, type DetectedFamily } from './detect.js';
+import type { ChatMessage, RenderedChat, TemplateInfo } from './types.js';
+
+export interface RenderOptions {
+  /** Append the opening of the assistant's turn (default true). */
+  addGenerationPrompt?: boolean;
+}
+
+const ROLES = new Set(['system', 'user', 'assistant']);
+
+// Parsing a template costs more than rendering it; keep the last few parsed ones.
+const parsedTemplates = new Map<string, Template>();
+const MAX_PARSED = 8;
+
+function parseTemplate(source: string): Template {
+  let t = parsedTemplates.get(source);
+  if (!t) {
+    t = new Template(source);
+    if (parsedTemplates.size >= MAX_PARSED) parsedTemplates.delete(parsedTemplates.keys().next().value!);
+    parsedTemplates.set(source, t);
+  }
+  return t;
+}
+
+function checkMessages(messages: readonly ChatMessage[]): void {
+  messages.forEach((m, i) => {
+    if (!m || !ROLES.has(m.role)) throw new UsageError(`Message ${i} has role ${JSON.stringify(m?.role)}; use "system", "user" or "assistant".`);
+    if (typeof m.content !== 'string') throw new UsageError(`Message ${i} has no text content; give each message a string "content".`);
+  });
+}
+
+function stopStringsFor(family: DetectedFamily, eos: string): string[] {
+  const stops = [...BUILTIN_TEMPLATES[family.name].stops];
+  if (eos && !stops.includes(eos)) stops.push(eos);
+  return stops;
+}
+
+function describeFamily(f: DetectedFamily): string {
+  return f.source === 'default' ? `"${f.name}"` : `"${f.name}" (detected from the ${f.source})`;
+}
+
+/** Render with the file's template (TemplateInfo.template) via @huggingface/jinja. Throws on failure. */
+export function renderGgufTemplate(source: string, info: TemplateInfo, messages: readonly ChatMessage[], addGenerationPrompt: boolean): string {
+  return parseTemplate(source).render({
+    messages: messages.map((m) => ({ role: m.role, content: m.content })),
+    add_generation_prompt: addGenerationPrompt,
+    bos_token: info.bosToken,
+    eos_token: info.eosToken,
+    // raise_exception and strftime_now are globals of @huggingface/jinja.
+  });
+}
+
+export function renderChat(info: TemplateInfo, messages: ChatMessage[], opts: RenderOptions = {}): RenderedChat {
+  checkMessages(messages);
+  const addGen = opts.addGenerationPrompt ?? true;
+  const family = detectFamily(info);
+  const notes: string[] = [];
+  const finish = (text: string, templateName: RenderedChat['templateName']): RenderedChat => ({
+    text,
+    templateName,
+    stopStrings: stopStringsFor(family, info.eosToken),
+    startsWithBos: info.bosToken !== '' && text.startsWith(info.bosToken),
+    family: family.name,
+    notes,
+  });
+
+  if (info.template) {
+    let text: string | null = null;
+    try {
+      text = renderGgufTemplate(info.template, info, messages, addGen);
+    } catch (err) {
+      const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      notes.push(`The model's chat template failed to render (${why}); using the built-in ${describeFamily(family)} template instead.`);
+    }
+    if (text !== null && text === '' && messages.length > 0) {
+      notes.push(`The model's chat template rendered nothing for ${messages.length} message(s); using the built-in ${describeFamily(family)} template instead.`);
+      text = null;
+    }
+    if (text !== null) {
+      const dropped = messages.filter((m) => m.content.trim() !== '' && !text!.includes(m.content.trim()));
+      for (const role of new Set(dropped.map((m) => m.role))) {
+        notes.push(`The model's chat template left out the ${role} message(s); the model will not see them.`);
+      }
+      return finish(text, 'gguf');
+    }
+  } else {
+    notes.push(`The model file has no chat template; using the built-in ${describeFamily(family)} template.`);
+  }
+  const builtin = BUILTIN_TEMPLATES[family.name];
+  return finish(builtin.render(messages, info.bosToken, info.eosToken, addGen), builtin.name);
+}

@@ -1,0 +1,155 @@
+// The engine host: the process that runs one loaded model. It is transport-agnostic: the entry
+// files (node-entry.ts for child_process.fork, utility-entry.ts for Electron's utilityProcess)
+// hand it the control channel and any stream channels (MessagePorts), and it answers the
+// protocol in protocol.ts. One model, one conversation cache, one generation at a time.
+//
+// Cancellation works because the engine yields to the event loop between tokens: a 'cancel'
+// message is handled there and aborts the generation's signal, so it stops within one token.
+
+import { CancelledError, UsageError, serializeError } from '../../shared/errors.js';
+import type { GenerationEvent } from '../../shared/contract.js';
+import { hasKind, type FromHost, type LoadRequest, type StreamReply, type StreamRequest, type ToHost } from './protocol.js';
+import { generateRequest, chatMessages } from './validate.js';
+import type { EngineLoader, EngineModel } from './engine.js';
+
+/** Where replies go: the control channel, or one stream port. */
+export interface HostChannel {
+  send(msg: FromHost | StreamReply): void;
+}
+
+interface Running {
+  channel: HostChannel;
+  id: number;
+  abort: AbortController;
+}
+
+export class EngineHost {
+  private model: EngineModel | null = null;
+  private loading: AbortController | null = null;
+  private running: Running | null = null;
+
+  constructor(
+    private readonly control: HostChannel,
+    private readonly loader: EngineLoader,
+    private readonly exit: (code: number) => void,
+  ) {}
+
+  /** Announce that the host listens (the supervisor waits for this before sending). */
+  start(pid: number): void {
+    this.control.send({ kind: 'ready', pid });
+  }
+
+  /** A message from the parent. ('attachPort' is handled by the entry, which owns the port.) */
+  onControl(msg: unknown): void {
+    if (!hasKind(msg)) return;
+    const m = msg as ToHost;
+    switch (m.kind) {
+      case 'load': void this.load(m); break;
+      case 'cancelLoad': this.loading?.abort(); break;
+      case 'unload': this.unload(); this.control.send({ kind: 'unloaded' }); break;
+      case 'countTokens': this.countTokens(m.id, m.messages); break;
+      case 'attachPort': break;
+      case 'shutdown': this.shutdown(); break;
+      case 'generate':
+      case 'cancel': this.onStream(this.control, m); break;
+    }
+  }
+
+  /** A message from a stream channel (a page's MessagePort, or the control channel under Node). */
+  onStream(channel: HostChannel, msg: unknown): void {
+    if (!hasKind(msg)) return;
+    const m = msg as StreamRequest;
+    const id = typeof m.id === 'number' ? m.id : -1;
+    if (m.kind === 'cancel') {
+      if (this.running && this.running.channel === channel && this.running.id === id) this.running.abort.abort();
+      return;
+    }
+    if (m.kind === 'generate') void this.generate(channel, id, m.request);
+  }
+
+  /** A stream channel closed (its window went away): stop what it was generating. */
+  onStreamClosed(channel: HostChannel): void {
+    if (this.running?.channel === channel) this.running.abort.abort();
+  }
+
+  private async load(req: LoadRequest): Promise<void> {
+    this.loading?.abort();
+    this.unload();
+    const abort = new AbortController();
+    this.loading = abort;
+    const started = performance.now();
+    let lastReport = 0;
+    try {
+      const model = await this.loader({
+        path: String(req.path),
+        contextSize: req.contextSize,
+        threads: req.threads,
+        signal: abort.signal,
+        onProgress: (loadedBytes, totalBytes) => {
+          // At most ~30 reports a second: progress is for a bar, not a log.
+          const now = performance.now();
+          if (now - lastReport < 33 && loadedBytes < totalBytes) return;
+          lastReport = now;
+          this.control.send({ kind: 'progress', loadedBytes, totalBytes });
+        },
+      });
+      if (abort.signal.aborted) {
+        model.dispose();
+        throw new CancelledError('Loading was cancelled.');
+      }
+      this.model = model;
+      this.control.send({ kind: 'loaded', info: { ...model.info, loadMs: Math.round(performance.now() - started) } });
+    } catch (err) {
+      const e = abort.signal.aborted && !(err instanceof CancelledError) ? new CancelledError('Loading was cancelled.') : err;
+      this.control.send({ kind: 'loadFailed', error: serializeError(e) });
+    } finally {
+      if (this.loading === abort) this.loading = null;
+    }
+  }
+
+  private unload(): void {
+    this.running?.abort.abort();
+    this.model?.dispose();
+    this.model = null;
+  }
+
+  private countTokens(id: number, raw: unknown): void {
+    try {
+      if (!this.model) throw new UsageError('No model is loaded; load one first.');
+      const tokens = this.model.countTokens(chatMessages(raw));
+      this.control.send({ kind: 'tokenCount', id, tokens, contextSize: this.model.info.contextSize });
+    } catch (err) {
+      this.control.send({ kind: 'tokenCountFailed', id, error: serializeError(err) });
+    }
+  }
+
+  private async generate(channel: HostChannel, id: number, raw: unknown): Promise<void> {
+    const send = (event: GenerationEvent) => channel.send({ kind: 'event', id, event });
+    const model = this.model;
+    if (!model) return send({ kind: 'error', error: serializeError(new UsageError('No model is loaded; load one first.')) });
+    if (this.running) return send({ kind: 'error', error: serializeError(new UsageError('The engine is still writing another reply; stop it first.')) });
+    let request;
+    try {
+      request = generateRequest(raw);
+    } catch (err) {
+      return send({ kind: 'error', error: serializeError(err) });
+    }
+    const abort = new AbortController();
+    this.running = { channel, id, abort };
+    this.control.send({ kind: 'busy' });
+    try {
+      for await (const event of model.chat(request.messages, request.sampling, abort.signal)) send(event);
+    } catch (err) {
+      send({ kind: 'error', error: serializeError(err) });
+    } finally {
+      this.running = null;
+      this.control.send({ kind: 'idle', contextUsed: model.used });
+    }
+  }
+
+  private shutdown(): void {
+    this.loading?.abort();
+    this.unload();
+    this.exit(0);
+  }
+}

@@ -1,0 +1,79 @@
+// The engine host's message protocol: what the supervisor (Electron main, or the dev harness under
+// plain Node) says to the process that runs one loaded model, and what it hears back. Every message
+// is a discriminated union on `kind`, so `switch (msg.kind)` narrows without casts (CONVENTIONS §2).
+//
+// Two kinds of channel carry these messages:
+//   control  parent <-> host: process.parentPort (Electron utility process) or the child_process IPC
+//            channel (Node). Load, unload, counting tokens, shutdown, and the host's state reports.
+//   stream   page <-> host: a MessagePort brokered by Electron main (one per window load), so tokens
+//            never pass through main. Under Node the control channel doubles as the stream channel.
+
+import type { SerializedError } from '../../shared/errors.js';
+import type { ChatRole, GenerateRequest, GenerationEvent } from '../../shared/contract.js';
+
+// ---------------------------------------------------------------------------------------------
+// Stream channel (generation): requests carry an id chosen by the client, replies echo it.
+
+export type StreamRequest =
+  | { kind: 'generate'; id: number; request: GenerateRequest }
+  /** Stops generation `id` within one token; the stream then ends with a 'done' (reason 'cancelled'). */
+  | { kind: 'cancel'; id: number };
+
+export type StreamReply = { kind: 'event'; id: number; event: GenerationEvent };
+
+// ---------------------------------------------------------------------------------------------
+// Control channel: parent -> host
+
+export interface LoadRequest {
+  kind: 'load';
+  path: string;
+  contextSize: number;
+  /** 0 = as many as the machine has cores. */
+  threads: number;
+}
+
+export type ToHost =
+  | LoadRequest
+  | { kind: 'cancelLoad' }
+  /** Drop the loaded model and free its memory; the process stays up. */
+  | { kind: 'unload' }
+  | { kind: 'countTokens'; id: number; messages: { role: ChatRole; content: string }[] }
+  /** Electron only: the message's transferred port (ports[0]) is a new stream channel. */
+  | { kind: 'attachPort' }
+  /** Finish (cancel any generation, drop the model) and exit with code 0. */
+  | { kind: 'shutdown' }
+  | StreamRequest;
+
+// ---------------------------------------------------------------------------------------------
+// Control channel: host -> parent
+
+export interface LoadedInfo {
+  modelName: string;
+  architecture: string;
+  contextSize: number;
+  threads: number;
+  backend: string;
+  /** Weights plus KV cache, bytes. */
+  memoryBytes: number;
+  loadMs: number;
+}
+
+export type FromHost =
+  /** The host is listening; the parent may send. First message of every host process. */
+  | { kind: 'ready'; pid: number }
+  | { kind: 'progress'; loadedBytes: number; totalBytes: number }
+  | { kind: 'loaded'; info: LoadedInfo }
+  /** Load failed or was cancelled (then error.name is 'CancelledError'). */
+  | { kind: 'loadFailed'; error: SerializedError }
+  | { kind: 'unloaded' }
+  | { kind: 'tokenCount'; id: number; tokens: number; contextSize: number }
+  | { kind: 'tokenCountFailed'; id: number; error: SerializedError }
+  /** A generation started / ended (on any channel); the supervisor shows busy / ready from these. */
+  | { kind: 'busy' }
+  | { kind: 'idle'; contextUsed: number }
+  | StreamReply;
+
+/** True for a value shaped like a message with a string `kind` (a first check on untrusted input). */
+export function hasKind(msg: unknown): msg is { kind: string } {
+  return typeof msg === 'object' && msg !== null && typeof (msg as { kind?: unknown }).kind === 'string';
+}

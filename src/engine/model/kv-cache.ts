@@ -1,0 +1,43 @@
+// The KV cache: keys and values of every position seen so far, per layer, stored as f16 like
+// llama.cpp's default cache (llama-context.cpp: type_k = type_v = GGML_TYPE_F16). Storing the same
+// rounded values is what keeps Pantheon's attention on llama.cpp's numbers.
+
+import { f32ToF16Bits } from './fp16.js';
+
+export interface KvCache {
+  /** Positions the cache holds (the context size). */
+  readonly size: number;
+  /** Values per position per layer: nHeadKv × headDimK. */
+  readonly kvDimK: number;
+  /** nHeadKv × headDimV. */
+  readonly kvDimV: number;
+  /** (nLayer) × [size, kvDimK] as f16 bits. */
+  readonly k: Uint16Array[];
+  /** (nLayer) × [size, kvDimV] as f16 bits. */
+  readonly v: Uint16Array[];
+}
+
+export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDimV: number): KvCache {
+  const k: Uint16Array[] = [];
+  const v: Uint16Array[] = [];
+  for (let l = 0; l < nLayer; l++) {
+    k.push(new Uint16Array(size * kvDimK));
+    v.push(new Uint16Array(size * kvDimV));
+  }
+  return { size, kvDimK, kvDimV, k, v };
+}
+
+/** Bytes a cache of these dimensions takes. */
+export function kvCacheBytes(nLayer: number, size: number, kvDimK: number, kvDimV: number): number {
+  return nLayer * size * (kvDimK + kvDimV) * 2;
+}
+
+/** Store one position's key and value (f32, rounded to f16) for one layer. */
+export function kvStore(c: KvCache, layer: number, pos: number, k: Float32Array, kOff: number, v: Float32Array, vOff: number): void {
+  const kc = c.k[layer];
+  const vc = c.v[layer];
+  const kb = pos * c.kvDimK;
+  const vb = pos * c.kvDimV;
+  for (let i = 0; i < c.kvDimK; i++) kc[kb + i] = f32ToF16Bits(k[kOff + i]);
+  for (let i = 0; i < c.kvDimV; i++) vc[vb + i] = f32ToF16Bits(v[vOff + i]);
+}

@@ -1,0 +1,63 @@
+// Loading a model: header → architecture and hyperparameters → weights into the backend. The
+// memory estimate (weights + KV cache) is available before any tensor byte is read.
+
+import { closeSync, openSync, readSync } from 'node:fs';
+import { GgufError } from '../../shared/errors.js';
+import type { MatBackend } from '../backend/types.js';
+import { getString } from '../gguf/keys.js';
+import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
+import { archSpec } from './arch.js';
+import type { Model } from './forward.js';
+import { modelHparams, type ModelHparams } from './hparams.js';
+import { kvCacheBytes } from './kv-cache.js';
+import { loadWeights, weightTensors } from './weights.js';
+
+export interface MemoryEstimate {
+  /** Bytes of tensor data the model reads (flat-block tensors count as stored, not as F32). */
+  weights: number;
+  /** Bytes of the f16 KV cache for the context size. */
+  kvCache: number;
+}
+
+export function estimateMemory(h: GgufHeader, hp: ModelHparams, contextSize: number): MemoryEstimate {
+  const weights = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
+  return { weights, kvCache: kvCacheBytes(hp.nLayer, contextSize, hp.nHeadKv * hp.headDimK, hp.nHeadKv * hp.headDimV) };
+}
+
+export interface ModelFileOptions {
+  onProgress?: (loadedBytes: number, totalBytes: number) => void;
+  /** Called between tensors; throw to stop loading (e.g. CancelledError). */
+  shouldStop?: () => void;
+}
+
+/** Architecture and hyperparameters of a header (throws ModelError for what cannot run). */
+export function modelInfo(h: GgufHeader): { spec: ReturnType<typeof archSpec>; hp: ModelHparams } {
+  const spec = archSpec(getString(h, 'general.architecture'));
+  return { spec, hp: modelHparams(h, spec) };
+}
+
+/** Read every weight of the model at `path` (whose header is `h`) into `backend`. */
+export function loadModelFile(path: string, h: GgufHeader, backend: MatBackend, opts: ModelFileOptions = {}): Model {
+  const { spec, hp } = modelInfo(h);
+  const total = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
+  const fd = openSync(path, 'r');
+  try {
+    const read = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => {
+      if (fromByte < 0 || fromByte + dst.length > t.bytes) throw new RangeError(`read past the end of tensor ${t.name}`);
+      const start = h.dataOffset + t.offset + fromByte;
+      let done = 0;
+      while (done < dst.length) {
+        const got = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 26), start + done);
+        if (got <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${t.name}": it is truncated`, start + done);
+        done += got;
+      }
+    };
+    const w = loadWeights(h, hp, spec, backend, read, {
+      onTensor: (loaded) => opts.onProgress?.(loaded, total),
+      shouldStop: opts.shouldStop,
+    });
+    return { hp, spec, w, backend };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,173 @@
+// Finding the weights: one walk over the tensor table by llama.cpp's names (llama-arch.cpp
+// LLM_TENSOR_NAMES: token_embd, blk.N.attn_q, …), checking each shape, loading matrices into the
+// compute backend and small vectors (norms, biases) into Float32Arrays.
+
+import { ModelError } from '../../shared/errors.js';
+import type { MatBackend, WeightHandle } from '../backend/types.js';
+import { ggmlTypeName } from '../gguf/ggml-types.js';
+import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
+import { dequantizeRow } from '../quant/index.js';
+import type { ArchSpec } from './arch.js';
+import type { ModelHparams } from './hparams.js';
+
+/** One transformer block. Shapes are [rows, cols] = [out, in]; qDim = nHead·headDimK, kvDimK = nHeadKv·headDimK, kvDimV = nHeadKv·headDimV. */
+export interface LayerWeights {
+  attnNorm: Float32Array; //          [nEmbd]
+  attnNormB: Float32Array | null; //  [nEmbd] (LayerNorm archs)
+  wqkv: WeightHandle | null; //       [qDim + kvDimK + kvDimV, nEmbd] when fused (phi2, phi3)
+  bqkv: Float32Array | null; //       [qDim + kvDimK + kvDimV]
+  wq: WeightHandle | null; //         [qDim, nEmbd]
+  wk: WeightHandle | null; //         [kvDimK, nEmbd]
+  wv: WeightHandle | null; //         [kvDimV, nEmbd]
+  bq: Float32Array | null; //         [qDim]
+  bk: Float32Array | null; //         [kvDimK]
+  bv: Float32Array | null; //         [kvDimV]
+  qNorm: Float32Array | null; //      [headDimK] (qwen3)
+  kNorm: Float32Array | null; //      [headDimK] (qwen3)
+  wo: WeightHandle; //                [nEmbd, nHead·headDimV]
+  bo: Float32Array | null; //         [nEmbd]
+  ffnNorm: Float32Array | null; //    [nEmbd] (absent for parallel phi2)
+  ffnNormB: Float32Array | null; //   [nEmbd]
+  wGate: WeightHandle | null; //      [nFf, nEmbd] (absent for plain GELU and fused gate+up)
+  bGate: Float32Array | null; //      [nFf]
+  wUp: WeightHandle; //               [nFf, nEmbd], or [2·nFf, nEmbd] with gate first (phi3)
+  bUp: Float32Array | null; //        [nFf]
+  wDown: WeightHandle; //             [nEmbd, nFf]
+  bDown: Float32Array | null; //      [nEmbd]
+}
+
+export interface ModelWeights {
+  tokEmbd: WeightHandle; //           [nVocab, nEmbd]
+  layers: LayerWeights[]; //          (nLayer)
+  outputNorm: Float32Array; //        [nEmbd]
+  outputNormB: Float32Array | null; //[nEmbd]
+  output: WeightHandle; //            [nVocab, nEmbd]; token_embd itself when the file has no output.weight (tied)
+  outputB: Float32Array | null; //    [nVocab] (phi2)
+  ropeFreqs: Float32Array | null; //  [nRot/2] frequency divisors (llama 3.1 rope_freqs.weight)
+}
+
+/** Reads a tensor's bytes from the file: bytes [fromByte, fromByte + dst.length) into dst. */
+export type TensorReader = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => void;
+
+export interface LoadWeightsOptions {
+  /** Called after each tensor with bytes loaded so far. */
+  onTensor?: (loadedBytes: number) => void;
+  /** Checked between tensors. */
+  shouldStop?: () => void;
+}
+
+/** Tensors the model would read, with their total bytes (for the memory estimate). */
+export function weightTensors(h: GgufHeader): GgufTensorInfo[] {
+  return h.tensors.filter((t) => t.name.endsWith('.weight') || t.name.endsWith('.bias'));
+}
+
+export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, backend: MatBackend, read: TensorReader, opts: LoadWeightsOptions = {}): ModelWeights {
+  const byName = new Map<string, GgufTensorInfo>();
+  for (const t of h.tensors) byName.set(t.name, t);
+  let loaded = 0;
+  const done = (t: GgufTensorInfo) => {
+    loaded += t.bytes;
+    opts.onTensor?.(loaded);
+    opts.shouldStop?.();
+  };
+
+  const find = (name: string, required: boolean): GgufTensorInfo | null => {
+    const t = byName.get(name);
+    if (!t && required) throw new ModelError('MISSING_TENSOR', `tensor "${name}" is missing from the file; it is needed to run a ${hp.arch} model`);
+    return t ?? null;
+  };
+  const checkShape = (t: GgufTensorInfo, want: number[]) => {
+    const dims = t.dims.length > want.length && t.dims.slice(want.length).every((d) => d === 1) ? t.dims.slice(0, want.length) : t.dims;
+    if (dims.length !== want.length || dims.some((d, i) => d !== want[i])) {
+      throw new ModelError('BAD_TENSOR_SHAPE', `tensor "${t.name}" has shape [${t.dims.join(', ')}], expected [${want.join(', ')}] for this model's hyperparameters`);
+    }
+  };
+
+  /** A matrix [rows, cols] (GGUF dims [cols, rows]) into the backend. */
+  const matrix = (name: string, rows: number, cols: number, required = true): WeightHandle | null => {
+    const t = find(name, required);
+    if (!t) return null;
+    checkShape(t, [cols, rows]);
+    let handle: WeightHandle;
+    if (t.flatBlocks) {
+      // Rows that are not whole blocks (tinyllamas-stories-260k-q8_0.gguf's ffn_down: rows of 172
+      // in Q8_0, quantised by an old converter as one flat array of blocks). llama.cpp refuses such
+      // a file; Pantheon dequantises the tensor flat to F32 once at load and runs it as F32, which
+      // costs 4 bytes per weight for this one tensor but gives the values the file means.
+      const raw = new Uint8Array(t.bytes);
+      read(t, raw, 0);
+      const f = new Float32Array(t.elements);
+      dequantizeRow(t.type, raw, 0, f, t.elements);
+      const bytes = new Uint8Array(f.buffer);
+      handle = backend.addWeight({ name, type: 0, rows, cols }, (dst, from) => dst.set(bytes.subarray(from, from + dst.length)));
+    } else {
+      handle = backend.addWeight({ name, type: t.type, rows, cols }, (dst, from) => read(t, dst, from));
+    }
+    done(t);
+    return handle;
+  };
+
+  /** A vector of n values as float32 (norm weights and biases; any type the quant module reads). */
+  const vector = (name: string, n: number, required = true): Float32Array | null => {
+    const t = find(name, required);
+    if (!t) return null;
+    checkShape(t, [n]);
+    const raw = new Uint8Array(t.bytes);
+    read(t, raw, 0);
+    const out = new Float32Array(n);
+    try {
+      dequantizeRow(t.type, raw, 0, out, n);
+    } catch {
+      throw new ModelError('UNSUPPORTED_TYPE', `tensor "${name}" is ${ggmlTypeName(t.type)}, which Pantheon cannot read as a vector`);
+    }
+    done(t);
+    return out;
+  };
+
+  const { nEmbd, nHead, nHeadKv, headDimK, headDimV, nVocab } = hp;
+  const qDim = nHead * headDimK;
+  const kvDimK = nHeadKv * headDimK;
+  const kvDimV = nHeadKv * headDimV;
+  const layerNorm = spec.norm === 'layer';
+
+  const tokEmbd = matrix('token_embd.weight', nVocab, nEmbd)!;
+  const layers: LayerWeights[] = [];
+  for (let l = 0; l < hp.nLayer; l++) {
+    const p = `blk.${l}.`;
+    const fused = byName.has(`${p}attn_qkv.weight`);
+    const ffDown = find(`${p}ffn_down.weight`, true)!;
+    const nFf = hp.nFf || ffDown.dims[0];
+    layers.push({
+      attnNorm: vector(`${p}attn_norm.weight`, nEmbd)!,
+      attnNormB: vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
+      wqkv: fused ? matrix(`${p}attn_qkv.weight`, qDim + kvDimK + kvDimV, nEmbd) : null,
+      bqkv: fused ? vector(`${p}attn_qkv.bias`, qDim + kvDimK + kvDimV, false) : null,
+      wq: fused ? null : matrix(`${p}attn_q.weight`, qDim, nEmbd),
+      wk: fused ? null : matrix(`${p}attn_k.weight`, kvDimK, nEmbd),
+      wv: fused ? null : matrix(`${p}attn_v.weight`, kvDimV, nEmbd),
+      bq: fused ? null : vector(`${p}attn_q.bias`, qDim, false),
+      bk: fused ? null : vector(`${p}attn_k.bias`, kvDimK, false),
+      bv: fused ? null : vector(`${p}attn_v.bias`, kvDimV, false),
+      qNorm: spec.qkNorm ? vector(`${p}attn_q_norm.weight`, headDimK) : null,
+      kNorm: spec.qkNorm ? vector(`${p}attn_k_norm.weight`, headDimK) : null,
+      wo: matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV)!,
+      bo: vector(`${p}attn_output.bias`, nEmbd, false),
+      ffnNorm: spec.parallel ? null : vector(`${p}ffn_norm.weight`, nEmbd),
+      ffnNormB: spec.parallel ? null : vector(`${p}ffn_norm.bias`, nEmbd, false),
+      wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
+      bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : vector(`${p}ffn_gate.bias`, nFf, false),
+      wUp: matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd)!,
+      bUp: vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false),
+      wDown: matrix(`${p}ffn_down.weight`, nEmbd, nFf)!,
+      bDown: vector(`${p}ffn_down.bias`, nEmbd, false),
+    });
+  }
+  const outputNorm = vector('output_norm.weight', nEmbd)!;
+  const outputNormB = vector('output_norm.bias', nEmbd, layerNorm);
+  // Tied output: no output.weight means the token embedding matrix is also the LM head
+  // (llama.cpp: "if output is NULL, init from the input tok embed"; gemma always ties).
+  const output = byName.has('output.weight') && spec.name !== 'gemma' ? matrix('output.weight', nVocab, nEmbd)! : tokEmbd;
+  const outputB = vector('output.bias', nVocab, false);
+  const ropeFreqs = vector('rope_freqs.weight', hp.nRot / 2, false);
+  return { tokEmbd, layers, outputNorm, outputNormB, output, outputB, ropeFreqs };
+}

@@ -1,0 +1,235 @@
+// The scale searches the K-quant reference quantisers use (ggml-quants.c make_qx_quants,
+// make_q3_quants, make_qkx2_quants, make_qp_quants). Same algorithms, same float32 rounding at each
+// step (fr after every operation), so the chosen levels match ggml's byte for byte.
+// Arrays are passed with an element offset (x, xo) so the callers never allocate per group.
+
+import { fr, nearestInt } from './half.js';
+
+/** ggml-quants.c GROUP_MAX_EPS: a group whose largest magnitude is below this is all zero. */
+export const GROUP_MAX_EPS = fr(1e-15);
+
+const F01 = fr(0.1);
+
+/**
+ * Symmetric levels L ∈ [0, 2·nmax) for x ≈ scale·(L - nmax), searching 19 scales around
+ * -nmax/max and keeping the one with the best weighted fit (make_qx_quants). Weights: qw if
+ * given, else by rmseType (1: x², 2: 1, 3: |x|, other: √|x|). Returns the scale.
+ */
+export function makeQxQuants(
+  n: number, nmax: number, x: Float32Array, xo: number, L: Uint8Array, lo: number, rmseType: number,
+  qw: Float32Array | null, qo = 0,
+): number {
+  let max = 0;
+  let amax = 0;
+  for (let i = 0; i < n; i++) {
+    const ax = Math.abs(x[xo + i]);
+    if (ax > amax) { amax = ax; max = x[xo + i]; }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    L.fill(0, lo, lo + n);
+    return 0;
+  }
+  let iscale = fr(-nmax / max);
+  if (rmseType === 0) {
+    for (let i = 0; i < n; i++) {
+      const l = nearestInt(fr(iscale * x[xo + i]));
+      L[lo + i] = nmax + Math.max(-nmax, Math.min(nmax - 1, l));
+    }
+    return fr(1 / iscale);
+  }
+  let returnEarly = false;
+  if (rmseType < 0) {
+    rmseType = -rmseType;
+    returnEarly = true;
+  }
+  const weight = (i: number): number => {
+    const v = x[xo + i];
+    if (qw) return qw[qo + i];
+    return rmseType === 1 ? fr(v * v) : rmseType === 2 ? 1 : rmseType === 3 ? Math.abs(v) : fr(Math.sqrt(Math.abs(v)));
+  };
+  let sumlx = 0;
+  let suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xo + i];
+    let l = nearestInt(fr(iscale * v));
+    l = Math.max(-nmax, Math.min(nmax - 1, l));
+    L[lo + i] = l + nmax;
+    const w = weight(i);
+    sumlx = fr(sumlx + fr(fr(w * v) * l));
+    suml2 = fr(suml2 + fr(fr(w * l) * l));
+  }
+  let scale = suml2 ? fr(sumlx / suml2) : 0;
+  if (returnEarly) return suml2 > 0 ? fr(0.5 * fr(scale + fr(1 / iscale))) : fr(1 / iscale);
+  let best = fr(scale * sumlx);
+  for (let is = -9; is <= 9; is++) {
+    if (is === 0) continue;
+    iscale = fr(-fr(nmax + fr(F01 * is)) / max);
+    sumlx = 0;
+    suml2 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = x[xo + i];
+      let l = nearestInt(fr(iscale * v));
+      l = Math.max(-nmax, Math.min(nmax - 1, l));
+      const w = weight(i);
+      sumlx = fr(sumlx + fr(fr(w * v) * l));
+      suml2 = fr(suml2 + fr(fr(w * l) * l));
+    }
+    if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
+      for (let i = 0; i < n; i++) {
+        const l = nearestInt(fr(iscale * x[xo + i]));
+        L[lo + i] = nmax + Math.max(-nmax, Math.min(nmax - 1, l));
+      }
+      scale = fr(sumlx / suml2);
+      best = fr(scale * sumlx);
+    }
+  }
+  return scale;
+}
+
+/**
+ * Q3_K's symmetric levels (make_q3_quants): start from -nmax/max, then (doRmse) up to 5 passes of
+ * moving single levels while the x²-weighted fit improves. L gets values in [0, 2·nmax). Returns the scale.
+ */
+export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number, doRmse: boolean): number {
+  let max = 0;
+  let amax = 0;
+  for (let i = 0; i < n; i++) {
+    const ax = Math.abs(x[xo + i]);
+    if (ax > amax) { amax = ax; max = x[xo + i]; }
+  }
+  if (amax < GROUP_MAX_EPS) {
+    L.fill(0, lo, lo + n);
+    return 0;
+  }
+  const iscale = fr(-nmax / max);
+  if (doRmse) {
+    let sumlx = 0;
+    let suml2 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = x[xo + i];
+      let l = nearestInt(fr(iscale * v));
+      l = Math.max(-nmax, Math.min(nmax - 1, l));
+      L[lo + i] = l;
+      const w = fr(v * v);
+      sumlx = fr(sumlx + fr(fr(w * v) * l));
+      suml2 = fr(suml2 + fr(fr(w * l) * l));
+    }
+    for (let itry = 0; itry < 5; itry++) {
+      let changed = 0;
+      for (let i = 0; i < n; i++) {
+        const v = x[xo + i];
+        const w = fr(v * v);
+        const li = L[lo + i];
+        let slx = fr(sumlx - fr(fr(w * v) * li));
+        if (slx > 0) {
+          let sl2 = fr(suml2 - fr(fr(w * li) * li));
+          let nl = nearestInt(fr(fr(v * sl2) / slx));
+          nl = Math.max(-nmax, Math.min(nmax - 1, nl));
+          if (nl !== li) {
+            slx = fr(slx + fr(fr(w * v) * nl));
+            sl2 = fr(sl2 + fr(fr(w * nl) * nl));
+            if (sl2 > 0 && fr(fr(slx * slx) * suml2) > fr(fr(sumlx * sumlx) * sl2)) {
+              L[lo + i] = nl;
+              sumlx = slx;
+              suml2 = sl2;
+              changed++;
+            }
+          }
+        }
+      }
+      if (!changed) break;
+    }
+    for (let i = 0; i < n; i++) L[lo + i] += nmax;
+    return suml2 > 0 ? fr(sumlx / suml2) : 0;
+  }
+  for (let i = 0; i < n; i++) {
+    let l = nearestInt(fr(iscale * x[xo + i]));
+    l = Math.max(-nmax, Math.min(nmax - 1, l));
+    L[lo + i] = l + nmax;
+  }
+  return fr(1 / iscale);
+}
+
+/**
+ * Asymmetric levels L ∈ [0, nmax] for x ≈ scale·L - min (make_qkx2_quants): start from the
+ * min/max fit, then try nstep+1 scales (rmin + rdelta·is + nmax)/(max - min), each refined by a
+ * weighted least-squares solve for scale and min; keep the lowest weighted error (|e| with
+ * useMad, else e²). Returns the scale; writes the (positive) min to mins[mi].
+ */
+export function makeQkx2Quants(
+  n: number, nmax: number, x: Float32Array, xo: number, weights: Float32Array, L: Uint8Array, lo: number,
+  mins: Float32Array, mi: number, Laux: Uint8Array, rmin: number, rdelta: number, nstep: number, useMad: boolean,
+): number {
+  let min = x[xo];
+  let max = x[xo];
+  let sumW = weights[0];
+  let sumX = fr(sumW * x[xo]);
+  for (let i = 1; i < n; i++) {
+    const v = x[xo + i];
+    if (v < min) min = v;
+    if (v > max) max = v;
+    const w = weights[i];
+    sumW = fr(sumW + w);
+    sumX = fr(sumX + fr(w * v));
+  }
+  if (min > 0) min = 0;
+  if (max === min) {
+    L.fill(0, lo, lo + n);
+    mins[mi] = -min;
+    return 0;
+  }
+  const range = fr(max - min);
+  let iscale = fr(nmax / range);
+  let scale = fr(1 / iscale);
+  let bestError = 0;
+  for (let i = 0; i < n; i++) {
+    const v = x[xo + i];
+    const l = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(v - min)))));
+    L[lo + i] = l;
+    let diff = fr(fr(fr(scale * l) + min) - v);
+    diff = useMad ? Math.abs(diff) : fr(diff * diff);
+    bestError = fr(bestError + fr(weights[i] * diff));
+  }
+  if (nstep < 1) {
+    mins[mi] = -min;
+    return scale;
+  }
+  for (let is = 0; is <= nstep; is++) {
+    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
+    let sumL = 0;
+    let sumL2 = 0;
+    let sumXL = 0;
+    for (let i = 0; i < n; i++) {
+      const v = x[xo + i];
+      const l = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(v - min)))));
+      Laux[i] = l;
+      const wl = fr(weights[i] * l);
+      sumL = fr(sumL + wl);
+      sumL2 = fr(sumL2 + fr(wl * l));
+      sumXL = fr(sumXL + fr(wl * v));
+    }
+    const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
+    if (D > 0) {
+      let thisScale = fr(fr(fr(sumW * sumXL) - fr(sumX * sumL)) / D);
+      let thisMin = fr(fr(fr(sumL2 * sumX) - fr(sumL * sumXL)) / D);
+      if (thisMin > 0) {
+        thisMin = 0;
+        thisScale = fr(sumXL / sumL2);
+      }
+      let curError = 0;
+      for (let i = 0; i < n; i++) {
+        let diff = fr(fr(fr(thisScale * Laux[i]) + thisMin) - x[xo + i]);
+        diff = useMad ? Math.abs(diff) : fr(diff * diff);
+        curError = fr(curError + fr(weights[i] * diff));
+      }
+      if (curError < bestError) {
+        for (let i = 0; i < n; i++) L[lo + i] = Laux[i];
+        bestError = curError;
+        scale = thisScale;
+        min = thisMin;
+      }
+    }
+  }
+  mins[mi] = -min;
+  return scale;
+}

@@ -1,0 +1,251 @@
+// The sampler chain of llama.cpp (common/sampling.cpp order, src/llama-sampling.cpp formulas):
+//   penalties → top-k → top-p → min-p → temperature → softmax → draw
+// over one reusable working copy of the logits. Float arithmetic is rounded to float32 where
+// llama.cpp computes in float, so boundary cases (cumulative sums, thresholds) decide the same way.
+
+import { EngineError } from '../../shared/errors.js';
+import { validateSampling, type SamplingParams } from './params.js';
+import { createRng, randomSeed } from './rng.js';
+import { expNonPositive } from './fast-exp.js';
+import { selectTopK } from './select.js';
+
+export interface TokenProb {
+  id: number;
+  p: number;
+}
+
+export interface SampleResult {
+  id: number;
+  /** The 5 most likely tokens after penalties, before truncation and temperature (for the UI). */
+  top: TokenProb[];
+}
+
+const f32 = Math.fround;
+const TOP_SHOWN = 5;
+/** First guess for how many sorted tokens top-p needs when top-k is off (llama.cpp uses 256 too). */
+const TOP_P_FIRST_GUESS = 256;
+
+// ---------------------------------------------------------------------------------------------
+// Kernels (pure functions over the working logits).
+
+/**
+ * Repetition, frequency and presence penalties (llama.cpp llama_sampler_penalties_apply): for each
+ * distinct token among the last `lastN` of history (lastN < 0: all of it), with count c:
+ *   logit = logit <= 0 ? logit * repeat : logit / repeat;  logit -= c * freq + (c > 0) * presence.
+ * Returns the ids it changed.
+ */
+export function applyPenalties(logits: Float32Array, history: readonly number[], lastN: number, repeat: number, freq: number, presence: number): Iterable<number> {
+  if (lastN === 0 || (repeat === 1 && freq === 0 && presence === 0) || history.length === 0) return [];
+  const start = lastN < 0 ? 0 : Math.max(0, history.length - lastN);
+  const counts = new Map<number, number>();
+  for (let i = start; i < history.length; i++) {
+    const t = history[i];
+    if (Number.isInteger(t) && t >= 0 && t < logits.length) counts.set(t, (counts.get(t) ?? 0) + 1);
+  }
+  for (const [t, c] of counts) {
+    let l = logits[t];
+    l = l <= 0 ? f32(l * repeat) : f32(l / repeat);
+    logits[t] = f32(l - f32(f32(c * freq) + presence));
+  }
+  return counts.keys();
+}
+
+/** Index of the largest value (lowest index on ties). */
+export function argmax(values: Float32Array, n: number): number {
+  let best = 0;
+  for (let i = 1; i < n; i++) if (values[i] > values[best]) best = i;
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sampler.
+
+export class Sampler {
+  readonly params: Readonly<SamplingParams>;
+  private rng: () => number;
+  private seedInUse: number;
+  // Reusable buffers, grown to the vocabulary size on first use.
+  private work = new Float32Array(0); // (n_vocab) logits after penalties
+  private ids = new Int32Array(0); //    (n_vocab) candidate token ids
+  private probs = new Float64Array(0); // (n_vocab) candidate weights for the draw
+
+  constructor(params: SamplingParams) {
+    validateSampling(params);
+    this.params = Object.freeze({ ...params, stop: [...params.stop] });
+    this.seedInUse = params.seed === -1 ? randomSeed() : params.seed;
+    this.rng = createRng(this.seedInUse);
+  }
+
+  /** The seed the RNG started from (the random one when params.seed is -1). */
+  get seed(): number {
+    return this.seedInUse;
+  }
+
+  /** Restart the RNG: from `seed`, else from params.seed (a new random seed if that is -1). */
+  reset(seed?: number): void {
+    this.seedInUse = seed ?? (this.params.seed === -1 ? randomSeed() : this.params.seed);
+    this.rng = createRng(this.seedInUse);
+  }
+
+  private ensure(n: number): void {
+    if (this.work.length < n) {
+      this.work = new Float32Array(n);
+      this.ids = new Int32Array(n);
+      this.probs = new Float64Array(n);
+    }
+  }
+
+  /** Pick the next token from `logits` (n_vocab), given the tokens so far (prompt + generated). */
+  sample(logits: Float32Array, history: readonly number[]): SampleResult {
+    const c = this.truncate(logits, history);
+    if (this.params.temperature <= 0) return { id: this.ids[0], top: c.top };
+    const sum = this.weigh(c.size, c.sorted);
+    const target = sum * this.rng();
+    let run = 0;
+    for (let i = 0; i < c.size; i++) {
+      run += this.probs[i];
+      if (run >= target) return { id: this.ids[i], top: c.top };
+    }
+    return { id: this.ids[c.size - 1], top: c.top };
+  }
+
+  /**
+   * The distribution `sample` draws from (after penalties, truncation and temperature), most likely
+   * first when truncation sorted it. Does not advance the RNG. Allocates one entry per candidate.
+   */
+  candidates(logits: Float32Array, history: readonly number[]): TokenProb[] {
+    const c = this.truncate(logits, history);
+    if (this.params.temperature <= 0) return [{ id: this.ids[0], p: 1 }];
+    const sum = this.weigh(c.size, c.sorted);
+    const out: TokenProb[] = [];
+    for (let i = 0; i < c.size; i++) out.push({ id: this.ids[i], p: this.probs[i] / sum });
+    return out;
+  }
+
+  /** Penalties, top-k, top-p, min-p: leaves the candidates in ids[0..size). */
+  private truncate(logits: Float32Array, history: readonly number[]): { top: TokenProb[]; size: number; sorted: boolean } {
+    const p = this.params;
+    const n = logits.length;
+    if (n === 0) throw new EngineError('SAMPLE_EMPTY', 'The model returned no logits to sample from; the vocabulary is empty.');
+    this.ensure(n);
+    const work = this.work, ids = this.ids;
+
+    // Penalties on a copy (NaN → -inf so it can never be picked), finding the max on the way.
+    let max = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const v = logits[i];
+      const w = v === v ? v : -Infinity;
+      work[i] = w;
+      if (w > max) max = w;
+    }
+    const maxBefore = max;
+    const penalised = applyPenalties(work, history, p.penaltyLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty);
+    for (const t of penalised) {
+      if (logits[t] === maxBefore) max = -Infinity; // the max may have dropped: rescan below
+      else if (work[t] > max) max = work[t];
+    }
+    if (max === -Infinity) for (let i = 0; i < n; i++) if (work[i] > max) max = work[i];
+    if (max === -Infinity) throw new EngineError('SAMPLE_NO_CANDIDATES', 'Every logit is -inf or NaN; the model produced no usable distribution.');
+
+    // The full distribution's normaliser, for the probabilities shown in the UI and for top-p.
+    let sumAll = 0;
+    for (let i = 0; i < n; i++) sumAll += expNonPositive(work[i] - max);
+
+    // Sorted head of the distribution: top-k's survivors, top-p's first guess, or just the UI's top 5.
+    const useTopK = p.topK > 0;
+    const useTopP = p.topP < 1;
+    let nSorted = useTopK ? Math.max(p.topK, TOP_SHOWN) : useTopP ? TOP_P_FIRST_GUESS : TOP_SHOWN;
+    nSorted = selectTopK(ids, work, n, nSorted);
+    const top: TokenProb[] = [];
+    for (let i = 0; i < Math.min(TOP_SHOWN, nSorted); i++) top.push({ id: ids[i], p: Math.exp(work[ids[i]] - max) / sumAll });
+
+    // Greedy: the argmax (ids[0], lowest id on ties) survives every truncation, so skip them.
+    if (p.temperature <= 0) return { top, size: 1, sorted: true };
+
+    // top-k (llama_sampler_top_k_impl): the k best, sorted.
+    let size: number;
+    let sorted: boolean;
+    if (useTopK) {
+      size = Math.min(p.topK, n);
+      sorted = true;
+    } else if (useTopP) {
+      size = nSorted;
+      sorted = true;
+    } else {
+      for (let i = 0; i < n; i++) ids[i] = i;
+      size = n;
+      sorted = false;
+    }
+
+    // top-p (llama_sampler_top_p_apply): softmax over the candidates, keep the shortest sorted
+    // prefix whose cumulative probability reaches p.
+    if (useTopP) {
+      if (useTopK) {
+        size = topPCut(work, ids, size, p.topP, softmaxSum(work, ids, size, work[ids[0]]), work[ids[0]]) || size;
+      } else {
+        // Whole vocabulary: the normaliser is sumAll; widen the sorted head until p is reached.
+        const sumF = f32(sumAll);
+        let cut = topPCut(work, ids, nSorted, p.topP, sumF, max);
+        while (cut === 0 && nSorted < n) {
+          nSorted = selectTopK(ids, work, n, Math.min(n, nSorted * 8));
+          cut = topPCut(work, ids, nSorted, p.topP, sumF, max);
+        }
+        size = cut || nSorted;
+      }
+    }
+
+    // min-p (llama_sampler_min_p_apply): keep logits >= max + log(p), i.e. p_i >= p * p_max.
+    if (p.minP > 0 && size > 1) {
+      const minLogit = f32((sorted ? work[ids[0]] : max) + f32(Math.log(p.minP)));
+      if (sorted) {
+        let i = 1;
+        while (i < size && work[ids[i]] >= minLogit) i++;
+        size = i;
+      } else {
+        let k = 0;
+        for (let i = 0; i < size; i++) if (work[ids[i]] >= minLogit) ids[k++] = ids[i];
+        size = k;
+      }
+    }
+    return { top, size, sorted };
+  }
+
+  /**
+   * Temperature then softmax weights (llama_sampler_temp_impl, llama_sampler_dist_apply): probs[i]
+   * = expf(l_i / T - max), returned with their (double) sum.
+   */
+  private weigh(size: number, sorted: boolean): number {
+    const work = this.work, ids = this.ids, probs = this.probs;
+    const t = this.params.temperature;
+    let maxL = -Infinity;
+    for (let i = 0; i < size; i++) {
+      const l = f32(work[ids[i]] / t);
+      probs[i] = l;
+      if (!sorted || i === 0) maxL = Math.max(maxL, l);
+    }
+    let sum = 0;
+    for (let i = 0; i < size; i++) {
+      const e = f32(Math.exp(probs[i] - maxL));
+      probs[i] = e;
+      sum += e;
+    }
+    return sum;
+  }
+}
+
+/** Σ exp(l - maxL) over the candidates, in float like llama_sampler_softmax_impl. */
+function softmaxSum(work: Float32Array, ids: Int32Array, size: number, maxL: number): number {
+  let s = 0;
+  for (let i = 0; i < size; i++) s = f32(s + f32(Math.exp(work[ids[i]] - maxL)));
+  return s;
+}
+
+/** How many sorted candidates top-p keeps, or 0 if their cumulative probability never reaches p. */
+function topPCut(work: Float32Array, ids: Int32Array, size: number, topP: number, sum: number, maxL: number): number {
+  let cum = 0;
+  for (let i = 0; i < size; i++) {
+    cum = f32(cum + f32(f32(Math.exp(work[ids[i]] - maxL)) / sum));
+    if (cum >= topP) return i + 1;
+  }
+  return 0;
+}

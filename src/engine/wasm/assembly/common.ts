@@ -1,0 +1,148 @@
+// Helpers every kernel uses: half-precision conversions, 16-lane integer dot products (plain SIMD or
+// relaxed SIMD, chosen at compile time), horizontal sums.
+//
+// Activation layouts (written by activation.ts, read by the dot kernels; mirrored in ../layout.ts):
+//   q8_0 / q8_1:  qs[cols] i8 | d[cols/32] f32 | aux[cols/32]   aux = Σqs (i32) for q8_0, s = d·Σqs (f32) for q8_1
+//   q8_K:         qs[cols] i8 | d[cols/256] f32 | bsums[cols/16] i16
+//   f32/f16/bf16: x[cols] f32 (for f16/bf16 already rounded to that precision)
+// Keeping the int8 lanes contiguous (ggml interleaves d and qs per block) lets every kernel load
+// 16 activation lanes with one aligned v128.load.
+
+/** 2^112: rebiases a half's exponent (bias 15) into a float's (bias 127). */
+const F16_REBIAS: f32 = 5.192296858534828e33;
+
+/** IEEE half bits → f32, exact for normal, subnormal, infinite and NaN halves (ggml_compute_fp16_to_fp32). */
+// @ts-ignore: decorator
+@inline export function f16(h: u32): f32 {
+  const em = (h & 0x7fff) << 13;
+  let v = reinterpret<f32>(em) * F16_REBIAS;
+  if ((h & 0x7c00) == 0x7c00) v = reinterpret<f32>(em | 0x7f800000);
+  return reinterpret<f32>(reinterpret<u32>(v) | ((h & 0x8000) << 16));
+}
+
+/** f32 → IEEE half bits, round to nearest even (what ggml_compute_fp32_to_fp16 / F16C produce). */
+export function f32ToF16(f: f32): u32 {
+  const x = reinterpret<u32>(f);
+  const sign = (x >> 16) & 0x8000;
+  const ax = x & 0x7fffffff;
+  if (ax >= 0x7f800000) return sign | (ax > 0x7f800000 ? 0x7e00 : 0x7c00);
+  if (ax >= 0x477ff000) return sign | 0x7c00; // ≥ 65520 rounds to infinity
+  if (ax < 0x38800000) {
+    // Below 2^-14 the half is subnormal: its bits are round(|f|·2^24); the scaling is exact.
+    return sign | <u32>nearest<f32>(reinterpret<f32>(ax) * 16777216.0);
+  }
+  // Rebias the exponent (−112 << 23) and round the 23-bit mantissa to 10 bits, ties to even.
+  return sign | ((ax + 0xc8000fff + ((ax >> 13) & 1)) >> 13);
+}
+
+/** f32 rounded to the nearest half, as f32. */
+// @ts-ignore: decorator
+@inline export function roundF16(f: f32): f32 {
+  return f16(f32ToF16(f));
+}
+
+/** f32 → bfloat16 bits, ties to even, NaN made quiet (ggml_compute_fp32_to_bf16). */
+// @ts-ignore: decorator
+@inline export function f32ToBf16(f: f32): u32 {
+  const u = reinterpret<u32>(f);
+  if ((u & 0x7fffffff) > 0x7f800000) return (u >> 16) | 64;
+  return (u + (0x7fff + ((u >> 16) & 1))) >> 16;
+}
+
+/** C roundf: nearest integer, halfway cases away from zero (used by ggml's quantize_row_q8_0_ref). */
+// @ts-ignore: decorator
+@inline export function roundAway(x: f32): f32 {
+  const t = trunc<f32>(x);
+  return abs<f32>(x - t) >= 0.5 ? t + copysign<f32>(1.0, x) : t;
+}
+
+// ---- 16-lane integer dot products -------------------------------------------------------------
+
+/**
+ * acc + Σ w·x over 16 lanes, w in [0, 127], x in [−127, 127]: four i32 lanes, each the sum of four
+ * products. The relaxed build uses one i32x4.relaxed_dot_i8x16_i7x16_add_s (deterministic because w
+ * is 7-bit); the plain build widens to i16 and uses i32x4.dot_i16x8_s.
+ */
+// @ts-ignore: decorator
+@inline export function dotU(w: v128, x: v128, acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
+  const lo = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(w), i16x8.extend_low_i8x16_s(x));
+  const hi = i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(w), i16x8.extend_high_i8x16_s(x));
+  return i32x4.add(acc, i32x4.add(lo, hi));
+}
+
+/**
+ * acc + Σ w·x over 16 lanes, both signed, w in [−127, 127], x in [−127, 127]. Relaxed build: move x's
+ * sign onto w so the 7-bit operand is |x| (w = −128, which ggml's quantisers never write, would give
+ * a wrong lane, not a crash).
+ */
+// @ts-ignore: decorator
+@inline export function dotS(w: v128, x: v128, acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const ws = v128.bitselect(i8x16.neg(w), w, i8x16.lt_s(x, i8x16.splat(0)));
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(ws, i8x16.abs(x), acc);
+  }
+  const lo = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(w), i16x8.extend_low_i8x16_s(x));
+  const hi = i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(w), i16x8.extend_high_i8x16_s(x));
+  return i32x4.add(acc, i32x4.add(lo, hi));
+}
+
+/** Sum of the four i32 lanes. */
+// @ts-ignore: decorator
+@inline export function hsumI(v: v128): i32 {
+  const s = i32x4.add(v, i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  return i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1);
+}
+
+/** Sum of the four f32 lanes. */
+// @ts-ignore: decorator
+@inline export function hsumF(v: v128): f32 {
+  const s = f32x4.add(v, i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  return f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1);
+}
+
+/** acc + f32(isum)·scale, lane-wise: a block's exact integer sum weighted by its float scale. */
+// @ts-ignore: decorator
+@inline export function fmaI(acc: v128, isum: v128, scale: f32): v128 {
+  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.splat(scale)));
+}
+
+/** The low nibbles of 16 bytes. */
+// @ts-ignore: decorator
+@inline export function lo4(q: v128): v128 {
+  return v128.and(q, i8x16.splat(0x0f));
+}
+
+/** The high nibbles of 16 bytes. */
+// @ts-ignore: decorator
+@inline export function hi4(q: v128): v128 {
+  return v128.and(i16x8.shr_u(q, 4), i8x16.splat(0x0f));
+}
+
+/** Bits (q >> s) & mask of each byte (s < 8; a 16-bit shift is fine once the mask drops the spill). */
+// @ts-ignore: decorator
+@inline export function bits(q: v128, s: i32, mask: i8): v128 {
+  return v128.and(i16x8.shr_u(q, s), i8x16.splat(mask));
+}
+
+/** Activation pointers for the q8_0 / q8_1 layout. */
+// @ts-ignore: decorator
+@inline export function q8Scales(xq: usize, cols: i32): usize {
+  return xq + <usize>cols;
+}
+// @ts-ignore: decorator
+@inline export function q8Aux(xq: usize, cols: i32): usize {
+  return xq + <usize>cols + (<usize>(cols >> 5) << 2);
+}
+/** Activation pointers for the q8_K layout. */
+// @ts-ignore: decorator
+@inline export function qKScales(xq: usize, cols: i32): usize {
+  return xq + <usize>cols;
+}
+// @ts-ignore: decorator
+@inline export function qKBsums(xq: usize, cols: i32): usize {
+  return xq + <usize>cols + (<usize>(cols >> 8) << 2);
+}
+
+/** A 16-byte scratch area for per-block scale unpacking. */
+export const SCRATCH: usize = memory.data(64, 16);

@@ -1,0 +1,176 @@
+// Chats persisted as one JSON file each under `<userData>/chats/<id>.json`, written atomically
+// (temp file + fsync + rename, atomic-file.ts) so a crash or power cut never loses or corrupts a
+// conversation. Ids are random; a file that does not parse is skipped with a log line, never
+// breaking the list.
+
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import type { Chat, ChatSummary, ReplyStats, StoredMessage } from '../../shared/contract.js';
+import { UsageError } from '../../shared/errors.js';
+import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, oneOf, record, string } from '../../engine/host/validate.js';
+import { readJson, writeJsonAtomic } from './atomic-file.js';
+import type { Logger } from './log.js';
+
+const ID = /^[a-z0-9-]{1,64}$/;
+const MAX_TITLE = 200;
+const MAX_SYSTEM_PROMPT = 100_000;
+const DEFAULT_TITLE = 'New chat';
+const STOP_REASONS = ['eos', 'length', 'stop', 'cancelled', 'context', 'error'] as const;
+
+export function newChatId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** A chat id from the page: checked so it can never name a file outside the chats folder. */
+export function chatId(v: unknown, what = 'id'): string {
+  const id = string(v, what, 64);
+  if (!ID.test(id)) throw new UsageError(`${what} is not a chat id.`);
+  return id;
+}
+
+export function chatTitle(v: unknown): string {
+  const t = string(v, 'title', MAX_TITLE).trim();
+  return t === '' ? DEFAULT_TITLE : t;
+}
+
+function replyStats(v: unknown, what: string): ReplyStats {
+  const s = record(v, what);
+  const big = Number.MAX_SAFE_INTEGER;
+  return {
+    promptTokens: integer(s.promptTokens, `${what}.promptTokens`, 0, big),
+    generatedTokens: integer(s.generatedTokens, `${what}.generatedTokens`, 0, big),
+    ttftMs: number(s.ttftMs, `${what}.ttftMs`, 0, big),
+    tokensPerS: number(s.tokensPerS, `${what}.tokensPerS`, 0, big),
+    promptTokensPerS: number(s.promptTokensPerS, `${what}.promptTokensPerS`, 0, big),
+    stopReason: oneOf(s.stopReason, `${what}.stopReason`, STOP_REASONS),
+  };
+}
+
+/** A whole chat from the page (chats:save) or from disk: every field checked. */
+export function validateChat(v: unknown): Chat {
+  const c = record(v, 'chat');
+  const raw = array(c.messages, 'chat.messages', MAX_MESSAGES);
+  const messages: StoredMessage[] = raw.map((m, i) => {
+    const what = `chat.messages[${i}]`;
+    const r = record(m, what);
+    const out: StoredMessage = {
+      id: string(r.id, `${what}.id`, 64),
+      role: oneOf(r.role, `${what}.role`, ['system', 'user', 'assistant'] as const),
+      content: string(r.content, `${what}.content`, MAX_MESSAGE_CHARS),
+      createdAt: number(r.createdAt, `${what}.createdAt`, 0, Number.MAX_SAFE_INTEGER),
+    };
+    if (r.stats !== undefined) out.stats = replyStats(r.stats, `${what}.stats`);
+    if (r.modelName !== undefined) out.modelName = string(r.modelName, `${what}.modelName`, 1000);
+    return out;
+  });
+  return {
+    id: chatId(c.id, 'chat.id'),
+    title: chatTitle(c.title),
+    createdAt: number(c.createdAt, 'chat.createdAt', 0, Number.MAX_SAFE_INTEGER),
+    updatedAt: number(c.updatedAt, 'chat.updatedAt', 0, Number.MAX_SAFE_INTEGER),
+    systemPrompt: string(c.systemPrompt, 'chat.systemPrompt', MAX_SYSTEM_PROMPT),
+    messages,
+  };
+}
+
+function summary(c: Chat): ChatSummary {
+  return { id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length };
+}
+
+export class ChatStore {
+  readonly dir: string;
+  /** Per chat, the last write in flight: writes to one chat happen in order. */
+  private readonly writing = new Map<string, Promise<unknown>>();
+
+  constructor(userData: string, private readonly log: Logger) {
+    this.dir = join(userData, 'chats');
+  }
+
+  private file(id: string): string {
+    return join(this.dir, `${chatId(id)}.json`);
+  }
+
+  private async write(chat: Chat): Promise<void> {
+    await fsp.mkdir(this.dir, { recursive: true });
+    const prev = this.writing.get(chat.id) ?? Promise.resolve();
+    const next = prev.catch(() => {}).then(() => writeJsonAtomic(this.file(chat.id), chat));
+    this.writing.set(chat.id, next);
+    try {
+      await next;
+    } finally {
+      if (this.writing.get(chat.id) === next) this.writing.delete(chat.id);
+    }
+  }
+
+  /** Newest first. Unreadable files are skipped with a log line. */
+  async list(): Promise<ChatSummary[]> {
+    let names: string[];
+    try {
+      names = await fsp.readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const out: ChatSummary[] = [];
+    for (const name of names) {
+      if (!name.endsWith('.json')) continue;
+      const id = name.slice(0, -'.json'.length);
+      if (!ID.test(id)) continue;
+      try {
+        out.push(summary(await this.read(id)));
+      } catch (err) {
+        this.log(`chats: skipping ${join(this.dir, name)}: ${(err as Error).message}`);
+      }
+    }
+    return out.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  private async read(id: string): Promise<Chat> {
+    const raw = await readJson(this.file(id));
+    if (raw === undefined) throw new UsageError('That chat does not exist (it may have been deleted).');
+    const chat = validateChat(raw);
+    if (chat.id !== id) throw new UsageError(`the file holds chat ${chat.id}, not ${id}`);
+    return chat;
+  }
+
+  async get(id: string): Promise<Chat> {
+    try {
+      return await this.read(id);
+    } catch (err) {
+      if (err instanceof SyntaxError) throw new UsageError('That chat\'s file is damaged and cannot be read.');
+      throw err;
+    }
+  }
+
+  async create(opts: { title?: string; systemPrompt?: string } = {}): Promise<Chat> {
+    const now = Date.now();
+    const chat: Chat = {
+      id: newChatId(),
+      title: opts.title === undefined ? DEFAULT_TITLE : chatTitle(opts.title),
+      createdAt: now,
+      updatedAt: now,
+      systemPrompt: opts.systemPrompt ?? '',
+      messages: [],
+    };
+    await this.write(chat);
+    return chat;
+  }
+
+  /** Replace a chat's content (already validated); its updatedAt becomes now. */
+  async save(chat: Chat): Promise<ChatSummary> {
+    const next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
+    await this.write(next);
+    return summary(next);
+  }
+
+  async rename(id: string, title: string): Promise<ChatSummary> {
+    const chat = await this.get(id);
+    return this.save({ ...chat, title: chatTitle(title) });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.writing.get(id)?.catch(() => {});
+    await fsp.rm(this.file(id), { force: true });
+  }
+}

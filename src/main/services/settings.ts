@@ -1,0 +1,107 @@
+// The user's settings, persisted as `<userData>/settings.json`, with defaults for every field.
+// Sampling defaults are llama.cpp's (common/common.h `struct common_params_sampling`: temp 0.80,
+// top_k 40, top_p 0.95, min_p 0.05, penalty_repeat 1.00 (off), penalty_last_n 64, seed -1 =
+// random; `n_predict` -1 = until end of text or a full context).
+
+import { join } from 'node:path';
+import { UsageError } from '../../shared/errors.js';
+import type { SamplingSettings, Settings } from '../../shared/contract.js';
+import { integer, oneOf, record, samplingSettings, string } from '../../engine/host/validate.js';
+import { readJson, writeJsonAtomic } from './atomic-file.js';
+import type { Logger } from './log.js';
+
+export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = {
+  temperature: 0.8,
+  topK: 40,
+  topP: 0.95,
+  minP: 0.05,
+  repeatPenalty: 1.0,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  penaltyLastN: 64,
+  seed: -1,
+  maxTokens: -1,
+  stop: [],
+};
+
+export const DEFAULT_SETTINGS: Settings = {
+  sampling: DEFAULT_SAMPLING_SETTINGS,
+  systemPrompt: '',
+  contextSize: 2048,
+  threads: 0,
+  theme: 'system',
+  modelsFolder: null,
+};
+
+export const MIN_CONTEXT = 16;
+export const MAX_CONTEXT = 1 << 20;
+export const MAX_THREADS = 256;
+const MAX_SYSTEM_PROMPT = 100_000;
+
+/**
+ * Check a partial settings object from the page. `modelsFolder` is not settable this way: the page
+ * never chooses paths (library.chooseFolder() sets it through a native dialog).
+ */
+export function validateSettingsPatch(v: unknown): Partial<Settings> {
+  const p = record(v, 'settings');
+  const out: Partial<Settings> = {};
+  for (const key of Object.keys(p)) {
+    switch (key) {
+      case 'sampling': out.sampling = samplingSettings({ ...DEFAULT_SAMPLING_SETTINGS, ...record(p.sampling, 'settings.sampling') }, 'settings.sampling'); break;
+      case 'systemPrompt': out.systemPrompt = string(p.systemPrompt, 'settings.systemPrompt', MAX_SYSTEM_PROMPT); break;
+      case 'contextSize': out.contextSize = integer(p.contextSize, 'settings.contextSize', MIN_CONTEXT, MAX_CONTEXT); break;
+      case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
+      case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
+      case 'modelsFolder': throw new UsageError('settings.modelsFolder is chosen with library.chooseFolder(), not set directly.');
+      default: throw new UsageError(`settings.${key} is not a setting.`);
+    }
+  }
+  return out;
+}
+
+export class SettingsStore {
+  private settings: Settings = structuredClone(DEFAULT_SETTINGS);
+  private readonly file: string;
+
+  constructor(userData: string, private readonly log: Logger) {
+    this.file = join(userData, 'settings.json');
+  }
+
+  /** Read the file; a field that is missing or invalid keeps its default (with a log line). */
+  async load(): Promise<Settings> {
+    let raw: unknown;
+    try {
+      raw = await readJson(this.file);
+    } catch (err) {
+      this.log(`settings: ${this.file} is not valid JSON (${(err as Error).message}); using defaults`);
+      return this.get();
+    }
+    if (raw === undefined) return this.get();
+    const fields = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+    const next = structuredClone(DEFAULT_SETTINGS);
+    for (const [key, value] of Object.entries(fields)) {
+      try {
+        if (key === 'modelsFolder') {
+          next.modelsFolder = value === null ? null : string(value, 'modelsFolder', 4096);
+        } else {
+          Object.assign(next, validateSettingsPatch({ [key]: value }));
+        }
+      } catch (err) {
+        this.log(`settings: ignoring ${key} in ${this.file}: ${(err as Error).message}`);
+      }
+    }
+    this.settings = next;
+    return this.get();
+  }
+
+  get(): Settings {
+    return structuredClone(this.settings);
+  }
+
+  /** Apply a validated patch and persist. */
+  async set(patch: Partial<Settings>): Promise<Settings> {
+    this.settings = { ...this.settings, ...structuredClone(patch) };
+    await writeJsonAtomic(this.file, this.settings);
+    return this.get();
+  }
+}

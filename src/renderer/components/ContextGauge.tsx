@@ -1,0 +1,17 @@
+// Tokens used by the conversation out of the context size.
+
+import { useChat } from '../store/chat.js';
+
+export function ContextGauge() {
+  const context = useChat((s) => s.context);
+  if (!context) return <span className="gauge muted">context: —</span>;
+  const frac = context.size ? context.used / context.size : 0;
+  return (
+    <span className={`gauge${frac >= 0.9 ? ' gauge-full' : ''}`}>
+      <meter aria-label="Context used" min={0} max={context.size} value={context.used} high={context.size * 0.9} />
+      <span>
+        {context.used.toLocaleString('en-US')} / {context.size.toLocaleString('en-US')} tokens
+      </span>
+    </span>
+  );
+}

@@ -1,0 +1,116 @@
+// One message: the user's as plain text (editable and resendable), a reply as Markdown with its
+// speed underneath and the exact prompt it came from.
+
+import { memo, useMemo, useState } from 'react';
+import type { StoredMessage } from '../../shared/contract.js';
+import { formatMs } from '../lib/format.js';
+import { renderMarkdown } from '../lib/markdown.js';
+import { useChat, type PromptInfo } from '../store/chat.js';
+import { CopyButton } from './CopyButton.js';
+
+const STOP_TEXT: Record<string, string> = {
+  eos: 'end of text',
+  length: 'max tokens reached',
+  stop: 'stop sequence',
+  cancelled: 'stopped',
+  context: 'context full',
+  error: 'error',
+};
+
+const Markdown = memo(function Markdown({ text }: { text: string }) {
+  const html = useMemo(() => renderMarkdown(text), [text]);
+  return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+});
+
+function UserMessage({ m, busy }: { m: StoredMessage; busy: boolean }) {
+  const editAndResend = useChat((s) => s.editAndResend);
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(m.content);
+  if (editing) {
+    const submit = (): void => {
+      setEditing(false);
+      void editAndResend(m.id, text);
+    };
+    return (
+      <article className="message user editing" aria-label="Your message, editing">
+        <textarea
+          aria-label="Edit message"
+          value={text}
+          autoFocus
+          rows={Math.min(10, text.split('\n').length + 1)}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              submit();
+            }
+            if (e.key === 'Escape') setEditing(false);
+          }}
+        />
+        <div className="message-actions">
+          <button type="button" className="primary" onClick={submit} disabled={!text.trim()}>
+            Save and resend
+          </button>
+          <button type="button" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </div>
+      </article>
+    );
+  }
+  return (
+    <article className="message user" aria-label="Your message">
+      <div className="user-text">{m.content}</div>
+      <div className="message-actions">
+        <button
+          type="button"
+          className="small-button"
+          aria-label="Edit message and resend"
+          disabled={busy}
+          onClick={() => {
+            setText(m.content);
+            setEditing(true);
+          }}
+        >
+          Edit
+        </button>
+      </div>
+    </article>
+  );
+}
+
+function ReplyMessage({ m, streaming, prompt }: { m: StoredMessage; streaming: boolean; prompt: PromptInfo | undefined }) {
+  const s = m.stats;
+  return (
+    <article className={`message assistant${streaming ? ' streaming' : ''}`} aria-label="Reply" aria-busy={streaming}>
+      {m.content ? <Markdown text={m.content} /> : <p className="muted">{streaming ? 'Thinking…' : '(no text)'}</p>}
+      <footer className="reply-foot">
+        {s ? (
+          <span className="stats">
+            {s.generatedTokens} tokens · first token {formatMs(s.ttftMs)} · {s.tokensPerS.toFixed(1)} tokens/s · {STOP_TEXT[s.stopReason] ?? s.stopReason}
+          </span>
+        ) : streaming ? (
+          <span className="stats">generating…</span>
+        ) : null}
+        {m.modelName && <span className="muted">{m.modelName}</span>}
+        {!streaming && m.content && <CopyButton label="Copy reply" getText={() => m.content} />}
+      </footer>
+      {prompt && (
+        <details className="prompt">
+          <summary>Show prompt</summary>
+          <p className="muted">
+            {prompt.tokens} tokens, template {prompt.templateName}
+          </p>
+          <pre className="prompt-text">{prompt.text}</pre>
+        </details>
+      )}
+    </article>
+  );
+}
+
+export function MessageItem({ m, streaming, busy }: { m: StoredMessage; streaming: boolean; busy: boolean }) {
+  const prompt = useChat((s) => s.prompts[m.id]);
+  if (m.role === 'user') return <UserMessage m={m} busy={busy} />;
+  if (m.role === 'assistant') return <ReplyMessage m={m} streaming={streaming} prompt={prompt} />;
+  return null;
+}

@@ -1,0 +1,83 @@
+// System prompt and sampling settings beside the chat.
+
+import { useEffect, useState } from 'react';
+import type { SamplingSettings } from '../../shared/contract.js';
+import { useChat } from '../store/chat.js';
+import { useSettings } from '../store/settings.js';
+
+interface FieldSpec {
+  key: keyof SamplingSettings;
+  label: string;
+  min: number;
+  max: number;
+  step: number;
+  hint: string;
+}
+
+const FIELDS: FieldSpec[] = [
+  { key: 'temperature', label: 'Temperature', min: 0, max: 5, step: 0.05, hint: '0 always picks the most likely token' },
+  { key: 'topK', label: 'Top-k', min: 0, max: 1000, step: 1, hint: '0 = off' },
+  { key: 'topP', label: 'Top-p', min: 0, max: 1, step: 0.01, hint: '1 = off' },
+  { key: 'minP', label: 'Min-p', min: 0, max: 1, step: 0.01, hint: '0 = off' },
+  { key: 'repeatPenalty', label: 'Repeat penalty', min: 0, max: 3, step: 0.01, hint: '1 = off' },
+  { key: 'seed', label: 'Seed', min: -1, max: 4294967295, step: 1, hint: '-1 = random each reply' },
+  { key: 'maxTokens', label: 'Max tokens', min: 1, max: 1_000_000, step: 1, hint: 'per reply' },
+];
+
+/** A number box that commits a valid value on blur or Enter, and goes back otherwise. */
+function NumberField({ spec, value, onCommit }: { spec: FieldSpec; value: number; onCommit: (n: number) => void }) {
+  const [text, setText] = useState(String(value));
+  useEffect(() => setText(String(value)), [value]);
+  const commit = (): void => {
+    const n = Number(text);
+    if (text.trim() !== '' && Number.isFinite(n) && n >= spec.min && n <= spec.max) {
+      if (n !== value) onCommit(spec.step === 1 ? Math.round(n) : n);
+    } else setText(String(value));
+  };
+  const id = `field-${spec.label.toLowerCase().replace(/\W+/g, '-')}`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{spec.label}</label>
+      <input id={id} type="number" inputMode="decimal" min={spec.min} max={spec.max} step={spec.step} value={text} title={spec.hint} onChange={(e) => setText(e.target.value)} onBlur={commit} onKeyDown={(e) => e.key === 'Enter' && commit()} />
+    </div>
+  );
+}
+
+export function SettingsPanel() {
+  const settings = useSettings((s) => s.settings);
+  const update = useSettings((s) => s.update);
+  const error = useSettings((s) => s.error);
+  const chat = useChat((s) => s.chat);
+  const setSystemPrompt = useChat((s) => s.setSystemPrompt);
+  const current = chat ? chat.systemPrompt : (settings?.systemPrompt ?? '');
+  const [system, setSystem] = useState(current);
+  useEffect(() => setSystem(current), [current]);
+  if (!settings) return null;
+
+  const commitSystem = (): void => {
+    if (system === current) return;
+    if (chat) void setSystemPrompt(system);
+    // New chats start with the last system prompt used.
+    void update({ systemPrompt: system });
+  };
+
+  return (
+    <aside className="settings-panel" aria-label="Chat settings">
+      <div className="field">
+        <label htmlFor="system-prompt">System prompt</label>
+        <textarea id="system-prompt" rows={4} value={system} placeholder="Optional instructions for the model" onChange={(e) => setSystem(e.target.value)} onBlur={commitSystem} />
+      </div>
+      <h2>Sampling</h2>
+      {FIELDS.map((f) => (
+        <NumberField key={f.key} spec={f} value={settings.sampling[f.key] as number} onCommit={(n) => void update({ sampling: { ...settings.sampling, [f.key]: n } })} />
+      ))}
+      <h2>Engine</h2>
+      <NumberField
+        spec={{ key: 'maxTokens', label: 'Context size', min: 16, max: 1_048_576, step: 1, hint: 'tokens; applies the next time the model loads' }}
+        value={settings.contextSize}
+        onCommit={(n) => void update({ contextSize: n })}
+      />
+      {error && <p className="line line-error">{error}</p>}
+    </aside>
+  );
+}

@@ -1,0 +1,98 @@
+// App state: the model library, the opened model, the visible tab, and the one-line error or notice.
+
+import { create } from 'zustand';
+import type { Library, OpenedModel } from '../../shared/contract.js';
+import { api } from '../api.js';
+import { errorLine } from '../lib/format.js';
+
+export type Tab = 'models' | 'chat' | 'metadata' | 'tensors';
+
+export interface AppState {
+  library: Library | null;
+  model: OpenedModel | null;
+  tab: Tab;
+  /** What is being opened right now (a file name), for the busy line. */
+  opening: string | null;
+  /** One line, never a stack trace. */
+  error: string | null;
+  setTab(tab: Tab): void;
+  setError(error: string | null): void;
+  refreshLibrary(): Promise<void>;
+  setLibrary(library: Library): void;
+  openById(id: string, label: string): Promise<void>;
+  openDialog(): Promise<void>;
+  openDropped(file: File): Promise<void>;
+  chooseFolder(): Promise<void>;
+  forgetRecent(id: string): Promise<void>;
+  closeModel(): Promise<void>;
+  /** A model opened from outside the page (menu, command line) or here. */
+  modelOpened(model: OpenedModel): void;
+}
+
+/** Run an opening action with the busy line, and show its error as one line. */
+async function opening(set: (p: Partial<AppState>) => void, label: string, run: () => Promise<OpenedModel | null>, done: (m: OpenedModel) => void): Promise<void> {
+  set({ opening: label, error: null });
+  try {
+    const m = await run();
+    if (m) done(m);
+  } catch (err) {
+    set({ error: errorLine(err) });
+  } finally {
+    set({ opening: null });
+  }
+}
+
+export const useApp = create<AppState>()((set, get) => ({
+  library: null,
+  model: null,
+  tab: 'models',
+  opening: null,
+  error: null,
+  setTab: (tab) => set({ tab }),
+  setError: (error) => set({ error }),
+  async refreshLibrary() {
+    try {
+      set({ library: await api().library.get() });
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+  },
+  setLibrary: (library) => set({ library }),
+  openById: (id, label) => opening(set, label, () => api().model.open({ id }), get().modelOpened),
+  openDialog: () => opening(set, 'a model', () => api().model.openDialog(), get().modelOpened),
+  async openDropped(file) {
+    if (!/\.gguf$/i.test(file.name)) {
+      set({ error: `${file.name} is not a .gguf model file. Drop a GGUF model to open it.` });
+      return;
+    }
+    await opening(set, file.name, () => api().openDroppedFile(file), get().modelOpened);
+  },
+  async chooseFolder() {
+    set({ error: null });
+    try {
+      set({ library: await api().library.chooseFolder() });
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+  },
+  async forgetRecent(id) {
+    try {
+      set({ library: await api().library.forgetRecent({ id }) });
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+  },
+  async closeModel() {
+    try {
+      await api().model.close();
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+    set({ model: null, tab: 'models' });
+  },
+  modelOpened(model) {
+    const tab = get().tab;
+    set({ model, error: null, tab: tab === 'models' ? (model.runnable ? 'chat' : 'metadata') : tab });
+    void get().refreshLibrary();
+  },
+}));

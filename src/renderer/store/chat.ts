@@ -1,0 +1,343 @@
+// Conversations: the list, the open chat, and one streamed reply at a time. A chat is saved after each
+// user message and after each reply ends, so reloading the page finds it as it was.
+
+import { create } from 'zustand';
+import type { Chat, ChatRole, ChatSummary, GenerationEvent, GenerationHandle, ReplyStats, StoredMessage } from '../../shared/contract.js';
+import { api } from '../api.js';
+import { errorLine } from '../lib/format.js';
+import { useApp } from './app.js';
+import { engineHas, useEngine } from './engine.js';
+import { useSettings } from './settings.js';
+
+const LAST_CHAT_KEY = 'pantheon.lastChat';
+export const NEW_CHAT_TITLE = 'New chat';
+
+/** The exact prompt a reply was generated from (the 'prompt' generation event). */
+export interface PromptInfo {
+  text: string;
+  tokens: number;
+  templateName: string;
+}
+
+export interface Streaming {
+  messageId: string;
+  handle: GenerationHandle | null;
+  stopping: boolean;
+}
+
+export interface ChatState {
+  chats: ChatSummary[];
+  chat: Chat | null;
+  streaming: Streaming | null;
+  /** Prompt per assistant message id, for "Show prompt" (this session's replies). */
+  prompts: Record<string, PromptInfo>;
+  /** Context gauge: tokens used by the conversation and the context size. */
+  context: { used: number; size: number } | null;
+  /** A calm one-line notice (context full). */
+  notice: string | null;
+  error: string | null;
+  init(): Promise<void>;
+  select(id: string): Promise<void>;
+  newChat(): Promise<void>;
+  rename(id: string, title: string): Promise<void>;
+  remove(id: string): Promise<void>;
+  setSystemPrompt(text: string): Promise<void>;
+  send(text: string): Promise<void>;
+  stop(): void;
+  regenerate(): Promise<void>;
+  editAndResend(messageId: string, text: string): Promise<void>;
+  countContext(): Promise<void>;
+}
+
+function newId(): string {
+  return crypto.randomUUID();
+}
+
+function titleFrom(text: string): string {
+  const line = text.trim().split('\n')[0];
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line || NEW_CHAT_TITLE;
+}
+
+function rememberChat(id: string | null): void {
+  try {
+    if (id) localStorage.setItem(LAST_CHAT_KEY, id);
+    else localStorage.removeItem(LAST_CHAT_KEY);
+  } catch {
+    // Storage may be unavailable; the most recent chat is opened instead.
+  }
+}
+
+function lastChat(): string | null {
+  try {
+    return localStorage.getItem(LAST_CHAT_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** The messages sent to the model: the system prompt first, then the conversation. */
+export function requestMessages(chat: Chat): { role: ChatRole; content: string }[] {
+  const out: { role: ChatRole; content: string }[] = [];
+  if (chat.systemPrompt.trim()) out.push({ role: 'system', content: chat.systemPrompt });
+  for (const m of chat.messages) if (m.role !== 'system') out.push({ role: m.role, content: m.content });
+  return out;
+}
+
+export const useChat = create<ChatState>()((set, get) => {
+  /** Replace the open chat and save it; the list is updated from the answer. */
+  async function save(chat: Chat): Promise<void> {
+    try {
+      const summary = await api().chats.save({ chat });
+      set((s) => ({ chats: [summary, ...s.chats.filter((c) => c.id !== summary.id)].sort((a, b) => b.updatedAt - a.updatedAt) }));
+    } catch (err) {
+      set({ error: `The chat could not be saved: ${errorLine(err)}` });
+    }
+  }
+
+  function patchMessage(id: string, patch: (m: StoredMessage) => StoredMessage): Chat | null {
+    const chat = get().chat;
+    if (!chat) return null;
+    const next = { ...chat, updatedAt: Date.now(), messages: chat.messages.map((m) => (m.id === id ? patch(m) : m)) };
+    set({ chat: next });
+    return next;
+  }
+
+  /** Stream a reply to the open chat (whose last message is the user's). */
+  async function generate(): Promise<void> {
+    const model = useApp.getState().model;
+    const settings = useSettings.getState().settings;
+    if (!model || !settings) {
+      set({ error: 'Open a model to chat with it.' });
+      return;
+    }
+    if (!model.runnable) {
+      set({ error: model.notRunnableReason ?? 'The engine cannot run this model.' });
+      return;
+    }
+    if (!engineHas(useEngine.getState().state, model.entry.id)) {
+      const ok = await useEngine.getState().load(model.entry.id);
+      if (!ok) return;
+    }
+    const chat = get().chat;
+    if (!chat) return;
+    const engine = useEngine.getState().state;
+    const reply: StoredMessage = { id: newId(), role: 'assistant', content: '', createdAt: Date.now(), modelName: engine.status === 'ready' || engine.status === 'busy' ? engine.modelName : model.entry.fileName };
+    const request = { messages: requestMessages(chat), sampling: settings.sampling };
+    set({ chat: { ...chat, messages: [...chat.messages, reply] }, streaming: { messageId: reply.id, handle: null, stopping: false }, notice: null, error: null });
+
+    // Tokens arrive faster than the screen refreshes: gather them and paint a few times a second.
+    let pending = '';
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const flush = (): void => {
+      timer = null;
+      if (!pending) return;
+      const text = pending;
+      pending = '';
+      patchMessage(reply.id, (m) => ({ ...m, content: m.content + text }));
+    };
+    let finished = false;
+    const finish = async (stats: ReplyStats | undefined): Promise<void> => {
+      if (finished) return;
+      finished = true;
+      if (timer) clearTimeout(timer);
+      flush();
+      const done = patchMessage(reply.id, (m) => (stats ? { ...m, stats } : m));
+      set({ streaming: null });
+      if (done) await save(done);
+    };
+
+    await new Promise<void>((resolve) => {
+      const onEvent = (ev: GenerationEvent): void => {
+        switch (ev.kind) {
+          case 'prompt':
+            set((s) => ({ prompts: { ...s.prompts, [reply.id]: { text: ev.text, tokens: ev.tokens.length, templateName: ev.templateName } } }));
+            break;
+          case 'token':
+            pending += ev.text;
+            timer ??= setTimeout(flush, 40);
+            break;
+          case 'done':
+            set({ context: { used: ev.contextUsed, size: ev.contextSize } });
+            if (ev.stats.stopReason === 'context') set({ notice: `The context is full (${ev.contextUsed} of ${ev.contextSize} tokens). Start a new chat, or load the model with a larger context in Settings.` });
+            void finish(ev.stats).then(resolve);
+            break;
+          case 'error': {
+            if (ev.error.name === 'ContextFullError' || ev.error.code === 'CONTEXT_FULL') set({ notice: ev.error.message });
+            else if (ev.error.name !== 'CancelledError') set({ error: ev.error.message.split('\n')[0] });
+            void finish(undefined).then(resolve);
+            break;
+          }
+        }
+      };
+      try {
+        const handle = api().generate(request, onEvent);
+        set((s) => (s.streaming?.messageId === reply.id ? { streaming: { ...s.streaming, handle } } : {}));
+        // Stop was pressed before the handle existed.
+        if (get().streaming?.stopping) handle.cancel();
+      } catch (err) {
+        set({ error: errorLine(err) });
+        void finish(undefined).then(resolve);
+      }
+      // If the engine never answers a Stop (it crashed), end the reply here and keep its text.
+      const unsub = useChat.subscribe((s) => {
+        if (finished) {
+          unsub();
+          return;
+        }
+        if (s.streaming?.messageId === reply.id && s.streaming.stopping) {
+          unsub();
+          setTimeout(() => void finish(undefined).then(resolve), 3000);
+        }
+      });
+      const unsubEngine = useEngine.subscribe((e) => {
+        if (finished) {
+          unsubEngine();
+          return;
+        }
+        if (e.state.status === 'crashed') {
+          unsubEngine();
+          void finish(undefined).then(resolve);
+        }
+      });
+    });
+  }
+
+  return {
+    chats: [],
+    chat: null,
+    streaming: null,
+    prompts: {},
+    context: null,
+    notice: null,
+    error: null,
+
+    async init() {
+      try {
+        const chats = (await api().chats.list()).sort((a, b) => b.updatedAt - a.updatedAt);
+        set({ chats });
+        const want = lastChat();
+        const pick = chats.find((c) => c.id === want) ?? chats[0];
+        if (pick) await get().select(pick.id);
+      } catch (err) {
+        set({ error: errorLine(err) });
+      }
+    },
+
+    async select(id) {
+      if (get().streaming) get().stop();
+      try {
+        const chat = await api().chats.get({ id });
+        set({ chat, notice: null, error: null, context: null });
+        rememberChat(id);
+        void get().countContext();
+      } catch (err) {
+        set({ error: errorLine(err) });
+      }
+    },
+
+    async newChat() {
+      if (get().streaming) get().stop();
+      try {
+        const systemPrompt = useSettings.getState().settings?.systemPrompt ?? '';
+        const chat = await api().chats.create({ title: NEW_CHAT_TITLE, systemPrompt });
+        set((s) => ({ chat, chats: [{ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, messageCount: 0 }, ...s.chats], notice: null, error: null, context: null }));
+        rememberChat(chat.id);
+      } catch (err) {
+        set({ error: errorLine(err) });
+      }
+    },
+
+    async rename(id, title) {
+      const t = title.trim();
+      if (!t) return;
+      try {
+        const summary = await api().chats.rename({ id, title: t });
+        set((s) => ({ chats: s.chats.map((c) => (c.id === id ? summary : c)), chat: s.chat?.id === id ? { ...s.chat, title: summary.title } : s.chat }));
+      } catch (err) {
+        set({ error: errorLine(err) });
+      }
+    },
+
+    async remove(id) {
+      if (get().chat?.id === id && get().streaming) get().stop();
+      try {
+        await api().chats.delete({ id });
+        const chats = get().chats.filter((c) => c.id !== id);
+        set({ chats });
+        if (get().chat?.id === id) {
+          set({ chat: null, context: null });
+          rememberChat(null);
+          if (chats[0]) await get().select(chats[0].id);
+        }
+      } catch (err) {
+        set({ error: errorLine(err) });
+      }
+    },
+
+    async setSystemPrompt(text) {
+      const chat = get().chat;
+      if (!chat || chat.systemPrompt === text) return;
+      const next = { ...chat, systemPrompt: text, updatedAt: Date.now() };
+      set({ chat: next });
+      await save(next);
+    },
+
+    async send(text) {
+      const content = text.trim();
+      if (!content || get().streaming) return;
+      if (!get().chat) await get().newChat();
+      const chat = get().chat;
+      if (!chat) return;
+      const user: StoredMessage = { id: newId(), role: 'user', content, createdAt: Date.now() };
+      const title = chat.messages.length === 0 && chat.title === NEW_CHAT_TITLE ? titleFrom(content) : chat.title;
+      const next = { ...chat, title, updatedAt: Date.now(), messages: [...chat.messages, user] };
+      set({ chat: next });
+      await save(next);
+      await generate();
+    },
+
+    stop() {
+      const s = get().streaming;
+      if (!s || s.stopping) return;
+      set({ streaming: { ...s, stopping: true } });
+      s.handle?.cancel();
+    },
+
+    async regenerate() {
+      const chat = get().chat;
+      if (!chat || get().streaming) return;
+      let end = chat.messages.length;
+      while (end > 0 && chat.messages[end - 1].role === 'assistant') end--;
+      if (end === 0) return;
+      const next = { ...chat, updatedAt: Date.now(), messages: chat.messages.slice(0, end) };
+      set({ chat: next });
+      await save(next);
+      await generate();
+    },
+
+    async editAndResend(messageId, text) {
+      const chat = get().chat;
+      const content = text.trim();
+      if (!chat || !content || get().streaming) return;
+      const i = chat.messages.findIndex((m) => m.id === messageId);
+      if (i < 0 || chat.messages[i].role !== 'user') return;
+      const edited = { ...chat.messages[i], content, createdAt: Date.now() };
+      const next = { ...chat, updatedAt: Date.now(), messages: [...chat.messages.slice(0, i), edited] };
+      set({ chat: next });
+      await save(next);
+      await generate();
+    },
+
+    async countContext() {
+      const chat = get().chat;
+      const model = useApp.getState().model;
+      if (!chat || !model || !engineHas(useEngine.getState().state, model.entry.id)) return;
+      try {
+        const r = await api().engine.countTokens({ messages: requestMessages(chat) });
+        if (get().chat?.id === chat.id) set({ context: { used: r.tokens, size: r.contextSize } });
+      } catch {
+        // The gauge is a hint; it stays empty when counting fails.
+      }
+    },
+  };
+});

@@ -1,0 +1,67 @@
+// The engine process as the page sees it: its state (from 'engine:state' events), load with progress,
+// cancel, and reload after a crash.
+
+import { create } from 'zustand';
+import type { EngineState } from '../../shared/contract.js';
+import { api } from '../api.js';
+import { errorLine } from '../lib/format.js';
+import { useSettings } from './settings.js';
+
+export interface EngineStore {
+  state: EngineState;
+  error: string | null;
+  setState(state: EngineState): void;
+  refresh(): Promise<void>;
+  /** Load a model for chat; resolves once it is ready (or failed / was cancelled). */
+  load(modelId: string): Promise<boolean>;
+  cancelLoad(): Promise<void>;
+  unload(): Promise<void>;
+}
+
+/** Whether the engine holds this model and can generate (ready or busy). */
+export function engineHas(state: EngineState, modelId: string | undefined): boolean {
+  return (state.status === 'ready' || state.status === 'busy') && state.modelId === modelId;
+}
+
+export const useEngine = create<EngineStore>()((set, get) => ({
+  state: { status: 'idle' },
+  error: null,
+  setState: (state) => set({ state, error: state.status === 'error' ? state.error.message : null }),
+  async refresh() {
+    try {
+      get().setState(await api().engine.state());
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+  },
+  async load(modelId) {
+    const s = useSettings.getState().settings;
+    set({ error: null, state: { status: 'loading', modelId, loadedBytes: 0, totalBytes: 0 } });
+    try {
+      const state = await api().engine.load({ id: modelId, contextSize: s?.contextSize, threads: s?.threads });
+      get().setState(state);
+      return engineHas(state, modelId);
+    } catch (err) {
+      const line = errorLine(err);
+      // A cancelled load is not an error to show.
+      const cancelled = err instanceof Error && (err.name === 'CancelledError' || /cancel/i.test(line));
+      set({ error: cancelled ? null : line });
+      await get().refresh();
+      return false;
+    }
+  },
+  async cancelLoad() {
+    try {
+      get().setState(await api().engine.cancelLoad());
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+  },
+  async unload() {
+    try {
+      get().setState(await api().engine.unload());
+    } catch (err) {
+      set({ error: errorLine(err) });
+    }
+  },
+}));

@@ -1,0 +1,288 @@
+// The one typed contract between the renderer and the rest of Pantheon. The preload (Electron), the
+// main-process handlers and the dev harness (WebSocket) are all typed from it, so a typo in a
+// channel name or payload fails to compile. Errors travel as SerializedError and are rebuilt as the
+// same class (errors.ts).
+
+import type { SerializedError } from './errors.js';
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** A model file the library knows of. `id` is stable for a path; the renderer never picks paths. */
+export interface ModelEntry {
+  id: string;
+  path: string;
+  fileName: string;
+  /** Header summary, or null with `error` when the header cannot be read. */
+  architecture: string | null;
+  name: string | null;
+  parameters: number | null;
+  quantization: string | null;
+  fileSize: number;
+  error: string | null;
+  source: 'demo' | 'recent' | 'folder';
+  /** ms since epoch; recent entries only. */
+  openedAt?: number;
+}
+
+export interface Library {
+  demo: ModelEntry | null;
+  recent: ModelEntry[];
+  folder: string | null;
+  folderModels: ModelEntry[];
+  /** True while the folder is being scanned. */
+  scanning: boolean;
+}
+
+export type MetaScalar = string | number | boolean;
+/** A metadata value as shown: bigints as decimal strings; arrays summarised (see MetaArrayInfo). */
+export type MetaValue = MetaScalar | MetaScalar[] | MetaArrayInfo;
+
+/** Arrays longer than a few items are sent as a summary; items are fetched by `model:metaArray`. */
+export interface MetaArrayInfo {
+  array: true;
+  itemType: string;
+  length: number;
+  /** The first items (up to 16), already converted. */
+  head: MetaValue[];
+}
+
+export interface MetaEntry {
+  key: string;
+  /** GGUF value type name: 'UINT32', 'STRING', 'ARRAY' … */
+  type: string;
+  value: MetaValue;
+}
+
+export interface TensorRow {
+  name: string;
+  type: string;
+  typeId: number;
+  /** As stored: innermost first. */
+  dims: number[];
+  elements: number;
+  bytes: number;
+  /** Relative to the data section. */
+  offset: number;
+  /** `blk.N` layer index, or null for non-layer tensors. */
+  layer: number | null;
+}
+
+export interface OpenedModel {
+  entry: ModelEntry;
+  version: number;
+  alignment: number;
+  dataOffset: number;
+  tensorCount: number;
+  parameters: number;
+  quantization: string;
+  contextLength: number | null;
+  warnings: string[];
+  metadata: MetaEntry[];
+  tensors: TensorRow[];
+  /** Whether the engine can run this architecture (chat is offered only then). */
+  runnable: boolean;
+  /** Why not, when runnable is false. */
+  notRunnableReason: string | null;
+}
+
+export interface MetaArraySlice {
+  key: string;
+  total: number;
+  /** Items with their index; when a query was given, only matches (up to `limit`). */
+  items: { index: number; value: MetaValue }[];
+  /** Number of matches for the query (equal to total without a query). */
+  matches: number;
+}
+
+export interface SamplingSettings {
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repeatPenalty: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  penaltyLastN: number;
+  /** -1 for a random seed each reply. */
+  seed: number;
+  maxTokens: number;
+  stop: string[];
+}
+
+export interface Settings {
+  sampling: SamplingSettings;
+  systemPrompt: string;
+  contextSize: number;
+  /** 0 = as many as the machine has cores. */
+  threads: number;
+  theme: 'system' | 'light' | 'dark';
+  modelsFolder: string | null;
+}
+
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+export interface ReplyStats {
+  promptTokens: number;
+  generatedTokens: number;
+  ttftMs: number;
+  tokensPerS: number;
+  promptTokensPerS: number;
+  stopReason: StopReason;
+}
+
+export type StopReason = 'eos' | 'length' | 'stop' | 'cancelled' | 'context' | 'error';
+
+export interface StoredMessage {
+  id: string;
+  role: ChatRole;
+  content: string;
+  createdAt: number;
+  /** Assistant replies: how the reply ended and its speed. */
+  stats?: ReplyStats;
+  /** Assistant replies: the model file that produced it. */
+  modelName?: string;
+}
+
+export interface ChatSummary {
+  id: string;
+  title: string;
+  updatedAt: number;
+  messageCount: number;
+}
+
+export interface Chat {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  systemPrompt: string;
+  messages: StoredMessage[];
+}
+
+export type EngineState =
+  | { status: 'idle' }
+  | { status: 'loading'; modelId: string; loadedBytes: number; totalBytes: number }
+  | { status: 'ready'; modelId: string; modelName: string; contextSize: number; threads: number; backend: string; memoryBytes: number; loadMs: number }
+  | { status: 'busy'; modelId: string; modelName: string; contextSize: number }
+  | { status: 'crashed'; modelId: string | null; reason: EngineExitReason; message: string }
+  | { status: 'error'; modelId: string | null; error: SerializedError };
+
+/** Why the engine process went away (Electron's child-process-gone reasons, closed). */
+export type EngineExitReason = 'clean-exit' | 'abnormal-exit' | 'killed' | 'crashed' | 'oom' | 'launch-failed' | 'integrity-failure';
+
+// ---------------------------------------------------------------------------------------------
+// Generation stream (Electron: a MessagePort brokered by main; harness: the WebSocket)
+
+export interface GenerateRequest {
+  /** The conversation to continue, system prompt first if any; the last message is the user's. */
+  messages: { role: ChatRole; content: string }[];
+  sampling: SamplingSettings;
+}
+
+export type GenerationEvent =
+  /** The exact prompt text and tokens sent to the model (Pantheon shows it). */
+  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string }
+  | { kind: 'token'; id: number; text: string; top: { id: number; p: number; text: string }[] }
+  | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }
+  | { kind: 'error'; error: SerializedError };
+
+// ---------------------------------------------------------------------------------------------
+// Requests and events
+
+export type MenuCommand = 'open-model' | 'close-model' | 'new-chat' | 'show-chat' | 'show-metadata' | 'show-tensors';
+
+export interface Requests {
+  'app:info': { request: void; response: { version: string; platform: string; harness: boolean } };
+  'library:get': { request: void; response: Library };
+  /** Opens a native folder picker; the chosen folder is scanned. */
+  'library:chooseFolder': { request: void; response: Library };
+  'library:forgetRecent': { request: { id: string }; response: Library };
+  /** Opens a native file dialog filtered to .gguf; null when cancelled. */
+  'model:openDialog': { request: void; response: OpenedModel | null };
+  /** Opens a library entry (demo, recent or folder model). */
+  'model:open': { request: { id: string }; response: OpenedModel };
+  /** Opens a dropped file. Only the preload calls this (path from webUtils.getPathForFile). */
+  'model:openDropped': { request: { path: string }; response: OpenedModel };
+  'model:close': { request: void; response: void };
+  /** A slice of a long metadata array, optionally filtered by a query (text match, or an index). */
+  'model:metaArray': { request: { key: string; offset: number; limit: number; query?: string }; response: MetaArraySlice };
+  /** Load the opened model into the engine process for chat. */
+  'engine:load': { request: { id: string; contextSize?: number; threads?: number }; response: EngineState };
+  'engine:cancelLoad': { request: void; response: EngineState };
+  'engine:unload': { request: void; response: EngineState };
+  'engine:state': { request: void; response: EngineState };
+  /** Count tokens of a text with the loaded model (context gauge). */
+  'engine:countTokens': { request: { messages: { role: ChatRole; content: string }[] }; response: { tokens: number; contextSize: number } };
+  'chats:list': { request: void; response: ChatSummary[] };
+  'chats:get': { request: { id: string }; response: Chat };
+  'chats:create': { request: { title?: string; systemPrompt?: string }; response: Chat };
+  /** Replace a chat's content (written atomically). */
+  'chats:save': { request: { chat: Chat }; response: ChatSummary };
+  'chats:rename': { request: { id: string; title: string }; response: ChatSummary };
+  'chats:delete': { request: { id: string }; response: void };
+  'settings:get': { request: void; response: Settings };
+  'settings:set': { request: { settings: Partial<Settings> }; response: Settings };
+}
+
+export interface Events {
+  'engine:state': EngineState;
+  'library:changed': Library;
+  'menu:command': { command: MenuCommand };
+  /** A model opened from outside the page (menu, command line, OS file association). */
+  'model:opened': OpenedModel;
+}
+
+export type RequestChannel = keyof Requests;
+export type EventChannel = keyof Events;
+export type RequestOf<C extends RequestChannel> = Requests[C]['request'];
+export type ResponseOf<C extends RequestChannel> = Requests[C]['response'];
+
+export const REQUEST_CHANNELS = [
+  'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
+  'model:openDropped', 'model:close', 'model:metaArray', 'engine:load', 'engine:cancelLoad', 'engine:unload',
+  'engine:state', 'engine:countTokens', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
+  'chats:delete', 'settings:get', 'settings:set',
+] as const satisfies readonly RequestChannel[];
+
+export const EVENT_CHANNELS = ['engine:state', 'library:changed', 'menu:command', 'model:opened'] as const satisfies readonly EventChannel[];
+
+/** A running generation; `cancel` stops it within one token. */
+export interface GenerationHandle {
+  cancel(): void;
+}
+
+type Namespace<C> = C extends `${infer NS}:${string}` ? NS : never;
+type Method<C> = C extends `${string}:${infer M}` ? M : never;
+type Fn<C extends RequestChannel> = RequestOf<C> extends void
+  ? () => Promise<ResponseOf<C>>
+  : (request: RequestOf<C>) => Promise<ResponseOf<C>>;
+
+/** `{ library: { get(), chooseFolder(), … }, model: { open(req), … }, … }`, one function per channel. */
+export type RequestApi = {
+  [NS in Namespace<RequestChannel>]: {
+    [C in RequestChannel as Namespace<C> extends NS ? Method<C> : never]: Fn<C>;
+  };
+};
+
+/**
+ * The API the page sees as `window.pantheon`: named functions only, no raw IPC. Built from the
+ * contract by the preload (Electron) and by the harness client (WebSocket) alike, with
+ * `buildRequestApi` (each channel 'ns:method' becomes `api.ns.method(request)`).
+ */
+export interface PantheonApi extends RequestApi {
+  on<E extends EventChannel>(event: E, listener: (payload: Events[E]) => void): () => void;
+  generate(request: GenerateRequest, onEvent: (event: GenerationEvent) => void): GenerationHandle;
+  /** Open a dropped File (the preload resolves its path with webUtils.getPathForFile). */
+  openDroppedFile(file: File): Promise<OpenedModel>;
+}
+
+/** Build the named request functions from one transport function. */
+export function buildRequestApi(call: (channel: RequestChannel, request: unknown) => Promise<unknown>): RequestApi {
+  const api: Record<string, Record<string, (req?: unknown) => Promise<unknown>>> = {};
+  for (const channel of REQUEST_CHANNELS) {
+    const [ns, method] = channel.split(':');
+    (api[ns] ??= {})[method] = (req?: unknown) => call(channel, req);
+  }
+  return api as unknown as RequestApi;
+}

@@ -1,0 +1,143 @@
+// The llama.cpp golden files (recorded by bench/record-goldens.mjs) are well-formed and belong to
+// the model files they name. Reads only the JSON/.f32 files and the GGUF headers, never llama.cpp.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { readGgufHeaderSync } from '../../src/engine/gguf/file.js';
+import { getArray, getBool, getNumber, getString } from '../../src/engine/gguf/keys.js';
+import type { GgufHeader } from '../../src/engine/gguf/types.js';
+import { MODELS, ROOT } from '../helpers.js';
+
+const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), 'llama.cpp');
+const PROMPTS = ['Once upon a time', 'The capital of France is', 'Hello, my name is'];
+const TOP_K = 10;
+// Where record-goldens.mjs finds its models (the shared ones, and local quantised variants).
+const MODEL_DIRS = [MODELS, join(MODELS, 'tiny-random'), join(ROOT, 'bench', 'models')];
+
+interface TopEntry { id: number; logprob: number }
+interface GoldenCase {
+  prompt: string;
+  n: number;
+  promptTokens: number[];
+  tokens: number[];
+  eogAt: number | null;
+  text: string;
+  firstLogprobs: string;
+  topLogits: TopEntry[][];
+}
+interface Golden {
+  model: string;
+  sha256: string;
+  llamaCpp: string;
+  vocab: { size: number; bos: number | null; eos: number | null; addBos: boolean; addEos: boolean };
+  tokenizer: { prompt: string; withBos: number[]; withoutBos: number[] }[];
+  cases: GoldenCase[];
+}
+
+const files = existsSync(GOLDEN) ? readdirSync(GOLDEN).filter((f) => f.endsWith('.json')).sort() : [];
+
+function findModel(name: string): string | undefined {
+  return MODEL_DIRS.map((d) => join(d, name)).find((p) => existsSync(p));
+}
+
+/**
+ * Whether llama.cpp puts BOS in front of a raw prompt: the file's tokenizer.ggml.add_bos_token if
+ * present, else the tokenizer's default (llama-vocab.cpp: SentencePiece "llama" adds BOS, the
+ * GPT-2 byte-level BPE does not).
+ */
+function addsBos(h: GgufHeader): boolean {
+  return getBool(h, 'tokenizer.ggml.add_bos_token') ?? getString(h, 'tokenizer.ggml.model') === 'llama';
+}
+
+function readF32(path: string): Float32Array {
+  const b = readFileSync(path);
+  const v = new Float32Array(b.length / 4);
+  for (let i = 0; i < v.length; i++) v[i] = b.readFloatLE(i * 4);
+  return v;
+}
+
+describe('llama.cpp golden files', () => {
+  it('exist for the default model list and stay small', () => {
+    const names = files.map((f) => f.replace(/\.json$/, ''));
+    expect(names).toEqual(expect.arrayContaining(['stories260K', 'llama-2-tiny-random', 'tiny-llama-s5', 'tiny-qwen2-s5']));
+    const bytes = readdirSync(GOLDEN).reduce((s, f) => s + statSync(join(GOLDEN, f)).size, 0);
+    expect(bytes).toBeLessThan(6 * 2 ** 20);
+  });
+
+  for (const file of files) {
+    describe(file, () => {
+      const g = JSON.parse(readFileSync(join(GOLDEN, file), 'utf8')) as Golden;
+      const modelPath = findModel(g.model);
+      const stories = /stories/i.test(g.model);
+
+      it('has the prompts and lengths record-goldens.mjs promises', () => {
+        expect(g.model).toBe(file.replace(/\.json$/, '.gguf'));
+        expect(g.llamaCpp).toMatch(/^node-llama-cpp \d+\.\d+\.\d+$/);
+        expect(g.cases.map((c) => [c.prompt, c.n])).toEqual(stories ? [['Once upon a time', 64]] : PROMPTS.map((p) => [p, 32]));
+        expect(g.tokenizer.map((t) => t.prompt)).toEqual(PROMPTS);
+      });
+
+      it('prompt tokens carry BOS exactly when the model adds it', () => {
+        for (const t of g.tokenizer) {
+          if (g.vocab.bos !== null) expect(t.withBos).toEqual([g.vocab.bos, ...t.withoutBos]);
+          expect(t.withoutBos[0]).not.toBe(g.vocab.bos);
+        }
+        for (const c of g.cases) {
+          const t = g.tokenizer.find((x) => x.prompt === c.prompt)!;
+          expect(c.promptTokens).toEqual(g.vocab.addBos ? t.withBos : t.withoutBos);
+          expect(c.promptTokens[0] === g.vocab.bos).toBe(g.vocab.addBos);
+        }
+      });
+
+      it('each case has n greedy tokens, each the top of its step', () => {
+        for (const c of g.cases) {
+          expect(c.tokens).toHaveLength(c.n);
+          expect(c.topLogits).toHaveLength(c.n);
+          expect(typeof c.text).toBe('string');
+          if (c.eogAt !== null) expect(c.tokens[c.eogAt]).toBeDefined();
+          for (const [step, top] of c.topLogits.entries()) {
+            expect(top).toHaveLength(Math.min(TOP_K, g.vocab.size));
+            for (let i = 1; i < top.length; i++) expect(top[i].logprob).toBeLessThanOrEqual(top[i - 1].logprob);
+            expect(top[0].logprob).toBeLessThanOrEqual(0);
+            // greedy: the chosen token has the highest log-probability (ties allowed)
+            const chosen = top.find((e) => e.id === c.tokens[step]);
+            expect(chosen?.logprob, `${c.prompt} step ${step}`).toBe(top[0].logprob);
+          }
+          for (const id of [...c.promptTokens, ...c.tokens]) expect(id >= 0 && id < g.vocab.size).toBe(true);
+        }
+      });
+
+      it('the first-step .f32 file is a log-softmax over the vocabulary that agrees with the JSON', () => {
+        for (const [i, c] of g.cases.entries()) {
+          expect(c.firstLogprobs).toBe(`${file.replace(/\.json$/, '')}.${i}.f32`);
+          const v = readF32(join(GOLDEN, c.firstLogprobs));
+          expect(v.length).toBe(g.vocab.size);
+          let sum = 0;
+          let argmax = 0;
+          let bad = -1;
+          for (let id = 0; id < v.length; id++) {
+            if (!(v[id] <= 0)) bad = id; // also catches NaN
+            sum += Math.exp(v[id]);
+            if (v[id] > v[argmax]) argmax = id;
+          }
+          expect(bad, 'first id whose log-probability is positive or NaN').toBe(-1);
+          expect(sum).toBeCloseTo(1, 4);
+          expect(v[argmax]).toBe(v[c.tokens[0]]);
+          for (const e of c.topLogits[0]) expect(Math.abs(v[e.id] - e.logprob)).toBeLessThan(1e-6);
+        }
+      });
+
+      it.skipIf(!modelPath)('matches its model file (sha256, vocabulary, BOS rule)', () => {
+        const path = modelPath!;
+        expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(g.sha256);
+        const h = readGgufHeaderSync(path);
+        expect(getArray(h, 'tokenizer.ggml.tokens')?.length).toBe(g.vocab.size);
+        expect(getNumber(h, 'tokenizer.ggml.bos_token_id') ?? null).toBe(g.vocab.bos);
+        expect(getNumber(h, 'tokenizer.ggml.eos_token_id') ?? null).toBe(g.vocab.eos);
+        expect(g.vocab.addBos).toBe(addsBos(h));
+      });
+    });
+  }
+});
