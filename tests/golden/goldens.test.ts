@@ -26,6 +26,7 @@ interface GoldenCase {
   text: string;
   firstLogprobs: string;
   topLogits: TopEntry[][];
+  flashAttentionOff: { tokens: number[]; divergesAt: number | null; firstStepMaxAbsDiff: number };
 }
 interface Golden {
   model: string;
@@ -106,6 +107,18 @@ describe('llama.cpp golden files', () => {
             expect(chosen?.logprob, `${c.prompt} step ${step}`).toBe(top[0].logprob);
           }
           for (const id of [...c.promptTokens, ...c.tokens]) expect(id >= 0 && id < g.vocab.size).toBe(true);
+        }
+      });
+
+      it('the flash-attention-off run is consistent with the main one', () => {
+        for (const c of g.cases) {
+          const off = c.flashAttentionOff;
+          expect(off.tokens).toHaveLength(c.n);
+          const k = off.tokens.findIndex((t, i) => t !== c.tokens[i]);
+          expect(off.divergesAt).toBe(k < 0 ? null : k);
+          // two llama.cpp attention paths agree to F16 rounding, not exactly
+          expect(off.firstStepMaxAbsDiff).toBeGreaterThanOrEqual(0);
+          expect(off.firstStepMaxAbsDiff).toBeLessThan(0.05);
         }
       });
 

@@ -3,4 +3,4 @@ export * from './rng.js';
 export * from './select.js';
 export * from './sampler.js';
 export * from './stop.js';
-export * from './fast-exp.js';
+export * from './nucleus.js';

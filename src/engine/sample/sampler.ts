@@ -2,11 +2,12 @@
 //   penalties → top-k → top-p → min-p → temperature → softmax → draw
 // over one reusable working copy of the logits. Float arithmetic is rounded to float32 where
 // llama.cpp computes in float, so boundary cases (cumulative sums, thresholds) decide the same way.
+// With top-k off, top-p runs over the whole vocabulary by binning (nucleus.ts) instead of sorting.
 
 import { EngineError } from '../../shared/errors.js';
 import { validateSampling, type SamplingParams } from './params.js';
 import { createRng, randomSeed } from './rng.js';
-import { expNonPositive } from './fast-exp.js';
+import { nucleusCut, nucleusMass, NUCLEUS_BINS } from './nucleus.js';
 import { selectTopK } from './select.js';
 
 export interface TokenProb {
@@ -22,8 +23,6 @@ export interface SampleResult {
 
 const f32 = Math.fround;
 const TOP_SHOWN = 5;
-/** First guess for how many sorted tokens top-p needs when top-k is off (llama.cpp uses 256 too). */
-const TOP_P_FIRST_GUESS = 256;
 
 // ---------------------------------------------------------------------------------------------
 // Kernels (pure functions over the working logits).
@@ -50,13 +49,6 @@ export function applyPenalties(logits: Float32Array, history: readonly number[],
   return counts.keys();
 }
 
-/** Index of the largest value (lowest index on ties). */
-export function argmax(values: Float32Array, n: number): number {
-  let best = 0;
-  for (let i = 1; i < n; i++) if (values[i] > values[best]) best = i;
-  return best;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The sampler.
 
@@ -68,6 +60,8 @@ export class Sampler {
   private work = new Float32Array(0); // (n_vocab) logits after penalties
   private ids = new Int32Array(0); //    (n_vocab) candidate token ids
   private probs = new Float64Array(0); // (n_vocab) candidate weights for the draw
+  private scratch = new Int32Array(0); // (n_vocab) top-p's boundary bin
+  private readonly mass = new Float64Array(NUCLEUS_BINS); // top-p's probability mass per bin
 
   constructor(params: SamplingParams) {
     validateSampling(params);
@@ -92,6 +86,7 @@ export class Sampler {
       this.work = new Float32Array(n);
       this.ids = new Int32Array(n);
       this.probs = new Float64Array(n);
+      this.scratch = new Int32Array(n);
     }
   }
 
@@ -140,39 +135,40 @@ export class Sampler {
     }
     const maxBefore = max;
     const penalised = applyPenalties(work, history, p.penaltyLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty);
+    let rescan = false;
     for (const t of penalised) {
-      if (logits[t] === maxBefore) max = -Infinity; // the max may have dropped: rescan below
+      if (logits[t] === maxBefore) rescan = true; // the max itself may have dropped
       else if (work[t] > max) max = work[t];
     }
-    if (max === -Infinity) for (let i = 0; i < n; i++) if (work[i] > max) max = work[i];
+    if (rescan) {
+      max = -Infinity;
+      for (let i = 0; i < n; i++) if (work[i] > max) max = work[i];
+    }
     if (max === -Infinity) throw new EngineError('SAMPLE_NO_CANDIDATES', 'Every logit is -inf or NaN; the model produced no usable distribution.');
 
-    // The full distribution's normaliser, for the probabilities shown in the UI and for top-p.
-    let sumAll = 0;
-    for (let i = 0; i < n; i++) sumAll += expNonPositive(work[i] - max);
-
-    // Sorted head of the distribution: top-k's survivors, top-p's first guess, or just the UI's top 5.
+    // The full distribution's normaliser, for the probabilities shown in the UI (and top-p).
     const useTopK = p.topK > 0;
     const useTopP = p.topP < 1;
-    let nSorted = useTopK ? Math.max(p.topK, TOP_SHOWN) : useTopP ? TOP_P_FIRST_GUESS : TOP_SHOWN;
-    nSorted = selectTopK(ids, work, n, nSorted);
+    const wholeVocabTopP = !useTopK && useTopP && p.temperature > 0;
+    let sumAll = 0;
+    if (wholeVocabTopP) sumAll = nucleusMass(this.mass, work, n, max);
+    else for (let i = 0; i < n; i++) sumAll += Math.exp(work[i] - max);
+
+    // Sorted head of the distribution: top-k's survivors, or just the UI's top 5.
+    const nSorted = selectTopK(ids, work, n, useTopK ? Math.max(p.topK, TOP_SHOWN) : TOP_SHOWN);
     const top: TokenProb[] = [];
     for (let i = 0; i < Math.min(TOP_SHOWN, nSorted); i++) top.push({ id: ids[i], p: Math.exp(work[ids[i]] - max) / sumAll });
 
     // Greedy: the argmax (ids[0], lowest id on ties) survives every truncation, so skip them.
     if (p.temperature <= 0) return { top, size: 1, sorted: true };
 
-    // top-k (llama_sampler_top_k_impl): the k best, sorted.
+    // top-k (llama_sampler_top_k_impl): the k best, sorted. Without top-k, the whole vocabulary.
     let size: number;
     let sorted: boolean;
     if (useTopK) {
       size = Math.min(p.topK, n);
       sorted = true;
-    } else if (useTopP) {
-      size = nSorted;
-      sorted = true;
     } else {
-      for (let i = 0; i < n; i++) ids[i] = i;
       size = n;
       sorted = false;
     }
@@ -183,15 +179,10 @@ export class Sampler {
       if (useTopK) {
         size = topPCut(work, ids, size, p.topP, softmaxSum(work, ids, size, work[ids[0]]), work[ids[0]]) || size;
       } else {
-        // Whole vocabulary: the normaliser is sumAll; widen the sorted head until p is reached.
-        const sumF = f32(sumAll);
-        let cut = topPCut(work, ids, nSorted, p.topP, sumF, max);
-        while (cut === 0 && nSorted < n) {
-          nSorted = selectTopK(ids, work, n, Math.min(n, nSorted * 8));
-          cut = topPCut(work, ids, nSorted, p.topP, sumF, max);
-        }
-        size = cut || nSorted;
+        size = nucleusCut(ids, this.scratch, work, n, max, this.mass, sumAll, p.topP);
       }
+    } else if (!useTopK) {
+      for (let i = 0; i < n; i++) ids[i] = i;
     }
 
     // min-p (llama_sampler_min_p_apply): keep logits >= max + log(p), i.e. p_i >= p * p_max.
