@@ -75,6 +75,11 @@ export interface Vocab {
   readonly eog: ReadonlySet<number>;
   /** Control, user-defined and unknown tokens, longest text (in UTF-8 bytes) first. */
   readonly specialTokens: readonly number[];
+  /**
+   * SPM: no token has U+2581 after another character, so no merge can cross the start of a run
+   * of U+2581 and the text can be merged word by word with the same result.
+   */
+  readonly spmWordSplit: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,10 +149,10 @@ function noSpecials(): SpecialIds {
 /** Parse "left right" merges into a rank map (llama.cpp splits at the first space after index 0). */
 function mergeRankMap(merges: readonly string[]): Map<string, number> {
   const ranks = new Map<string, number>();
-  for (let i = 0; i < merges.length; i++) {
+  // Backwards, so the first rank of a repeated merge is the one left (one hash per merge).
+  for (let i = merges.length - 1; i >= 0; i--) {
     const m = merges[i];
-    const key = m.indexOf(' ', 1) > 0 ? m : ' '; // no separator: llama.cpp stores ("", "")
-    if (!ranks.has(key)) ranks.set(key, i);
+    ranks.set(m.indexOf(' ', 1) > 0 ? m : ' ', i); // no separator: llama.cpp stores ("", "")
   }
   return ranks;
 }
@@ -210,12 +215,12 @@ export function loadVocab(h: GgufHeader): Vocab {
   const scores = new Float64Array(n);
   const attrs = new Uint16Array(n);
   const tokenToId = new Map<string, number>();
-  for (let i = 0; i < n; i++) {
+  for (let i = n - 1; i >= 0; i--) {
     const t = texts[i] === '' ? `[EMPTY_${i}]` : texts[i];
     tokens[i] = t;
-    // A repeated text (llama.cpp refuses the file) can come from invalid UTF-8 read as U+FFFD;
-    // the first id keeps the text.
-    if (!tokenToId.has(t)) tokenToId.set(t, i);
+    // Backwards, so for a repeated text (llama.cpp refuses the file; it can come from invalid
+    // UTF-8 read as U+FFFD) the first id is the one kept.
+    tokenToId.set(t, i);
     if (scoreItems) scores[i] = Number(scoreItems[i]);
     attrs[i] = typeItems ? (TYPE_TO_ATTR[Number(typeItems[i])] ?? 0) : ATTR_NORMAL;
   }
@@ -311,5 +316,6 @@ export function loadVocab(h: GgufHeader): Vocab {
     escapeWhitespaces: preSpec?.escapeWhitespaces ?? true,
     byteEncode: preSpec?.byteEncode ?? false,
     eog, specialTokens,
+    spmWordSplit: type === 'spm' && tokens.every((t) => !t.includes('\u2581') || /^\u2581+[^\u2581]*$/.test(t)),
   };
 }
