@@ -3,6 +3,8 @@
 export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** Raw stdout, no newline added (streamed text); absent when output cannot stream. */
+  write?: (text: string) => void;
   /** True when stdout is a terminal (progress bars, streaming). */
   isTty: boolean;
 }

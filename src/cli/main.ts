@@ -14,6 +14,7 @@ function usage(): string {
 const defaultIo: CliIo = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+  write: (t) => process.stdout.write(t),
   isTty: Boolean(process.stdout.isTTY),
 };
 

@@ -93,7 +93,7 @@ describe('bad input', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/starts with "\{\\n  " instead of "GGUF"|starts with ".*" instead of "GGUF": it is not a GGUF model/);
+    expect(r.stderr).toMatch(/instead of "GGUF": it is not a GGUF model/);
     const ok = execFileSync(process.execPath, [join(ROOT, 'bin/pantheon.mjs'), 'help'], { encoding: 'utf8' });
     expect(ok).toMatch(/inspect FILE/);
   });

@@ -1,10 +1,20 @@
 // Every CLI command, in the order `pantheon help` lists them. Add a command by adding its file here.
 
 import type { Command } from '../command.js';
+import { dumpCommand } from './dump.js';
+import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
+import { quantizeCommand } from './quantize.js';
+import { runCommand } from './run.js';
 import { tensorsCommand } from './tensors.js';
+import { tokenizeCommand } from './tokenize.js';
 
 export const commands: Command[] = [
   inspectCommand,
   tensorsCommand,
+  dumpCommand,
+  quantizeCommand,
+  tokenizeCommand,
+  runCommand,
+  chatCommand,
 ];

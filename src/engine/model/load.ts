@@ -37,7 +37,7 @@ export function modelInfo(h: GgufHeader): { spec: ReturnType<typeof archSpec>; h
 }
 
 /** Read every weight of the model at `path` (whose header is `h`) into `backend`. */
-export function loadModelFile(path: string, h: GgufHeader, backend: MatBackend, opts: ModelFileOptions = {}): Model {
+export async function loadModelFile(path: string, h: GgufHeader, backend: MatBackend, opts: ModelFileOptions = {}): Promise<Model> {
   const { spec, hp } = modelInfo(h);
   const total = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
   const fd = openSync(path, 'r');
@@ -52,7 +52,7 @@ export function loadModelFile(path: string, h: GgufHeader, backend: MatBackend, 
         done += got;
       }
     };
-    const w = loadWeights(h, hp, spec, backend, read, {
+    const w = await loadWeights(h, hp, spec, backend, read, {
       onTensor: (loaded) => opts.onProgress?.(loaded, total),
       shouldStop: opts.shouldStop,
     });

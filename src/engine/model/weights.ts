@@ -6,7 +6,7 @@ import { ModelError } from '../../shared/errors.js';
 import type { MatBackend, WeightHandle } from '../backend/types.js';
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
-import { dequantizeRow } from '../quant/index.js';
+import { dequantizeRow, dequantizeTensor } from '../quant/index.js';
 import type { ArchSpec } from './arch.js';
 import type { ModelHparams } from './hparams.js';
 
@@ -52,22 +52,26 @@ export type TensorReader = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number
 export interface LoadWeightsOptions {
   /** Called after each tensor with bytes loaded so far. */
   onTensor?: (loadedBytes: number) => void;
-  /** Checked between tensors. */
+  /** Called between tensors (after yielding to the event loop); throw to stop loading. */
   shouldStop?: () => void;
 }
+
+/** Let the event loop run (progress messages, a cancel request) between tensors. */
+const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Tensors the model would read, with their total bytes (for the memory estimate). */
 export function weightTensors(h: GgufHeader): GgufTensorInfo[] {
   return h.tensors.filter((t) => t.name.endsWith('.weight') || t.name.endsWith('.bias'));
 }
 
-export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, backend: MatBackend, read: TensorReader, opts: LoadWeightsOptions = {}): ModelWeights {
+export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, backend: MatBackend, read: TensorReader, opts: LoadWeightsOptions = {}): Promise<ModelWeights> {
   const byName = new Map<string, GgufTensorInfo>();
   for (const t of h.tensors) byName.set(t.name, t);
   let loaded = 0;
-  const done = (t: GgufTensorInfo) => {
+  const done = async (t: GgufTensorInfo) => {
     loaded += t.bytes;
     opts.onTensor?.(loaded);
+    await yieldNow();
     opts.shouldStop?.();
   };
 
@@ -84,7 +88,7 @@ export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, bac
   };
 
   /** A matrix [rows, cols] (GGUF dims [cols, rows]) into the backend. */
-  const matrix = (name: string, rows: number, cols: number, required = true): WeightHandle | null => {
+  const matrix = async (name: string, rows: number, cols: number, required = true): Promise<WeightHandle | null> => {
     const t = find(name, required);
     if (!t) return null;
     checkShape(t, [cols, rows]);
@@ -96,19 +100,18 @@ export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, bac
       // costs 4 bytes per weight for this one tensor but gives the values the file means.
       const raw = new Uint8Array(t.bytes);
       read(t, raw, 0);
-      const f = new Float32Array(t.elements);
-      dequantizeRow(t.type, raw, 0, f, t.elements);
+      const f = dequantizeTensor(t, raw);
       const bytes = new Uint8Array(f.buffer);
       handle = backend.addWeight({ name, type: 0, rows, cols }, (dst, from) => dst.set(bytes.subarray(from, from + dst.length)));
     } else {
       handle = backend.addWeight({ name, type: t.type, rows, cols }, (dst, from) => read(t, dst, from));
     }
-    done(t);
+    await done(t);
     return handle;
   };
 
   /** A vector of n values as float32 (norm weights and biases; any type the quant module reads). */
-  const vector = (name: string, n: number, required = true): Float32Array | null => {
+  const vector = async (name: string, n: number, required = true): Promise<Float32Array | null> => {
     const t = find(name, required);
     if (!t) return null;
     checkShape(t, [n]);
@@ -120,7 +123,7 @@ export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, bac
     } catch {
       throw new ModelError('UNSUPPORTED_TYPE', `tensor "${name}" is ${ggmlTypeName(t.type)}, which Pantheon cannot read as a vector`);
     }
-    done(t);
+    await done(t);
     return out;
   };
 
@@ -130,7 +133,7 @@ export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, bac
   const kvDimV = nHeadKv * headDimV;
   const layerNorm = spec.norm === 'layer';
 
-  const tokEmbd = matrix('token_embd.weight', nVocab, nEmbd)!;
+  const tokEmbd = (await matrix('token_embd.weight', nVocab, nEmbd))!;
   const layers: LayerWeights[] = [];
   for (let l = 0; l < hp.nLayer; l++) {
     const p = `blk.${l}.`;
@@ -138,36 +141,36 @@ export function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpec, bac
     const ffDown = find(`${p}ffn_down.weight`, true)!;
     const nFf = hp.nFf || ffDown.dims[0];
     layers.push({
-      attnNorm: vector(`${p}attn_norm.weight`, nEmbd)!,
-      attnNormB: vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
-      wqkv: fused ? matrix(`${p}attn_qkv.weight`, qDim + kvDimK + kvDimV, nEmbd) : null,
-      bqkv: fused ? vector(`${p}attn_qkv.bias`, qDim + kvDimK + kvDimV, false) : null,
-      wq: fused ? null : matrix(`${p}attn_q.weight`, qDim, nEmbd),
-      wk: fused ? null : matrix(`${p}attn_k.weight`, kvDimK, nEmbd),
-      wv: fused ? null : matrix(`${p}attn_v.weight`, kvDimV, nEmbd),
-      bq: fused ? null : vector(`${p}attn_q.bias`, qDim, false),
-      bk: fused ? null : vector(`${p}attn_k.bias`, kvDimK, false),
-      bv: fused ? null : vector(`${p}attn_v.bias`, kvDimV, false),
-      qNorm: spec.qkNorm ? vector(`${p}attn_q_norm.weight`, headDimK) : null,
-      kNorm: spec.qkNorm ? vector(`${p}attn_k_norm.weight`, headDimK) : null,
-      wo: matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV)!,
-      bo: vector(`${p}attn_output.bias`, nEmbd, false),
-      ffnNorm: spec.parallel ? null : vector(`${p}ffn_norm.weight`, nEmbd),
-      ffnNormB: spec.parallel ? null : vector(`${p}ffn_norm.bias`, nEmbd, false),
-      wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
-      bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : vector(`${p}ffn_gate.bias`, nFf, false),
-      wUp: matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd)!,
-      bUp: vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false),
-      wDown: matrix(`${p}ffn_down.weight`, nEmbd, nFf)!,
-      bDown: vector(`${p}ffn_down.bias`, nEmbd, false),
+      attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!,
+      attnNormB: await vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
+      wqkv: fused ? await matrix(`${p}attn_qkv.weight`, qDim + kvDimK + kvDimV, nEmbd) : null,
+      bqkv: fused ? await vector(`${p}attn_qkv.bias`, qDim + kvDimK + kvDimV, false) : null,
+      wq: fused ? null : await matrix(`${p}attn_q.weight`, qDim, nEmbd),
+      wk: fused ? null : await matrix(`${p}attn_k.weight`, kvDimK, nEmbd),
+      wv: fused ? null : await matrix(`${p}attn_v.weight`, kvDimV, nEmbd),
+      bq: fused ? null : await vector(`${p}attn_q.bias`, qDim, false),
+      bk: fused ? null : await vector(`${p}attn_k.bias`, kvDimK, false),
+      bv: fused ? null : await vector(`${p}attn_v.bias`, kvDimV, false),
+      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, headDimK) : null,
+      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, headDimK) : null,
+      wo: (await matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV))!,
+      bo: await vector(`${p}attn_output.bias`, nEmbd, false),
+      ffnNorm: spec.parallel ? null : await vector(`${p}ffn_norm.weight`, nEmbd),
+      ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
+      wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
+      bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
+      wUp: (await matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd))!,
+      bUp: await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false),
+      wDown: (await matrix(`${p}ffn_down.weight`, nEmbd, nFf))!,
+      bDown: await vector(`${p}ffn_down.bias`, nEmbd, false),
     });
   }
-  const outputNorm = vector('output_norm.weight', nEmbd)!;
-  const outputNormB = vector('output_norm.bias', nEmbd, layerNorm);
+  const outputNorm = (await vector('output_norm.weight', nEmbd))!;
+  const outputNormB = await vector('output_norm.bias', nEmbd, layerNorm);
   // Tied output: no output.weight means the token embedding matrix is also the LM head
   // (llama.cpp: "if output is NULL, init from the input tok embed"; gemma always ties).
-  const output = byName.has('output.weight') && spec.name !== 'gemma' ? matrix('output.weight', nVocab, nEmbd)! : tokEmbd;
-  const outputB = vector('output.bias', nVocab, false);
-  const ropeFreqs = vector('rope_freqs.weight', hp.nRot / 2, false);
+  const output = byName.has('output.weight') && spec.name !== 'gemma' ? (await matrix('output.weight', nVocab, nEmbd))! : tokEmbd;
+  const outputB = await vector('output.bias', nVocab, false);
+  const ropeFreqs = await vector('rope_freqs.weight', hp.nRot / 2, false);
   return { tokEmbd, layers, outputNorm, outputNormB, output, outputB, ropeFreqs };
 }

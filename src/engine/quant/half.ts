@@ -4,7 +4,8 @@
 // Every ggml kernel computes in C `float`. One double operation followed by Math.fround gives the
 // correctly rounded float32 result for + - * / and sqrt (a double has more than 2×24+2 bits), so
 // writing `fr(a * b)` after each operation reproduces the C result bit for bit, provided the C
-// compiler did not fuse a multiply and an add (ggml-base is built without -ffp-contract=fast FMAs).
+// compiler did not fuse a multiply and an add (ggml's reference data, quant-reference.gguf, matches
+// bit for bit without fused multiply-adds).
 
 export const fr = Math.fround;
 

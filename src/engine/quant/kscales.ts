@@ -10,6 +10,9 @@ export const GROUP_MAX_EPS = fr(1e-15);
 
 const F01 = fr(0.1);
 
+/** Scratch for makeQxQuants' trial levels. */
+let trialLevels = new Int8Array(32);
+
 /**
  * Symmetric levels L ∈ [0, 2·nmax) for x ≈ scale·(L - nmax), searching 19 scales around
  * -nmax/max and keeping the one with the best weighted fit (make_qx_quants). Weights: qw if
@@ -61,24 +64,31 @@ export function makeQxQuants(
   let scale = suml2 ? fr(sumlx / suml2) : 0;
   if (returnEarly) return suml2 > 0 ? fr(0.5 * fr(scale + fr(1 / iscale))) : fr(1 / iscale);
   let best = fr(scale * sumlx);
+  // As in makeQkx2Quants: a trial with the previous trial's levels cannot change the outcome.
+  const prev = trialLevels.length >= n ? trialLevels : (trialLevels = new Int8Array(n));
+  let havePrev = false;
   for (let is = -9; is <= 9; is++) {
     if (is === 0) continue;
     iscale = fr(-fr(nmax + fr(F01 * is)) / max);
+    let same = havePrev;
+    for (let i = 0; i < n; i++) {
+      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(fr(iscale * x[xo + i]))));
+      if (l !== prev[i]) same = false;
+      prev[i] = l;
+    }
+    havePrev = true;
+    if (same) continue;
     sumlx = 0;
     suml2 = 0;
     for (let i = 0; i < n; i++) {
       const v = x[xo + i];
-      let l = nearestInt(fr(iscale * v));
-      l = Math.max(-nmax, Math.min(nmax - 1, l));
+      const l = prev[i];
       const w = weight(i);
       sumlx = fr(sumlx + fr(fr(w * v) * l));
       suml2 = fr(suml2 + fr(fr(w * l) * l));
     }
     if (suml2 > 0 && fr(sumlx * sumlx) > fr(best * suml2)) {
-      for (let i = 0; i < n; i++) {
-        const l = nearestInt(fr(iscale * x[xo + i]));
-        L[lo + i] = nmax + Math.max(-nmax, Math.min(nmax - 1, l));
-      }
+      for (let i = 0; i < n; i++) L[lo + i] = nmax + prev[i];
       scale = fr(sumlx / suml2);
       best = fr(scale * sumlx);
     }
@@ -178,8 +188,7 @@ export function makeQkx2Quants(
     mins[mi] = -min;
     return 0;
   }
-  const range = fr(max - min);
-  let iscale = fr(nmax / range);
+  let iscale = fr(nmax / fr(max - min));
   let scale = fr(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
@@ -194,19 +203,29 @@ export function makeQkx2Quants(
     mins[mi] = -min;
     return scale;
   }
+  // A trial whose levels equal the previous trial's gives the same sums, fit and error, and so
+  // the same (non-)update: skipping it changes nothing (and saves most of the work).
+  let havePrev = false;
   for (let is = 0; is <= nstep; is++) {
-    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
+    // min (and so the range) moves whenever a better fit is found, as in ggml.
+    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
+    let same = havePrev;
+    for (let i = 0; i < n; i++) {
+      const l = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(x[xo + i] - min)))));
+      if (l !== Laux[i]) same = false;
+      Laux[i] = l;
+    }
+    havePrev = true;
+    if (same) continue;
     let sumL = 0;
     let sumL2 = 0;
     let sumXL = 0;
     for (let i = 0; i < n; i++) {
-      const v = x[xo + i];
-      const l = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(v - min)))));
-      Laux[i] = l;
+      const l = Laux[i];
       const wl = fr(weights[i] * l);
       sumL = fr(sumL + wl);
       sumL2 = fr(sumL2 + fr(wl * l));
-      sumXL = fr(sumXL + fr(wl * v));
+      sumXL = fr(sumXL + fr(wl * x[xo + i]));
     }
     const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
     if (D > 0) {

@@ -158,15 +158,14 @@ function quantizeQ5K(x: Float32Array, dst: Uint8Array, off: number, n: number): 
   quantizeKx(x, dst, off, n, true);
 }
 
-const aux8 = new Int8Array(QK_K);
-const aux32 = new Int32Array(8);
 const sums = new Float32Array(8);
 const sc8 = new Uint8Array(8);
 const mn8 = new Uint8Array(8);
 
 /**
- * ggml_vec_dot_q4_K_q8_K_generic / _q5_K_: integer products in 8 lanes per block, the lanes'
- * float sums kept across blocks and added at the end; the mins come off through bsums.
+ * ggml_vec_dot_q4_K_q8_K_generic / _q5_K_: integer products in 8 lanes per block (element j goes
+ * to lane j % 8), the lanes' float sums kept across blocks and added at the end; the mins come off
+ * through bsums. Integer sums are exact, so only the lane split and the float steps must match.
  */
 function vecDotKx(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: number, five: boolean): number {
   const bytes = five ? Q5K_BYTES : Q4K_BYTES;
@@ -175,19 +174,6 @@ function vecDotKx(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: n
   sums.fill(0);
   let sumf = 0;
   for (let i = 0, p = wOff, q = aOff; i < n; i += QK_K, p += bytes, q += Q8K_BYTES) {
-    let k = 0;
-    for (let c = 0; c < 4; c++) {
-      const q4 = p + qsAt + 32 * c;
-      for (let half = 0; half < 2; half++) {
-        const shift = 4 * half;
-        const hbit = 1 << (2 * c + half);
-        for (let l = 0; l < 32; l++) {
-          let v = (w[q4 + l] >> shift) & 0xf;
-          if (five && w[p + Q5K_QH + l] & hbit) v += 16;
-          aux8[k++] = v;
-        }
-      }
-    }
     for (let j = 0; j < 8; j++) {
       scaleMin(w, p + SCALES, j, sm);
       sc8[j] = sm[0];
@@ -195,11 +181,50 @@ function vecDotKx(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: n
     }
     let sumi = 0;
     for (let j = 0; j < 16; j++) sumi += q8kBsum(a, q, j) * mn8[j >> 1];
-    aux32.fill(0);
-    for (let j = 0; j < QK_K; j++) aux32[j & 7] += sc8[j >> 5] * (a8[q + Q8K_QS + j] * aux8[j]);
+    let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
+    for (let c = 0; c < 4; c++) {
+      const qb = p + qsAt + 32 * c;
+      for (let half = 0; half < 2; half++) {
+        const sc = sc8[2 * c + half];
+        const shift = 4 * half;
+        const q8 = q + Q8K_QS + 64 * c + 32 * half;
+        if (five) {
+          const hb = 1 << (2 * c + half);
+          const qh = p + Q5K_QH;
+          for (let l = 0; l < 32; l += 8) {
+            l0 += sc * a8[q8 + l] * (((w[qb + l] >> shift) & 15) + (w[qh + l] & hb ? 16 : 0));
+            l1 += sc * a8[q8 + l + 1] * (((w[qb + l + 1] >> shift) & 15) + (w[qh + l + 1] & hb ? 16 : 0));
+            l2 += sc * a8[q8 + l + 2] * (((w[qb + l + 2] >> shift) & 15) + (w[qh + l + 2] & hb ? 16 : 0));
+            l3 += sc * a8[q8 + l + 3] * (((w[qb + l + 3] >> shift) & 15) + (w[qh + l + 3] & hb ? 16 : 0));
+            l4 += sc * a8[q8 + l + 4] * (((w[qb + l + 4] >> shift) & 15) + (w[qh + l + 4] & hb ? 16 : 0));
+            l5 += sc * a8[q8 + l + 5] * (((w[qb + l + 5] >> shift) & 15) + (w[qh + l + 5] & hb ? 16 : 0));
+            l6 += sc * a8[q8 + l + 6] * (((w[qb + l + 6] >> shift) & 15) + (w[qh + l + 6] & hb ? 16 : 0));
+            l7 += sc * a8[q8 + l + 7] * (((w[qb + l + 7] >> shift) & 15) + (w[qh + l + 7] & hb ? 16 : 0));
+          }
+        } else {
+          for (let l = 0; l < 32; l += 8) {
+            l0 += sc * a8[q8 + l] * ((w[qb + l] >> shift) & 15);
+            l1 += sc * a8[q8 + l + 1] * ((w[qb + l + 1] >> shift) & 15);
+            l2 += sc * a8[q8 + l + 2] * ((w[qb + l + 2] >> shift) & 15);
+            l3 += sc * a8[q8 + l + 3] * ((w[qb + l + 3] >> shift) & 15);
+            l4 += sc * a8[q8 + l + 4] * ((w[qb + l + 4] >> shift) & 15);
+            l5 += sc * a8[q8 + l + 5] * ((w[qb + l + 5] >> shift) & 15);
+            l6 += sc * a8[q8 + l + 6] * ((w[qb + l + 6] >> shift) & 15);
+            l7 += sc * a8[q8 + l + 7] * ((w[qb + l + 7] >> shift) & 15);
+          }
+        }
+      }
+    }
     const yd = f32At(a, q);
     const d = fr(f16At(w, p + D) * yd);
-    for (let l = 0; l < 8; l++) sums[l] = fr(sums[l] + fr(d * fr(aux32[l])));
+    sums[0] += fr(d * fr(l0));
+    sums[1] += fr(d * fr(l1));
+    sums[2] += fr(d * fr(l2));
+    sums[3] += fr(d * fr(l3));
+    sums[4] += fr(d * fr(l4));
+    sums[5] += fr(d * fr(l5));
+    sums[6] += fr(d * fr(l6));
+    sums[7] += fr(d * fr(l7));
     const dmin = fr(f16At(w, p + DMIN) * yd);
     sumf = fr(sumf - fr(dmin * fr(sumi)));
   }

@@ -92,20 +92,37 @@ function quantizeQ6K(x: Float32Array, dst: Uint8Array, off: number, n: number): 
   }
 }
 
-const aux32 = new Int32Array(8);
 const sums = new Float32Array(8);
 
-/** ggml_vec_dot_q6_K_q8_K_generic. */
+/** ggml_vec_dot_q6_K_q8_K_generic: 8 integer lanes (element j in lane j % 8), float lane sums across blocks. */
 function vecDotQ6K(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: number): number {
   const a8 = asI8(a);
   const w8 = asI8(w);
   sums.fill(0);
   for (let i = 0, p = wOff, q = aOff; i < n; i += QK_K, p += BYTES, q += Q8K_BYTES) {
     unpack(w, p, vals);
-    aux32.fill(0);
-    for (let j = 0; j < QK_K; j++) aux32[j & 7] += w8[p + SCALES + (j >> 4)] * (a8[q + Q8K_QS + j] * vals[j]);
+    let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
+    for (let j = 0; j < QK_K; j += 8) {
+      const sc = w8[p + SCALES + (j >> 4)];
+      const q8 = q + Q8K_QS + j;
+      l0 += sc * a8[q8] * vals[j];
+      l1 += sc * a8[q8 + 1] * vals[j + 1];
+      l2 += sc * a8[q8 + 2] * vals[j + 2];
+      l3 += sc * a8[q8 + 3] * vals[j + 3];
+      l4 += sc * a8[q8 + 4] * vals[j + 4];
+      l5 += sc * a8[q8 + 5] * vals[j + 5];
+      l6 += sc * a8[q8 + 6] * vals[j + 6];
+      l7 += sc * a8[q8 + 7] * vals[j + 7];
+    }
     const d = fr(f16At(w, p + D) * f32At(a, q));
-    for (let l = 0; l < 8; l++) sums[l] = fr(sums[l] + fr(d * fr(aux32[l])));
+    sums[0] += fr(d * fr(l0));
+    sums[1] += fr(d * fr(l1));
+    sums[2] += fr(d * fr(l2));
+    sums[3] += fr(d * fr(l3));
+    sums[4] += fr(d * fr(l4));
+    sums[5] += fr(d * fr(l5));
+    sums[6] += fr(d * fr(l6));
+    sums[7] += fr(d * fr(l7));
   }
   let sumf = 0;
   for (let l = 0; l < 8; l++) sumf = fr(sumf + sums[l]);

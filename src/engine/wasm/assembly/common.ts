@@ -8,15 +8,17 @@
 // Keeping the int8 lanes contiguous (ggml interleaves d and qs per block) lets every kernel load
 // 16 activation lanes with one aligned v128.load.
 
-/** 2^112: rebiases a half's exponent (bias 15) into a float's (bias 127). */
-const F16_REBIAS: f32 = 5.192296858534828e33;
-
-/** IEEE half bits → f32, exact for normal, subnormal, infinite and NaN halves (ggml_compute_fp16_to_fp32). */
+/**
+ * IEEE half bits → f32, exact for every half (ggml_compute_fp16_to_fp32). Normal halves rebias the
+ * exponent by adding (127 − 15) << 23 (twice for Inf/NaN, whose exponent must become 255);
+ * subnormal halves are m·2^-24. No float operation sees a subnormal input, which x86 makes slow.
+ */
 // @ts-ignore: decorator
 @inline export function f16(h: u32): f32 {
-  const em = (h & 0x7fff) << 13;
-  let v = reinterpret<f32>(em) * F16_REBIAS;
-  if ((h & 0x7c00) == 0x7c00) v = reinterpret<f32>(em | 0x7f800000);
+  const e = h & 0x7c00;
+  let v: f32;
+  if (e == 0) v = <f32>(h & 0x3ff) * 5.9604644775390625e-8;
+  else v = reinterpret<f32>(((h & 0x7fff) << 13) + (e == 0x7c00 ? 0x70000000 : 0x38000000));
   return reinterpret<f32>(reinterpret<u32>(v) | ((h & 0x8000) << 16));
 }
 
@@ -72,16 +74,11 @@ export function f32ToF16(f: f32): u32 {
 }
 
 /**
- * acc + Σ w·x over 16 lanes, both signed, w in [−127, 127], x in [−127, 127]. Relaxed build: move x's
- * sign onto w so the 7-bit operand is |x| (w = −128, which ggml's quantisers never write, would give
- * a wrong lane, not a crash).
+ * acc + Σ w·x over 16 lanes, both signed. Always the widening i16 path: moving x's sign onto w to
+ * use the relaxed i8×i7 dot costs more on x86 (pmaddubsw has no signed×signed form) than it saves.
  */
 // @ts-ignore: decorator
 @inline export function dotS(w: v128, x: v128, acc: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    const ws = v128.bitselect(i8x16.neg(w), w, i8x16.lt_s(x, i8x16.splat(0)));
-    return i32x4.relaxed_dot_i8x16_i7x16_add_s(ws, i8x16.abs(x), acc);
-  }
   const lo = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(w), i16x8.extend_low_i8x16_s(x));
   const hi = i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(w), i16x8.extend_high_i8x16_s(x));
   return i32x4.add(acc, i32x4.add(lo, hi));

@@ -1,0 +1,144 @@
+// Kernel throughput: GB/s of weight bytes streamed through matvec, per ggml type, for the scalar
+// TypeScript reference, WebAssembly SIMD on one thread, and the worker pool on N threads; beside
+// the machine's memory bandwidth measured in the same run with a wasm read loop (mem_sum) over a
+// 512 MiB buffer, on 1 and N threads. Matrix: 4096 rows × 8192 columns.
+//
+//   npm run bench:kernels                      all types
+//   npm run bench:kernels -- q8_0,q4_K         some types
+//   npm run bench:kernels -- --no-scalar       skip the (slow) scalar column
+//
+// Each figure is the best of several runs (the least disturbed by other processes). The scalar
+// column times 128 rows only: it runs at well under 1 GB/s and the rate does not depend on rows.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { PoolBackend } from '../src/engine/backend/pool.js';
+import { ScalarBackend } from '../src/engine/backend/scalar.js';
+import type { MatBackend } from '../src/engine/backend/types.js';
+import { WasmBackend } from '../src/engine/backend/wasm.js';
+import { ggmlTypeByName, ggmlTypeName, rowBytes } from '../src/engine/gguf/ggml-types.js';
+import { quantizeRows } from '../src/engine/quant/index.js';
+import { newSharedMemory } from '../src/engine/wasm/arena.js';
+import { KernelInstance } from '../src/engine/wasm/instance.js';
+import { KERNEL_TYPES } from '../src/engine/wasm/layout.js';
+import { loadKernelModule } from '../src/engine/wasm/loader.js';
+
+const ROWS = 4096;
+const COLS = 8192;
+const SCALAR_ROWS = 128;
+const THREADS = availableParallelism();
+const BW_BYTES = 512 * 2 ** 20;
+
+const args = process.argv.slice(2);
+const noScalar = args.includes('--no-scalar');
+const picked = args.find((a) => !a.startsWith('--'));
+const types = picked ? picked.split(',').map((n) => ggmlTypeByName(n)!) : [...KERNEL_TYPES.keys()];
+
+/** Best seconds per call of fn over at least `minRuns` runs and `minSeconds`. */
+function best(fn: () => void, minRuns = 5, minSeconds = 0.6): number {
+  fn();
+  let b = Infinity;
+  const start = performance.now();
+  for (let i = 0; i < minRuns || performance.now() - start < minSeconds * 1000; i++) {
+    const t0 = performance.now();
+    fn();
+    b = Math.min(b, performance.now() - t0);
+  }
+  return b / 1000;
+}
+
+// ---- memory bandwidth ------------------------------------------------------------------------
+
+const km = loadKernelModule();
+
+function bandwidth1(): number {
+  const k = new KernelInstance(km, newSharedMemory(BW_BYTES + 2 ** 20));
+  const p = k.arena.alloc(BW_BYTES);
+  k.arena.u8(p, BW_BYTES).fill(1);
+  return BW_BYTES / best(() => k.call('mem_sum', p, BW_BYTES)) / 1e9;
+}
+
+/** N threads each summing their own 512 MiB / N at the same moment; aggregate GB/s. */
+async function bandwidthN(n: number): Promise<number> {
+  const per = Math.floor(BW_BYTES / n / 64) * 64;
+  const go = new Int32Array(new SharedArrayBuffer(8));
+  const src = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { module, per, go } = workerData;
+    const memory = new WebAssembly.Memory({ initial: Math.ceil((per + 2 ** 20) / 65536), maximum: 65536, shared: true });
+    const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
+    const p = Math.ceil(ex.heap_base() / 64) * 64;
+    new Uint8Array(memory.buffer, p, per).fill(1);
+    const g = new Int32Array(go);
+    Atomics.add(g, 1, 1); Atomics.notify(g, 1);
+    let round = 0;
+    for (;;) {
+      Atomics.wait(g, 0, round);
+      round = Atomics.load(g, 0);
+      if (round < 0) break;
+      ex.mem_sum(p, per);
+      Atomics.add(g, 1, 1); Atomics.notify(g, 1);
+    }`;
+  const workers = Array.from({ length: n }, () => new Worker(src, { eval: true, workerData: { module: km.module, per, go: go.buffer } }));
+  const waitCount = (want: number) => {
+    for (let c = Atomics.load(go, 1); c < want; c = Atomics.load(go, 1)) Atomics.wait(go, 1, c);
+  };
+  waitCount(n);
+  let b = Infinity;
+  for (let round = 1; round <= 6; round++) {
+    Atomics.store(go, 1, 0);
+    const t0 = performance.now();
+    Atomics.store(go, 0, round);
+    Atomics.notify(go, 0);
+    waitCount(n);
+    b = Math.min(b, performance.now() - t0);
+  }
+  Atomics.store(go, 0, -1);
+  Atomics.notify(go, 0);
+  await Promise.all(workers.map((w) => w.terminate()));
+  return (per * n) / (b / 1000) / 1e9;
+}
+
+// ---- matvec per type -------------------------------------------------------------------------
+
+/** A [rows, COLS] matrix of the type: 16 rows quantised by ggml's reference quantiser, repeated. */
+function matrix(type: number, rows: number): { fill: (dst: Uint8Array, from: number) => void; bytes: number } {
+  const tile = quantizeRows(type, new Float32Array(16 * COLS).map((_, i) => Math.sin(i * 0.37) * Math.cos(i * 0.011)), 16, COLS);
+  return {
+    bytes: rowBytes(type, COLS) * rows,
+    fill: (dst, from) => {
+      for (let o = 0; o < dst.length; ) {
+        const at = (from + o) % tile.length;
+        const n = Math.min(tile.length - at, dst.length - o);
+        dst.set(tile.subarray(at, at + n), o);
+        o += n;
+      }
+    },
+  };
+}
+
+function gbps(be: MatBackend, type: number, rows: number): number {
+  const m = matrix(type, rows);
+  const h = be.addWeight({ name: ggmlTypeName(type), type, rows, cols: COLS }, m.fill);
+  const x = new Float32Array(COLS).map((_, i) => Math.sin(i));
+  const out = new Float32Array(rows);
+  return m.bytes / best(() => be.matvec(out, h, x), 3, be.name === 'scalar' ? 0.3 : 0.6) / 1e9;
+}
+
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
+
+console.log(`Pantheon kernels: ${ROWS}×${COLS} matvec, GB/s of weight bytes (best of several runs)`);
+console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}`);
+const bw1 = bandwidth1();
+const bwN = THREADS > 1 ? await bandwidthN(THREADS) : bw1;
+console.log(`memory bandwidth (wasm read loop over ${BW_BYTES / 2 ** 20} MiB): 1 thread ${bw1.toFixed(2)} GB/s, ${THREADS} threads ${bwN.toFixed(2)} GB/s\n`);
+console.log(`${'type'.padEnd(7)} ${pad('MiB', 7)} ${pad('scalar', 7)} ${pad('simd×1', 7)} ${pad('% bw1', 6)} ${pad(`pool×${THREADS}`, 7)} ${pad('% bwN', 6)}`);
+for (const type of types) {
+  const mib = (rowBytes(type, COLS) * ROWS) / 2 ** 20;
+  const scalar = noScalar ? undefined : gbps(new ScalarBackend(), type, SCALAR_ROWS);
+  const single = gbps(new WasmBackend(), type, ROWS);
+  const pool = new PoolBackend({ threads: THREADS });
+  const multi = gbps(pool, type, ROWS);
+  pool.dispose();
+  console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(mib.toFixed(1), 7)} ${pad(f(scalar), 7)} ${pad(f(single), 7)} ${pad(((single / bw1) * 100).toFixed(0), 6)} ${pad(f(multi), 7)} ${pad(((multi / bwN) * 100).toFixed(0), 6)}`);
+}

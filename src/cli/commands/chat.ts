@@ -1,0 +1,105 @@
+// `pantheon chat MODEL`: an interactive chat in the terminal with the model's own chat template.
+// /exit leaves, /reset starts a new conversation, Ctrl+C stops a reply (at the prompt: leaves).
+
+import { createInterface } from 'node:readline';
+import { ContextFullError, UsageError } from '../../shared/errors.js';
+import { renderChat, type ChatMessage } from '../../engine/chat/index.js';
+import { LoadedModel, Session } from '../../engine/session.js';
+import { optString, parseArgs } from '../args.js';
+import type { Command } from '../command.js';
+import { MODEL_OPTIONS, SAMPLING_OPTIONS, loadOptions, samplingOptions, statsLine } from './run.js';
+
+export const chatCommand: Command = {
+  name: 'chat',
+  usage: 'chat MODEL [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--backend scalar|wasm|pool] [--show-prompt]',
+  summary: 'chat with the model in the terminal (its chat template; /exit, /reset; Ctrl+C stops a reply)',
+  async run(argv, io) {
+    const args = parseArgs(argv, ['system', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['show-prompt']);
+    if (args.positionals.length !== 1) throw new UsageError('chat takes one MODEL file');
+    const sampling = samplingOptions(args, -1);
+    const system = optString(args, 'system');
+    const showPrompt = args.options.has('show-prompt');
+    const write = io.write ?? ((t: string) => io.out(t));
+
+    const model = await LoadedModel.load(args.positionals[0], loadOptions(args));
+    const session = new Session(model);
+    const fresh = (): ChatMessage[] => (system ? [{ role: 'system', content: system }] : []);
+    let messages = fresh();
+
+    // Say which template is used (and why, when it is a fallback) before the first turn.
+    const probe = renderChat(model.templateInfo, [...fresh(), { role: 'user', content: '' }]);
+    io.err(`${model.summary.name ?? args.positionals[0]} (${model.summary.architecture}, ${model.summary.quantization}), context ${model.contextSize}, template ${probe.templateName === 'gguf' ? `from the file (${probe.family})` : probe.templateName}`);
+    for (const note of probe.notes) io.err(`note: ${note}`);
+    io.err('/exit to leave, /reset for a new conversation, Ctrl+C to stop a reply');
+
+    // Lines are queued as they arrive, so piped input is not lost while a reply is generated.
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: io.isTty });
+    rl.setPrompt('> ');
+    const lines: string[] = [];
+    let wake: (() => void) | null = null;
+    let replying: AbortController | null = null;
+    let closed = false;
+    rl.on('line', (l) => {
+      lines.push(l);
+      wake?.();
+    });
+    rl.on('close', () => {
+      closed = true;
+      wake?.();
+    });
+    rl.on('SIGINT', () => {
+      if (replying) replying.abort();
+      else rl.close();
+    });
+    const ask = async (): Promise<string | null> => {
+      if (io.isTty && lines.length === 0) rl.prompt();
+      while (lines.length === 0 && !closed) await new Promise<void>((resolve) => { wake = resolve; });
+      wake = null;
+      return lines.shift() ?? null;
+    };
+
+    try {
+      for (;;) {
+        const line = await ask();
+        if (line === null) break;
+        const text = line.trim();
+        if (text === '') continue;
+        if (text === '/exit' || text === '/quit') break;
+        if (text === '/reset') {
+          messages = fresh();
+          session.reset();
+          io.err('(new conversation)');
+          continue;
+        }
+        messages.push({ role: 'user', content: line });
+        let reply = '';
+        replying = new AbortController();
+        try {
+          for await (const ev of session.chat(messages, sampling, replying.signal)) {
+            if (ev.kind === 'prompt' && showPrompt) io.err(`--- prompt (${ev.tokens.length} tokens) ---\n${ev.text}\n---`);
+            else if (ev.kind === 'token' && ev.text) {
+              reply += ev.text;
+              write(ev.text);
+            } else if (ev.kind === 'done') {
+              write('\n');
+              if (ev.reason === 'context') io.err('(the context is full: /reset to start a new conversation)');
+              io.err(statsLine(ev.reason, ev.stats));
+            }
+          }
+        } catch (err) {
+          if (!(err instanceof ContextFullError)) throw err;
+          io.err(`${err.message} Type /reset.`);
+          messages.pop();
+          continue;
+        } finally {
+          replying = null;
+        }
+        messages.push({ role: 'assistant', content: reply });
+      }
+    } finally {
+      rl.close();
+      model.dispose();
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,56 @@
+// The worker thread's whole program, as source text. It is started with
+// `new Worker(POOL_WORKER_SOURCE, { eval: true })`, so there is no worker file to locate: the same
+// code starts under plain Node (tests, the CLI through tsx), in vitest, and inside the Electron
+// utility process built by electron-vite (where a separate .ts/.js worker entry would need its own
+// bundle input and a path that differs between dev and packaged builds). Everything the worker
+// needs arrives in workerData: the compiled WebAssembly.Module (compiled once, by the parent), the
+// worker's shared memory (the parent allocates in it and fills weights into it directly), the
+// kernel export names, and its control block. The worker only runs kernels; it never allocates.
+//
+// Control block (Int32Array on a SharedArrayBuffer), one per worker, indices in CTRL:
+//   SEQ   job number, bumped by the parent after writing FN/ARGS; the worker Atomics.waits on it
+//   DONE  set to SEQ by the worker when the job is finished (the parent waits on it)
+//   STATE 1 ready, -1 failed to start
+//   FN    index into the export names, -1 to exit
+//   ERR   1 when the last job threw (message in the parent's log only: kernels do not throw)
+//   ARGS  up to 12 i32 arguments (addresses above 2 GiB read back as negative and are passed to
+//         wasm as the same 32 bits)
+
+export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, FN: 3, ERR: 4, ARGS: 8, SIZE: 32 } as const;
+
+export const POOL_WORKER_SOURCE = `
+'use strict';
+const { workerData } = require('node:worker_threads');
+const { module, memory, ctrl, names, spin } = workerData;
+const c = new Int32Array(ctrl);
+const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, FN = ${CTRL.FN}, ERR = ${CTRL.ERR}, A = ${CTRL.ARGS};
+let fns;
+try {
+  const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
+  fns = names.map((n) => ex[n]);
+  Atomics.store(c, STATE, 1);
+} catch (e) {
+  Atomics.store(c, STATE, -1);
+}
+Atomics.notify(c, STATE);
+let seen = 0;
+while (fns) {
+  let s = Atomics.load(c, SEQ);
+  for (let i = 0; s === seen && i < spin; i++) s = Atomics.load(c, SEQ);
+  while (s === seen) {
+    Atomics.wait(c, SEQ, seen);
+    s = Atomics.load(c, SEQ);
+  }
+  seen = s;
+  const f = c[FN];
+  if (f < 0) break;
+  try {
+    fns[f](c[A], c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6], c[A + 7], c[A + 8], c[A + 9], c[A + 10], c[A + 11]);
+    c[ERR] = 0;
+  } catch (e) {
+    c[ERR] = 1;
+  }
+  Atomics.store(c, DONE, s);
+  Atomics.notify(c, DONE);
+}
+`;

@@ -1,0 +1,231 @@
+// The worker-pool backend: the rows of every weight matrix are split across T threads (the calling
+// thread is one of them), each thread with its own WebAssembly instance and memory, so no single
+// 4 GiB wasm32 memory has to hold the model and every core streams its own share of the weights.
+//
+// Design (see pool-worker.ts for the worker's side):
+// - The parent creates every memory (shared, SharedArrayBuffer-backed) and runs every allocator,
+//   so loading is synchronous and needs no messages: fill() writes straight into the memory of
+//   the worker that will compute on those rows.
+// - Per matvec the calling thread quantises the activation once, copies the few KiB of quantised
+//   activation into each worker's memory, bumps each worker's job word (Atomics.notify), computes
+//   its own rows, then waits (Atomics.wait) for the workers and gathers their outputs. The forward
+//   pass stays synchronous. Workers spin briefly on the job word before sleeping, so back-to-back
+//   matvecs do not pay a futex wake each.
+// - Results equal WasmBackend's bit for bit: the same kernels compute the same rows.
+
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { EngineError } from '../../shared/errors.js';
+import { rowBytes } from '../gguf/ggml-types.js';
+import { Arena, newSharedMemory } from '../wasm/arena.js';
+import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
+import { actBytes, kernelType, type KernelType } from '../wasm/layout.js';
+import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
+import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
+import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
+import { checkShapes, kernelFor } from './wasm.js';
+
+export interface PoolOptions extends LoadOptions {
+  /** Threads that compute, the calling thread included (default os.availableParallelism()). */
+  threads?: number;
+  /** Polls of the job word before a waiting thread sleeps in Atomics.wait (default 256: on a busy machine spinning steals the core the other thread needs). */
+  spin?: number;
+  /** Milliseconds to wait for a worker before the pool is declared dead (default 60000). */
+  timeoutMs?: number;
+}
+
+/** One computing thread: index 0 is the calling thread, the others are workers. */
+interface Part {
+  readonly arena: Arena;
+  readonly worker?: Worker;
+  readonly ctrl?: Int32Array;
+  seq: number;
+}
+
+/** The rows [r0, r1) of a weight held by part `part`, starting at byte `ptr` of its memory. */
+interface Slice {
+  readonly part: number;
+  readonly r0: number;
+  readonly r1: number;
+  readonly ptr: number;
+}
+
+interface PoolWeight extends WeightHandle {
+  readonly kt: KernelType;
+  readonly rowBytes: number;
+  readonly slices: readonly Slice[];
+}
+
+export class PoolBackend implements MatBackend {
+  readonly name: string;
+  readonly threads: number;
+  private readonly main: KernelInstance;
+  private readonly parts: Part[];
+  private readonly fnIndex: Map<string, number>;
+  private readonly spin: number;
+  private readonly timeoutMs: number;
+  private bytes = 0;
+  private nextId = 0;
+  private disposed = false;
+
+  constructor(opts: PoolOptions = {}) {
+    const km = loadKernelModule(opts);
+    this.main = new KernelInstance(km);
+    this.threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
+    this.spin = opts.spin ?? 256;
+    this.timeoutMs = opts.timeoutMs ?? 60000;
+    this.name = `wasm-${km.simd}-pool`;
+    const names = exportedFunctions(km.module);
+    this.fnIndex = new Map(names.map((n, i) => [n, i]));
+    this.parts = [{ arena: this.main.arena, seq: 0 }];
+    const base = this.main.heapBase;
+    for (let i = 1; i < this.threads; i++) {
+      const memory = newSharedMemory(base);
+      const ctrlBuf = new SharedArrayBuffer(CTRL.SIZE * 4);
+      const worker = new Worker(POOL_WORKER_SOURCE, { eval: true, workerData: { module: km.module, memory, ctrl: ctrlBuf, names, spin: this.spin } });
+      worker.unref(); // an idle pool must not keep the process alive
+      this.parts.push({ arena: new Arena(memory, base), worker, ctrl: new Int32Array(ctrlBuf), seq: 0 });
+    }
+    for (let i = 1; i < this.parts.length; i++) {
+      const c = this.parts[i].ctrl!;
+      if (Atomics.wait(c, CTRL.STATE, 0, this.timeoutMs) === 'timed-out' || c[CTRL.STATE] !== 1) {
+        this.dispose();
+        throw new EngineError('POOL_START', `worker ${i} of the WebAssembly pool did not start; run with fewer threads or use the single-thread WebAssembly backend`);
+      }
+    }
+  }
+
+  supports(type: number): boolean {
+    return kernelType(type) !== undefined;
+  }
+
+  addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
+    const kt = kernelFor(spec);
+    const rb = rowBytes(spec.type, spec.cols);
+    const slices: Slice[] = [];
+    const p = this.parts.length;
+    for (let i = 0; i < p; i++) {
+      // Even split; the first (rows % p) parts take one extra row.
+      const r0 = i * Math.floor(spec.rows / p) + Math.min(i, spec.rows % p);
+      const r1 = r0 + Math.floor(spec.rows / p) + (i < spec.rows % p ? 1 : 0);
+      if (r1 === r0) continue;
+      const arena = this.parts[i].arena;
+      const size = (r1 - r0) * rb;
+      const ptr = arena.alloc(size);
+      fill(arena.u8(ptr, size), r0 * rb);
+      slices.push({ part: i, r0, r1, ptr });
+    }
+    this.bytes += rb * spec.rows;
+    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices };
+    return h;
+  }
+
+  matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void {
+    this.matmul(out, w, x, 1);
+  }
+
+  matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void {
+    const { spec, kt, rowBytes: rb, slices } = w as PoolWeight;
+    checkShapes(spec, out, x, n);
+    const { rows, cols } = spec;
+    const ab = actBytes(kt.act, cols);
+    // Quantise once, on this thread.
+    const a = this.main.arena;
+    const xPtr = a.scratch(n * (cols * 4 + ab + rows * 4));
+    const xqPtr = xPtr + n * cols * 4;
+    a.f32(xPtr, n * cols).set(x.subarray(0, n * cols));
+    for (let t = 0; t < n; t++) this.main.quantize(kt.act, xqPtr + t * ab, xPtr + t * cols * 4, cols);
+    const xq = a.u8(xqPtr, n * ab);
+    const fn = n === 1 ? `matvec_${kt.suffix}` : `matmul_${kt.suffix}`;
+    // Hand each worker its job, then do this thread's rows.
+    const outPtrs: number[] = [];
+    let mine: Slice | undefined;
+    for (const s of slices) {
+      const lr = s.r1 - s.r0;
+      if (s.part === 0) {
+        mine = s;
+        outPtrs.push(xqPtr + n * ab);
+        continue;
+      }
+      const arena = this.parts[s.part].arena;
+      const xqW = arena.scratch(n * ab + n * lr * 4);
+      arena.u8(xqW, n * ab).set(xq);
+      outPtrs.push(xqW + n * ab);
+      this.post(s.part, fn, [xqW + n * ab, s.ptr, rb, 0, lr, xqW, cols, n, ab, lr]);
+    }
+    if (mine) {
+      const lr = mine.r1 - mine.r0;
+      const o = xqPtr + n * ab;
+      if (n === 1) this.main.matvec(kt, o, mine.ptr, rb, 0, lr, xqPtr, cols);
+      else this.main.matmul(kt, o, mine.ptr, rb, 0, lr, xqPtr, cols, n, ab, lr);
+    }
+    for (const s of slices) if (s.part !== 0) this.wait(s.part);
+    // Gather: slice-local [n, lr] → out[n, rows].
+    slices.forEach((s, i) => {
+      const lr = s.r1 - s.r0;
+      const local = this.parts[s.part].arena.f32(outPtrs[i], n * lr);
+      for (let t = 0; t < n; t++) out.set(local.subarray(t * lr, (t + 1) * lr), t * rows + s.r0);
+    });
+  }
+
+  getRow(out: Float32Array, w: WeightHandle, row: number): void {
+    const { spec, kt, rowBytes: rb, slices } = w as PoolWeight;
+    const s = slices.find((sl) => row >= sl.r0 && row < sl.r1);
+    if (!s) throw new EngineError('BAD_SHAPE', `row ${row} is outside tensor "${spec.name}" (${spec.rows} rows)`);
+    const a = this.main.arena;
+    let src = s.ptr + (row - s.r0) * rb;
+    const tmp = a.scratch(rb + 64 + spec.cols * 4);
+    const o = tmp + Math.ceil(rb / 64) * 64;
+    if (s.part !== 0) {
+      // The row lives in a worker's memory: copy its bytes here and dequantise on this thread.
+      a.u8(tmp, rb).set(this.parts[s.part].arena.u8(src, rb));
+      src = tmp;
+    }
+    this.main.dequant(kt, o, src, spec.cols);
+    out.set(a.f32(o, spec.cols));
+  }
+
+  weightBytes(): number {
+    return this.bytes;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const p of this.parts) {
+      if (!p.worker || !p.ctrl) continue;
+      p.ctrl[CTRL.FN] = -1;
+      Atomics.store(p.ctrl, CTRL.SEQ, ++p.seq);
+      Atomics.notify(p.ctrl, CTRL.SEQ);
+      void p.worker.terminate();
+    }
+    this.bytes = 0;
+  }
+
+  /** Start export `fn` on worker `part` with i32 arguments. */
+  private post(part: number, fn: string, args: number[]): void {
+    if (this.disposed) throw new EngineError('POOL_DISPOSED', 'the WebAssembly pool was disposed; create a new backend');
+    const p = this.parts[part];
+    const c = p.ctrl!;
+    c[CTRL.FN] = this.fnIndex.get(fn)!;
+    for (let i = 0; i < args.length; i++) c[CTRL.ARGS + i] = args[i] | 0;
+    Atomics.store(c, CTRL.SEQ, ++p.seq);
+    Atomics.notify(c, CTRL.SEQ);
+  }
+
+  /** Block until worker `part` has finished its last job. */
+  private wait(part: number): void {
+    const p = this.parts[part];
+    const c = p.ctrl!;
+    let done = Atomics.load(c, CTRL.DONE);
+    for (let i = 0; done !== p.seq && i < this.spin; i++) done = Atomics.load(c, CTRL.DONE);
+    const deadline = Date.now() + this.timeoutMs;
+    while (done !== p.seq) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new EngineError('POOL_TIMEOUT', `worker ${part} of the WebAssembly pool stopped answering; reload the model`);
+      Atomics.wait(c, CTRL.DONE, done, left);
+      done = Atomics.load(c, CTRL.DONE);
+    }
+    if (c[CTRL.ERR]) throw new EngineError('POOL_KERNEL', `a kernel failed on worker ${part} of the WebAssembly pool; reload the model`);
+  }
+}

@@ -1,0 +1,287 @@
+// The engine's facade for the app and the CLI: load a model (LoadedModel), then hold one
+// conversation's KV cache (Session) and stream a reply as events. A new prompt that extends what
+// the cache holds only evaluates the new tokens.
+
+import { totalmem } from 'node:os';
+import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
+import { PoolBackend } from './backend/pool.js';
+import { ScalarBackend } from './backend/scalar.js';
+import { WasmBackend } from './backend/wasm.js';
+import type { MatBackend } from './backend/types.js';
+import { renderChat, templateInfoFromGguf, type ChatMessage, type TemplateInfo } from './chat/index.js';
+import { readGgufHeader } from './gguf/file.js';
+import { summarize, type ModelSummary } from './gguf/keys.js';
+import type { GgufHeader } from './gguf/types.js';
+import { createRunState, forward, MAX_BATCH, type Model, type RunState } from './model/forward.js';
+import type { ModelHparams } from './model/hparams.js';
+import { estimateMemory, loadModelFile, modelInfo, type MemoryEstimate } from './model/load.js';
+import { Sampler, StopStringMatcher, type SamplingParams } from './sample/index.js';
+import { tokenizerFromGguf, type Tokenizer } from './tokenizer/index.js';
+
+// ----------------------------------------------------------------------------------------------
+// Loading
+
+export type BackendKind = 'scalar' | 'wasm' | 'pool';
+
+export interface LoadOptions {
+  /** Positions the KV cache holds. Default: the training context, at most DEFAULT_CONTEXT. */
+  contextSize?: number;
+  threads?: number;
+  /** Which compute backend, or one already made (tests, a custom backend). Default: see defaultBackend. */
+  backend?: BackendKind | MatBackend;
+  onProgress?: (loadedBytes: number, totalBytes: number) => void;
+  signal?: AbortSignal;
+}
+
+/** Default context when the caller gives none (llama.cpp's common default n_ctx is 4096). */
+export const DEFAULT_CONTEXT = 4096;
+
+async function createBackend(kind: BackendKind, threads: number): Promise<MatBackend> {
+  switch (kind) {
+    case 'scalar':
+      return new ScalarBackend();
+    case 'wasm':
+      return new WasmBackend();
+    case 'pool':
+      return new PoolBackend({ threads });
+  }
+}
+
+/**
+ * The backend asked for, or by default the fastest that starts here: the WebAssembly pool for
+ * several threads, single-thread WebAssembly otherwise, and the scalar reference when the
+ * WebAssembly kernels cannot be loaded (e.g. not built). An explicit choice that fails throws.
+ */
+async function defaultBackend(kind: BackendKind | undefined, threads: number): Promise<MatBackend> {
+  if (kind) return createBackend(kind, threads);
+  try {
+    return await createBackend(threads > 1 ? 'pool' : 'wasm', threads);
+  } catch {
+    return new ScalarBackend();
+  }
+}
+
+function checkContextSize(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 1 << 20) throw new UsageError(`context size ${n} is not usable; give a whole number from 1 to ${1 << 20}`);
+  return n;
+}
+
+export class LoadedModel {
+  private disposed = false;
+
+  private constructor(
+    readonly path: string,
+    readonly header: GgufHeader,
+    readonly summary: ModelSummary,
+    readonly hparams: ModelHparams,
+    readonly tokenizer: Tokenizer,
+    readonly templateInfo: TemplateInfo,
+    readonly contextSize: number,
+    readonly memory: MemoryEstimate,
+    /** The forward pass's view of the weights (engine internal). */
+    readonly model: Model,
+  ) {}
+
+  /** Memory a model would take at a context size, from its header alone (nothing is loaded). */
+  static estimate(h: GgufHeader, contextSize?: number): MemoryEstimate {
+    const { hp } = modelInfo(h);
+    return estimateMemory(h, hp, checkContextSize(contextSize ?? Math.min(hp.nCtxTrain || DEFAULT_CONTEXT, DEFAULT_CONTEXT)));
+  }
+
+  static async load(path: string, opts: LoadOptions = {}): Promise<LoadedModel> {
+    const stop = () => {
+      if (opts.signal?.aborted) throw new CancelledError('Loading was cancelled.');
+    };
+    stop();
+    const header = await readGgufHeader(path);
+    const { hp } = modelInfo(header); // unsupported architecture / bad keys fail here, before any weight is read
+    const contextSize = checkContextSize(opts.contextSize ?? Math.min(hp.nCtxTrain || DEFAULT_CONTEXT, DEFAULT_CONTEXT));
+    const memory = estimateMemory(header, hp, contextSize);
+    const need = memory.weights + memory.kvCache;
+    if (need > totalmem()) {
+      throw new ModelError('NOT_ENOUGH_MEMORY', `the model needs about ${(need / 2 ** 30).toFixed(1)} GiB (weights ${(memory.weights / 2 ** 30).toFixed(1)} GiB + KV cache ${(memory.kvCache / 2 ** 30).toFixed(1)} GiB) but this machine has ${(totalmem() / 2 ** 30).toFixed(1)} GiB; choose a smaller quantisation or context`);
+    }
+    const tokenizer = tokenizerFromGguf(header);
+    const templateInfo = templateInfoFromGguf(header);
+    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, opts.threads ?? 1);
+    try {
+      const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
+      return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, model);
+    } catch (err) {
+      backend.dispose();
+      throw err;
+    }
+  }
+
+  get backendName(): string {
+    return this.model.backend.name;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.model.backend.dispose();
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Generation
+
+export type DoneReason = 'eos' | 'length' | 'stop' | 'cancelled' | 'context';
+
+export interface GenerationStats {
+  promptTokens: number;
+  generatedTokens: number;
+  ttftMs: number;
+  tokensPerS: number;
+  promptTokensPerS: number;
+}
+
+export type GenerationEvent =
+  | { kind: 'prompt'; text: string; tokens: number[] } // the exact prompt (transparency)
+  | { kind: 'token'; id: number; text: string; top: { id: number; p: number; text: string }[] }
+  | { kind: 'done'; reason: DoneReason; stats: GenerationStats };
+
+export interface GenerateOptions {
+  /** Stop at an end-of-generation token (default true). `pantheon run --temp 0` turns it off. */
+  stopAtEog?: boolean;
+  /** Stop strings on top of sampling.stop (the chat template's end-of-turn markers). */
+  stopStrings?: string[];
+  /** Text for the 'prompt' event (default: the prompt tokens decoded with special tokens shown). */
+  promptText?: string;
+}
+
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class Session {
+  /** Tokens whose keys and values are in the cache, at positions 0..n-1. */
+  private cached: number[] = [];
+  private state: RunState;
+  private busy = false;
+
+  constructor(readonly model: LoadedModel) {
+    this.state = createRunState(model.model, model.contextSize);
+  }
+
+  /** Positions of the context in use. */
+  get used(): number {
+    return this.cached.length;
+  }
+
+  get contextSize(): number {
+    return this.model.contextSize;
+  }
+
+  /** Forget the conversation (the cache is simply overwritten from position 0). */
+  reset(): void {
+    this.cached = [];
+  }
+
+  /** Render `messages` with the model's chat template, then generate the assistant's reply. */
+  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
+    const m = this.model;
+    const rendered = renderChat(m.templateInfo, messages);
+    const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text });
+  }
+
+  /**
+   * Generate after `promptTokens` (the whole conversation so far, not only the new part: the cached
+   * prefix it shares with the previous call is reused). Yields 'prompt', then one 'token' per
+   * sampled token, then 'done'. Cancelling `signal` stops before the next token.
+   */
+  async *generate(promptTokens: number[], sampling: SamplingParams, signal?: AbortSignal, opts: GenerateOptions = {}): AsyncGenerator<GenerationEvent> {
+    if (this.busy) throw new UsageError('this session is already generating; cancel it or wait for it to finish');
+    if (promptTokens.length === 0) throw new UsageError('the prompt is empty; give at least one token');
+    const size = this.contextSize;
+    if (promptTokens.length > size) throw new ContextFullError(promptTokens.length, size);
+    const nVocab = this.model.hparams.nVocab;
+    for (const t of promptTokens) {
+      if (!Number.isInteger(t) || t < 0 || t >= nVocab) throw new UsageError(`prompt token ${t} is not in the vocabulary (0..${nVocab - 1})`);
+    }
+    this.busy = true;
+    try {
+      yield* this.run(promptTokens, sampling, signal, opts);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async *run(promptTokens: number[], sampling: SamplingParams, signal: AbortSignal | undefined, opts: GenerateOptions): AsyncGenerator<GenerationEvent> {
+    const { model: lm, state } = this;
+    const tok = lm.tokenizer;
+    const sampler = new Sampler(sampling);
+    const stopAtEog = opts.stopAtEog ?? true;
+    const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
+    const decoder = tok.createStreamDecoder({ skipSpecial: true });
+    const size = this.contextSize;
+
+    yield { kind: 'prompt', text: opts.promptText ?? tok.decode(promptTokens), tokens: [...promptTokens] };
+
+    const t0 = performance.now();
+    const stats: GenerationStats = { promptTokens: promptTokens.length, generatedTokens: 0, ttftMs: 0, tokensPerS: 0, promptTokensPerS: 0 };
+    const done = (reason: DoneReason): GenerationEvent => ({ kind: 'done', reason, stats });
+    const cancelled = () => signal?.aborted === true;
+
+    // Prompt: reuse the cached prefix; evaluate the rest in llama.cpp-sized batches, yielding
+    // between them so a cancel can get through. At least the last prompt token is evaluated, for
+    // its logits.
+    let keep = 0;
+    while (keep < this.cached.length && keep < promptTokens.length && this.cached[keep] === promptTokens[keep]) keep++;
+    if (keep === promptTokens.length) keep--;
+    this.cached.length = keep;
+    let logits: Float32Array = state.logits;
+    for (let i = keep; i < promptTokens.length; i += MAX_BATCH) {
+      if (cancelled()) return yield done('cancelled');
+      const chunk = promptTokens.slice(i, i + MAX_BATCH);
+      logits = forward(lm.model, state, chunk, i);
+      this.cached.push(...chunk);
+      if (i + MAX_BATCH < promptTokens.length) await nextTick();
+    }
+    const promptMs = performance.now() - t0;
+    const evaluated = promptTokens.length - keep;
+    stats.promptTokensPerS = promptMs > 0 ? (evaluated * 1000) / promptMs : 0;
+
+    const history = [...promptTokens];
+    const limit = sampling.maxTokens < 0 ? Infinity : sampling.maxTokens;
+    let decodeMs = 0;
+    let decoded = 0;
+    if (limit === 0) return yield done('length');
+    for (;;) {
+      if (cancelled()) return yield done('cancelled');
+      const { id, top } = sampler.sample(logits, history);
+      history.push(id);
+      stats.generatedTokens++;
+      if (stats.generatedTokens === 1) stats.ttftMs = performance.now() - t0;
+
+      const eog = tok.isEog(id);
+      let reason: DoneReason | null = null;
+      let text: string;
+      if (eog && stopAtEog) {
+        reason = 'eos';
+        text = stops.push(decoder.flush()).text;
+      } else {
+        const s = stops.push(decoder.push(id));
+        text = s.text;
+        if (s.stopped) reason = 'stop';
+        else if (stats.generatedTokens >= limit) reason = 'length';
+        else if (this.cached.length >= size) reason = 'context';
+      }
+      if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
+      yield { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: tok.decode([c.id]) })) };
+      if (reason !== null) {
+        stats.tokensPerS = decodeMs > 0 ? (decoded * 1000) / decodeMs : 0;
+        return yield done(reason);
+      }
+
+      // Feed the token back and yield to the event loop (cancellation, streaming) before the next.
+      const t1 = performance.now();
+      logits = forward(lm.model, state, [id], this.cached.length);
+      this.cached.push(id);
+      decodeMs += performance.now() - t1;
+      decoded++;
+      stats.tokensPerS = (decoded * 1000) / decodeMs;
+      await nextTick();
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// One WebAssembly memory and the bump allocator that places weights in it. Memories are shared
+// (SharedArrayBuffer-backed) so the thread that loads weights and the worker that computes on them
+// can both see the same bytes. wasm32 addresses 4 GiB per memory; the worker pool gives every
+// thread its own memory so that limit applies per share of the model, not to the whole model.
+
+import { EngineError } from '../../shared/errors.js';
+
+export const WASM_PAGE = 65536;
+/** 4 GiB: the wasm32 limit, and the maximum the kernel module declares. */
+export const MAX_PAGES = 65536;
+
+/** A new shared memory of `bytes` (rounded up to pages), growable to 4 GiB. */
+export function newSharedMemory(bytes: number): WebAssembly.Memory {
+  return new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / WASM_PAGE)), maximum: MAX_PAGES, shared: true });
+}
+
+export class Arena {
+  /** First free byte. */
+  private top: number;
+  private scratchPtr = 0;
+  private scratchSize = 0;
+  private buf: ArrayBufferLike;
+
+  /** `base`: first byte the allocator may hand out (the module's heap_base). */
+  constructor(readonly memory: WebAssembly.Memory, base: number) {
+    this.top = align(base, 64);
+    this.buf = memory.buffer;
+  }
+
+  /** Bytes handed out so far (including the module's static data below base). */
+  get used(): number {
+    return this.top;
+  }
+
+  /** `bytes` bytes aligned to `alignTo`, growing the memory as needed; never freed. */
+  alloc(bytes: number, alignTo = 64): number {
+    const ptr = align(this.top, alignTo);
+    const end = ptr + bytes;
+    if (end > MAX_PAGES * WASM_PAGE) {
+      throw new EngineError('WASM_OOM', `a WebAssembly memory cannot hold ${fmt(end)} (wasm32 stops at 4 GiB); use the worker pool with more threads or a smaller model`);
+    }
+    const have = this.memory.buffer.byteLength;
+    if (end > have) {
+      // Grow by at least 1/8 of what we hold so many small weights do not grow page by page.
+      const want = Math.max(end, Math.min(MAX_PAGES * WASM_PAGE, have + (have >> 3)));
+      try {
+        this.memory.grow(Math.ceil((want - have) / WASM_PAGE));
+      } catch {
+        throw new EngineError('WASM_OOM', `could not grow WebAssembly memory to ${fmt(want)}; the machine is out of memory for this model`);
+      }
+    }
+    this.top = end;
+    return ptr;
+  }
+
+  /**
+   * A scratch region of at least `bytes` for activations and outputs. It is reused between calls
+   * and replaced (never freed: the allocator only bumps) when a bigger one is needed, doubling so
+   * the waste stays below the largest scratch size.
+   */
+  scratch(bytes: number): number {
+    if (bytes > this.scratchSize) {
+      this.scratchSize = Math.max(bytes, this.scratchSize * 2, 64 * 1024);
+      this.scratchPtr = this.alloc(this.scratchSize);
+    }
+    return this.scratchPtr;
+  }
+
+  private buffer(): ArrayBufferLike {
+    // A grown shared memory hands out a new, longer SharedArrayBuffer.
+    if (this.buf.byteLength !== this.memory.buffer.byteLength) this.buf = this.memory.buffer;
+    return this.buf;
+  }
+
+  u8(ptr: number, length: number): Uint8Array {
+    return new Uint8Array(this.buffer(), ptr, length);
+  }
+
+  f32(ptr: number, length: number): Float32Array {
+    return new Float32Array(this.buffer(), ptr, length);
+  }
+}
+
+function align(n: number, a: number): number {
+  return Math.ceil(n / a) * a;
+}
+
+function fmt(bytes: number): string {
+  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+}

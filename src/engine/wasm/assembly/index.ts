@@ -1,0 +1,19 @@
+// Pantheon's WebAssembly kernels (AssemblyScript, built by scripts/build-wasm.mjs into
+// build/wasm/kernels.wasm and, with relaxed SIMD, kernels-relaxed.wasm). Every export is a pure
+// function on pointers into the imported (shared) linear memory; the TypeScript side owns allocation.
+
+export * from './activation';
+export * from './float';
+export * from './legacy';
+export * from './kquants';
+export * from './membench';
+
+/** First byte after the module's static data: where the host's bump allocator may start. */
+export function heap_base(): usize {
+  return __heap_base;
+}
+
+/** 1 when this build uses relaxed SIMD (i32x4.relaxed_dot_i8x16_i7x16_add_s). */
+export function relaxed(): i32 {
+  return ASC_FEATURE_RELAXED_SIMD ? 1 : 0;
+}

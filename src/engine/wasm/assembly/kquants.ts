@@ -1,0 +1,564 @@
+// The 256-element super-block formats, dotted with a Q8_K activation. Block layouts (ggml-common.h):
+//   Q2_K   84 B { u8 scales[16]; u8 qs[64]; f16 d; f16 dmin }             x = d·(sc&15)·q − dmin·(sc>>4)
+//   Q3_K  110 B { u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d }         x = d·(sc−32)·(q + 4·h − 4)
+//   Q4_K  144 B { f16 d; f16 dmin; u8 scales[12]; u8 qs[128] }            x = d·sc·q − dmin·m
+//   Q5_K  176 B { f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128] } x = d·sc·(q + 16·h) − dmin·m
+//   Q6_K  210 B { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d }           x = d·sc·(q − 32)
+//   IQ4_XS 136 B { f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128] }      x = d·(ls−32)·kvalues_iq4nl[q]
+//   TQ1_0  54 B { u8 qs[48]; u8 qh[4]; f16 d }  base-3 packed trits       x = d·(t − 1)
+//   TQ2_0  66 B { u8 qs[64]; f16 d }            2-bit fields               x = d·(q − 1)
+// Element order inside a block is ggml's dequantize_row_* order. Each dot forms the block's exact
+// integer sum (sub-block scale × 16-lane dot, offsets and minimums taken out with the activation's
+// bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32.
+
+import { SCRATCH, bits, dotS, dotU, f16, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales } from './common';
+import { IQ4NL } from './legacy';
+
+const Z: v128 = i32x4.splat(0);
+
+/** Σ_k coef_k · bsum_k for the 16 bsums of a block (coefficients as 16 i8 lanes). */
+// @ts-ignore: decorator
+@inline function bsumDotS(bs: usize, coef: v128): v128 {
+  return i32x4.add(
+    i32x4.dot_i16x8_s(v128.load(bs), i16x8.extend_low_i8x16_s(coef)),
+    i32x4.dot_i16x8_s(v128.load(bs, 16), i16x8.extend_high_i8x16_s(coef)),
+  );
+}
+/** The same with unsigned coefficients (0..255). */
+// @ts-ignore: decorator
+@inline function bsumDotU(bs: usize, coef: v128): v128 {
+  return i32x4.add(
+    i32x4.dot_i16x8_s(v128.load(bs), i16x8.extend_low_i8x16_u(coef)),
+    i32x4.dot_i16x8_s(v128.load(bs, 16), i16x8.extend_high_i8x16_u(coef)),
+  );
+}
+/** Σ of the 16 bsums as i32x4 lanes (Σx over the block). */
+// @ts-ignore: decorator
+@inline function bsumAll(bs: usize): v128 {
+  return i32x4.add(i32x4.extadd_pairwise_i16x8_s(v128.load(bs)), i32x4.extadd_pairwise_i16x8_s(v128.load(bs, 16)));
+}
+/** isum + dot·scale. */
+// @ts-ignore: decorator
+@inline function mulAdd(isum: v128, dot: v128, scale: i32): v128 {
+  return i32x4.add(isum, i32x4.mul(dot, i32x4.splat(scale)));
+}
+
+/**
+ * Q4_K/Q5_K 6-bit scales and mins (get_scale_min_k4) as 16 bytes: sc[0..7] then m[0..7]; the u32
+ * shuffle is the one ggml's SIMD paths use (kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303).
+ */
+// @ts-ignore: decorator
+@inline function scalesK4(p: usize): v128 {
+  const u0 = load<u32>(p), u1 = load<u32>(p, 4), u2 = load<u32>(p, 8);
+  const s0 = u0 & 0x3f3f3f3f;
+  const s1 = (u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4);
+  const m0 = u1 & 0x3f3f3f3f;
+  const m1 = ((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4);
+  return i32x4.replace_lane(i32x4.replace_lane(i32x4.replace_lane(i32x4.splat(s0), 1, s1), 2, m0), 3, m1);
+}
+
+/** Q3_K's sixteen 6-bit scales, minus 32, as 16 signed bytes (dequantize_row_q3_K's aux unpacking). */
+// @ts-ignore: decorator
+@inline function scalesQ3(p: usize): v128 {
+  const a0 = load<u32>(p), a1 = load<u32>(p, 4), t = load<u32>(p, 8);
+  const s2 = ((a0 >> 4) & 0x0f0f0f0f) | (((t >> 4) & 0x03030303) << 4);
+  const s3 = ((a1 >> 4) & 0x0f0f0f0f) | (((t >> 6) & 0x03030303) << 4);
+  const s0 = (a0 & 0x0f0f0f0f) | ((t & 0x03030303) << 4);
+  const s1 = (a1 & 0x0f0f0f0f) | (((t >> 2) & 0x03030303) << 4);
+  const v = i32x4.replace_lane(i32x4.replace_lane(i32x4.replace_lane(i32x4.splat(s0), 1, s1), 2, s2), 3, s3);
+  return i8x16.sub(v, i8x16.splat(32));
+}
+
+/** [Σa, Σb, Σc, Σd]: the lane sums of four vectors, as four lanes. */
+// @ts-ignore: decorator
+@inline function reduce4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i32x4.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  const cd = i32x4.add(i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  // ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise
+  return i32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+}
+
+/** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's lane sums … */
+// @ts-ignore: decorator
+@inline function q4Lo(wb: usize, xb: usize, c: i32): v128 {
+  const q = wb + 16 + (<usize>c << 5);
+  const x = xb + (<usize>c << 6);
+  return dotU(lo4(v128.load(q, 16)), v128.load(x, 16), dotU(lo4(v128.load(q)), v128.load(x), Z));
+}
+/** … and the high-nibble sub-block 2c+1's. */
+// @ts-ignore: decorator
+@inline function q4Hi(wb: usize, xb: usize, c: i32): v128 {
+  const q = wb + 16 + (<usize>c << 5);
+  const x = xb + (<usize>c << 6);
+  return dotU(hi4(v128.load(q, 16)), v128.load(x, 48), dotU(hi4(v128.load(q)), v128.load(x, 32), Z));
+}
+
+// ---- dots over one row ------------------------------------------------------------------------
+
+// @ts-ignore: decorator
+@inline function dot_q4_K(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 144;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const sm = scalesK4(wb + 4);
+    // Σ_j m_j·(bsum_2j + bsum_2j+1): each min covers two 16-lane bsums.
+    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const minsum = hsumI(bsumDotU(bs, mdup));
+    // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
+    // scaled with one i32x4 multiply per four sub-blocks.
+    const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
+    const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
+    const sc16 = i16x8.extend_low_i8x16_u(sm);
+    const isum = i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
+    const dx = load<f32>(dp + (<usize>b << 2));
+    acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
+    accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
+  }
+  return hsumF(acc) - accm;
+}
+
+// @ts-ignore: decorator
+@inline function dot_q5_K(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 176;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const sm = scalesK4(wb + 4);
+    v128.store(SCRATCH, sm);
+    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const minsum = hsumI(bsumDotU(bs, mdup));
+    const h0 = v128.load(wb, 16);
+    const h1 = v128.load(wb, 32);
+    let isum = Z;
+    for (let c = 0; c < 4; c++) {
+      const q0 = v128.load(wb + 48 + (<usize>c << 5));
+      const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
+      const xc = xb + (<usize>c << 6);
+      const j = 2 * c;
+      const l0 = v128.or(lo4(q0), i16x8.shl(bits(h0, j, 1), 4));
+      const l1 = v128.or(lo4(q1), i16x8.shl(bits(h1, j, 1), 4));
+      const u0 = v128.or(hi4(q0), i16x8.shl(bits(h0, j + 1, 1), 4));
+      const u1 = v128.or(hi4(q1), i16x8.shl(bits(h1, j + 1, 1), 4));
+      const sl = dotU(l1, v128.load(xc, 16), dotU(l0, v128.load(xc), Z));
+      const sh = dotU(u1, v128.load(xc, 48), dotU(u0, v128.load(xc, 32), Z));
+      isum = mulAdd(mulAdd(isum, sl, <i32>load<u8>(SCRATCH + j)), sh, <i32>load<u8>(SCRATCH + j + 1));
+    }
+    const dx = load<f32>(dp + (<usize>b << 2));
+    acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
+    accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
+  }
+  return hsumF(acc) - accm;
+}
+
+// @ts-ignore: decorator
+@inline function dot_q6_K(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 210;
+    const xb = xq + (<usize>b << 8);
+    const scv = v128.load(wb, 192);
+    // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
+    let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bp + (<usize>b << 5), scv)), 5);
+    for (let n = 0; n < 2; n++) {
+      const ql = wb + (<usize>n << 6);
+      const qh = wb + 128 + (<usize>n << 5);
+      const xn = xb + (<usize>n << 7);
+      const sc = wb + 192 + (<usize>n << 3);
+      for (let v = 0; v < 2; v++) {
+        const a = v128.load(ql + (<usize>v << 4));
+        const c = v128.load(ql + 32 + (<usize>v << 4));
+        const h = v128.load(qh + (<usize>v << 4));
+        const xv = xn + (<usize>v << 4);
+        const q1 = v128.or(lo4(a), i16x8.shl(bits(h, 0, 3), 4));
+        const q2 = v128.or(lo4(c), i16x8.shl(bits(h, 2, 3), 4));
+        const q3 = v128.or(hi4(a), i16x8.shl(bits(h, 4, 3), 4));
+        const q4 = v128.or(hi4(c), i16x8.shl(bits(h, 6, 3), 4));
+        isum = mulAdd(isum, dotU(q1, v128.load(xv), Z), <i32>load<i8>(sc + v));
+        isum = mulAdd(isum, dotU(q2, v128.load(xv, 32), Z), <i32>load<i8>(sc + 2 + v));
+        isum = mulAdd(isum, dotU(q3, v128.load(xv, 64), Z), <i32>load<i8>(sc + 4 + v));
+        isum = mulAdd(isum, dotU(q4, v128.load(xv, 96), Z), <i32>load<i8>(sc + 6 + v));
+      }
+    }
+    acc = fmaI(acc, isum, f16(load<u16>(wb, 208)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+
+// @ts-ignore: decorator
+@inline function dot_q2_K(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  let accm: f32 = 0;
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 84;
+    const xb = xq + (<usize>b << 8);
+    const scv = v128.load(wb);
+    v128.store(SCRATCH, lo4(scv));
+    const minsum = hsumI(bsumDotU(bp + (<usize>b << 5), hi4(scv)));
+    let isum = Z;
+    for (let n = 0; n < 2; n++) {
+      const q0 = v128.load(wb + 16 + (<usize>n << 5));
+      const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
+      for (let j = 0; j < 4; j++) {
+        const g = 8 * n + 2 * j;
+        const xg = xb + (<usize>g << 4);
+        isum = mulAdd(isum, dotU(bits(q0, 2 * j, 3), v128.load(xg), Z), <i32>load<u8>(SCRATCH + g));
+        isum = mulAdd(isum, dotU(bits(q1, 2 * j, 3), v128.load(xg, 16), Z), <i32>load<u8>(SCRATCH + g + 1));
+      }
+    }
+    const dx = load<f32>(dp + (<usize>b << 2));
+    acc = fmaI(acc, isum, f16(load<u16>(wb, 80)) * dx);
+    accm += f16(load<u16>(wb, 82)) * dx * <f32>minsum;
+  }
+  return hsumF(acc) - accm;
+}
+
+// @ts-ignore: decorator
+@inline function dot_q3_K(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 110;
+    const xb = xq + (<usize>b << 8);
+    const scv = scalesQ3(wb + 96);
+    v128.store(SCRATCH, scv);
+    // quant = low2 + 4·h − 4: the −4 comes out as 4·Σ_g sc_g·bsum_g.
+    let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bp + (<usize>b << 5), scv)), 2);
+    const h0 = v128.load(wb);
+    const h1 = v128.load(wb, 16);
+    for (let n = 0; n < 2; n++) {
+      const q0 = v128.load(wb + 32 + (<usize>n << 5));
+      const q1 = v128.load(wb + 32 + (<usize>n << 5), 16);
+      for (let j = 0; j < 4; j++) {
+        const g = 8 * n + 2 * j;
+        const hb = 4 * n + j;
+        const xg = xb + (<usize>g << 4);
+        const v0 = v128.or(bits(q0, 2 * j, 3), i16x8.shl(bits(h0, hb, 1), 2));
+        const v1 = v128.or(bits(q1, 2 * j, 3), i16x8.shl(bits(h1, hb, 1), 2));
+        isum = mulAdd(isum, dotU(v0, v128.load(xg), Z), <i32>load<i8>(SCRATCH + g));
+        isum = mulAdd(isum, dotU(v1, v128.load(xg, 16), Z), <i32>load<i8>(SCRATCH + g + 1));
+      }
+    }
+    acc = fmaI(acc, isum, f16(load<u16>(wb, 108)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+
+// @ts-ignore: decorator
+@inline function dot_iq4_xs(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const kv = i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 136;
+    const xb = xq + (<usize>b << 8);
+    const sh = <i32>load<u16>(wb, 2);
+    let isum = Z;
+    for (let ib = 0; ib < 8; ib++) {
+      const ls = ((<i32>load<u8>(wb + 4 + (ib >> 1)) >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
+      const q = v128.load(wb + 8 + (<usize>ib << 4));
+      const xg = xb + (<usize>ib << 5);
+      const s = dotS(i8x16.swizzle(kv, hi4(q)), v128.load(xg, 16), dotS(i8x16.swizzle(kv, lo4(q)), v128.load(xg), Z));
+      isum = mulAdd(isum, s, ls - 32);
+    }
+    acc = fmaI(acc, isum, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+
+// @ts-ignore: decorator
+@inline function dot_tq2_0(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 66;
+    const xb = xq + (<usize>b << 8);
+    let isum = i32x4.sub(Z, bsumAll(bp + (<usize>b << 5))); // the −1 of every quant
+    for (let j = 0; j < 2; j++) {
+      const q0 = v128.load(wb + (<usize>j << 5));
+      const q1 = v128.load(wb + (<usize>j << 5), 16);
+      for (let l = 0; l < 4; l++) {
+        const xg = xb + (<usize>(128 * j + 32 * l));
+        isum = dotU(bits(q0, 2 * l, 3), v128.load(xg), isum);
+        isum = dotU(bits(q1, 2 * l, 3), v128.load(xg, 16), isum);
+      }
+    }
+    acc = fmaI(acc, isum, f16(load<u16>(wb, 64)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+
+/** Trit n of 16 TQ1_0 bytes: ((q·3^n mod 256)·3) >> 8, in 0..2 (dequantize_row_tq1_0). */
+// @ts-ignore: decorator
+@inline function trits(q: v128, pow3: i32): v128 {
+  const p = i16x8.splat(<i16>pow3);
+  const m = i16x8.splat(0xff);
+  const lo = i16x8.shr_u(i16x8.mul(v128.and(i16x8.mul(i16x8.extend_low_i8x16_u(q), p), m), i16x8.splat(3)), 8);
+  const hi = i16x8.shr_u(i16x8.mul(v128.and(i16x8.mul(i16x8.extend_high_i8x16_u(q), p), m), i16x8.splat(3)), 8);
+  return i8x16.narrow_i16x8_u(lo, hi);
+}
+// @ts-ignore: decorator
+@inline function trit(q: u32, pow3: u32): i32 {
+  return <i32>((((q * pow3) & 0xff) * 3) >> 8);
+}
+
+// @ts-ignore: decorator
+@inline function dot_tq1_0(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 54;
+    const xb = xq + (<usize>b << 8);
+    let isum = i32x4.sub(Z, bsumAll(bp + (<usize>b << 5)));
+    const q0 = v128.load(wb);
+    const q1 = v128.load(wb, 16);
+    const q2 = v128.load(wb, 32);
+    let p = 1;
+    for (let n = 0; n < 5; n++) {
+      const xg = xb + (<usize>(32 * n));
+      isum = dotU(trits(q0, p), v128.load(xg), isum);
+      isum = dotU(trits(q1, p), v128.load(xg, 16), isum);
+      isum = dotU(trits(q2, p), v128.load(xb + <usize>(160 + 16 * n)), isum);
+      p *= 3;
+    }
+    // qh: 4 bytes × 4 trits → elements 240 + 4n + j.
+    let tail = 0;
+    let pt: u32 = 1;
+    for (let n = 0; n < 4; n++) {
+      for (let j = 0; j < 4; j++) tail += trit(load<u8>(wb + 48 + j), pt) * <i32>load<i8>(xb + 240 + 4 * n + j);
+      pt *= 3;
+    }
+    isum = i32x4.add(isum, i32x4.replace_lane(Z, 0, tail));
+    acc = fmaI(acc, isum, f16(load<u16>(wb, 52)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+
+// ---- exported kernels (signatures as in float.ts) ----------------------------------------------
+
+export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_K(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q4_K(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_K(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q5_K(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q6_K(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q6_K(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q2_K(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q2_K(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q3_K(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q3_K(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_iq4_xs(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_iq4_xs(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_tq1_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_tq1_0(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_tq1_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_tq1_0(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+export function matvec_tq2_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_tq2_0(w + <usize>r * rowBytes, xq, cols));
+}
+export function matmul_tq2_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_tq2_0(wr, xq + <usize>t * xqStride, cols));
+  }
+}
+
+// ---- dequantise one row (dequantize_row_* order) --------------------------------------------
+
+// @ts-ignore: decorator
+@inline function put(out: usize, i: i32, v: f32): void {
+  store<f32>(out + (<usize>i << 2), v);
+}
+
+export function dequant_q4_K(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 144;
+    v128.store(SCRATCH, scalesK4(wb + 4));
+    const d = f16(load<u16>(wb)), dmin = f16(load<u16>(wb, 2));
+    for (let j = 0; j < 8; j++) {
+      const dl = d * <f32>load<u8>(SCRATCH + j), ml = dmin * <f32>load<u8>(SCRATCH + 8 + j);
+      const q = wb + 16 + (<usize>(j >> 1) << 5);
+      const sh = 4 * (j & 1);
+      for (let l = 0; l < 32; l++) put(out, b * 256 + j * 32 + l, dl * <f32>((<i32>load<u8>(q + l) >> sh) & 15) - ml);
+    }
+  }
+}
+
+export function dequant_q5_K(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 176;
+    v128.store(SCRATCH, scalesK4(wb + 4));
+    const d = f16(load<u16>(wb)), dmin = f16(load<u16>(wb, 2));
+    for (let j = 0; j < 8; j++) {
+      const dl = d * <f32>load<u8>(SCRATCH + j), ml = dmin * <f32>load<u8>(SCRATCH + 8 + j);
+      const q = wb + 48 + (<usize>(j >> 1) << 5);
+      const sh = 4 * (j & 1);
+      for (let l = 0; l < 32; l++) {
+        const v = ((<i32>load<u8>(q + l) >> sh) & 15) | (((<i32>load<u8>(wb + 16 + l) >> j) & 1) << 4);
+        put(out, b * 256 + j * 32 + l, dl * <f32>v - ml);
+      }
+    }
+  }
+}
+
+export function dequant_q6_K(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 210;
+    const d = f16(load<u16>(wb, 208));
+    for (let n = 0; n < 2; n++) {
+      const ql = wb + (<usize>n << 6), qh = wb + 128 + (<usize>n << 5), sc = wb + 192 + (<usize>n << 3);
+      const o = b * 256 + n * 128;
+      for (let l = 0; l < 32; l++) {
+        const a = <i32>load<u8>(ql + l), c = <i32>load<u8>(ql + 32 + l), h = <i32>load<u8>(qh + l);
+        const is = l >> 4;
+        put(out, o + l, d * <f32>load<i8>(sc + is) * <f32>(((a & 15) | ((h & 3) << 4)) - 32));
+        put(out, o + l + 32, d * <f32>load<i8>(sc + is + 2) * <f32>(((c & 15) | (((h >> 2) & 3) << 4)) - 32));
+        put(out, o + l + 64, d * <f32>load<i8>(sc + is + 4) * <f32>(((a >> 4) | (((h >> 4) & 3) << 4)) - 32));
+        put(out, o + l + 96, d * <f32>load<i8>(sc + is + 6) * <f32>(((c >> 4) | (((h >> 6) & 3) << 4)) - 32));
+      }
+    }
+  }
+}
+
+export function dequant_q2_K(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 84;
+    const d = f16(load<u16>(wb, 80)), dmin = f16(load<u16>(wb, 82));
+    for (let e = 0; e < 256; e++) {
+      const sc = <i32>load<u8>(wb + (e >> 4));
+      const byte = <i32>load<u8>(wb + 16 + 32 * (e >> 7) + (e & 31));
+      const q = (byte >> (2 * ((e & 127) >> 5))) & 3;
+      put(out, b * 256 + e, d * <f32>(sc & 15) * <f32>q - dmin * <f32>(sc >> 4));
+    }
+  }
+}
+
+export function dequant_q3_K(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 110;
+    v128.store(SCRATCH, scalesQ3(wb + 96));
+    const d = f16(load<u16>(wb, 108));
+    for (let e = 0; e < 256; e++) {
+      const byte = <i32>load<u8>(wb + 32 + 32 * (e >> 7) + (e & 31));
+      const low = (byte >> (2 * ((e & 127) >> 5))) & 3;
+      const h = (<i32>load<u8>(wb + (e & 31)) >> (e >> 5)) & 1;
+      put(out, b * 256 + e, d * <f32>load<i8>(SCRATCH + (e >> 4)) * <f32>(low - (h ? 0 : 4)));
+    }
+  }
+}
+
+export function dequant_iq4_xs(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 136;
+    const d = f16(load<u16>(wb));
+    const sh = <i32>load<u16>(wb, 2);
+    for (let ib = 0; ib < 8; ib++) {
+      const ls = ((<i32>load<u8>(wb + 4 + (ib >> 1)) >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
+      const dl = d * <f32>(ls - 32);
+      for (let j = 0; j < 16; j++) {
+        const q = <i32>load<u8>(wb + 8 + 16 * ib + j);
+        put(out, b * 256 + 32 * ib + j, dl * <f32>load<i8>(IQ4NL + (q & 15)));
+        put(out, b * 256 + 32 * ib + j + 16, dl * <f32>load<i8>(IQ4NL + (q >> 4)));
+      }
+    }
+  }
+}
+
+export function dequant_tq2_0(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 66;
+    const d = f16(load<u16>(wb, 64));
+    for (let e = 0; e < 256; e++) {
+      const q = (<i32>load<u8>(wb + 32 * (e >> 7) + (e & 31)) >> (2 * ((e & 127) >> 5))) & 3;
+      put(out, b * 256 + e, <f32>(q - 1) * d);
+    }
+  }
+}
+
+export function dequant_tq1_0(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 8); b++) {
+    const wb = w + <usize>b * 54;
+    const d = f16(load<u16>(wb, 52));
+    const o = b * 256;
+    let p: u32 = 1;
+    for (let n = 0; n < 5; n++) {
+      for (let m = 0; m < 32; m++) put(out, o + 32 * n + m, <f32>(trit(load<u8>(wb + m), p) - 1) * d);
+      for (let m = 0; m < 16; m++) put(out, o + 160 + 16 * n + m, <f32>(trit(load<u8>(wb + 32 + m), p) - 1) * d);
+      p *= 3;
+    }
+    p = 1;
+    for (let n = 0; n < 4; n++) {
+      for (let j = 0; j < 4; j++) put(out, o + 240 + 4 * n + j, <f32>(trit(load<u8>(wb + 48 + j), p) - 1) * d);
+      p *= 3;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// One instantiated kernel module on its own memory: typed calls into the exports. Pure glue: every
+// kernel is `(out, inputs…, sizes)` on byte addresses in this instance's memory.
+
+import { Arena, newSharedMemory } from './arena.js';
+import type { ActKind, KernelType } from './layout.js';
+import type { KernelModule, SimdLevel } from './loader.js';
+
+type Fn = (...args: number[]) => number;
+
+/** Names of the module's exported functions, in a fixed order (workers call them by index). */
+export function exportedFunctions(module: WebAssembly.Module): string[] {
+  return WebAssembly.Module.exports(module).filter((e) => e.kind === 'function').map((e) => e.name);
+}
+
+export class KernelInstance {
+  readonly arena: Arena;
+  readonly simd: SimdLevel;
+  private readonly fns: Record<string, Fn>;
+
+  constructor(km: KernelModule, memory: WebAssembly.Memory = newSharedMemory(0)) {
+    const inst = new WebAssembly.Instance(km.module, { env: { memory } });
+    this.fns = inst.exports as unknown as Record<string, Fn>;
+    this.arena = new Arena(memory, this.fns.heap_base());
+    this.simd = km.simd;
+  }
+
+  /** The module's first free byte (the same for every instance of one module). */
+  get heapBase(): number {
+    return this.fns.heap_base();
+  }
+
+  /** xq ← x quantised to `act` (x: cols f32 at byte x). */
+  quantize(act: ActKind, xq: number, x: number, cols: number): void {
+    this.fns[`quantize_${act}`](xq, x, cols);
+  }
+
+  /** out[r] = W[r,:]·xq for r in [r0, r1); W's rows start at w, rowBytes apart. */
+  matvec(kt: KernelType, out: number, w: number, rowBytes: number, r0: number, r1: number, xq: number, cols: number): void {
+    this.fns[`matvec_${kt.suffix}`](out, w, rowBytes, r0, r1, xq, cols);
+  }
+
+  /** out[t·outStride + r] = W[r,:]·xq_t for t < n, xq_t at xq + t·xqStride. */
+  matmul(kt: KernelType, out: number, w: number, rowBytes: number, r0: number, r1: number, xq: number, cols: number, n: number, xqStride: number, outStride: number): void {
+    this.fns[`matmul_${kt.suffix}`](out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
+  }
+
+  /** out[cols] ← one row of W at byte w, dequantised. */
+  dequant(kt: KernelType, out: number, w: number, cols: number): void {
+    this.fns[`dequant_${kt.suffix}`](out, w, cols);
+  }
+
+  /** A raw export, for benchmarks (mem_sum, mem_copy). */
+  call(name: string, ...args: number[]): number {
+    return this.fns[name](...args);
+  }
+}

@@ -1,0 +1,62 @@
+// Which WebAssembly kernels serve which ggml type, and how big their quantised activations are.
+// The activation layouts are the ones written by assembly/activation.ts (described in
+// assembly/common.ts); ggml's vec_dot_type per weight type is from ggml-cpu.c type_traits_cpu.
+
+import { GgmlType } from '../gguf/ggml-types.js';
+
+/** The activation formats the kernels read. */
+export type ActKind = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q8_1' | 'q8_K';
+
+export interface KernelType {
+  /** ggml type id of the weights. */
+  readonly type: number;
+  /** Export suffix: matvec_<suffix>, matmul_<suffix>, dequant_<suffix>. */
+  readonly suffix: string;
+  /** The activation format (ggml's vec_dot_type); its quantiser is quantize_<act>. */
+  readonly act: ActKind;
+}
+
+function k(type: number, suffix: string, act: ActKind): KernelType {
+  return { type, suffix, act };
+}
+
+/** Every weight type with a WebAssembly kernel, by ggml id. */
+export const KERNEL_TYPES: ReadonlyMap<number, KernelType> = new Map(
+  [
+    k(GgmlType.F32, 'f32', 'f32'),
+    k(GgmlType.F16, 'f16', 'f16'),
+    k(GgmlType.BF16, 'bf16', 'bf16'),
+    k(GgmlType.Q4_0, 'q4_0', 'q8_0'),
+    k(GgmlType.Q4_1, 'q4_1', 'q8_1'),
+    k(GgmlType.Q5_0, 'q5_0', 'q8_0'),
+    k(GgmlType.Q5_1, 'q5_1', 'q8_1'),
+    k(GgmlType.Q8_0, 'q8_0', 'q8_0'),
+    k(GgmlType.Q2_K, 'q2_K', 'q8_K'),
+    k(GgmlType.Q3_K, 'q3_K', 'q8_K'),
+    k(GgmlType.Q4_K, 'q4_K', 'q8_K'),
+    k(GgmlType.Q5_K, 'q5_K', 'q8_K'),
+    k(GgmlType.Q6_K, 'q6_K', 'q8_K'),
+    k(GgmlType.IQ4_NL, 'iq4_nl', 'q8_0'),
+    k(GgmlType.IQ4_XS, 'iq4_xs', 'q8_K'),
+    k(GgmlType.TQ1_0, 'tq1_0', 'q8_K'),
+    k(GgmlType.TQ2_0, 'tq2_0', 'q8_K'),
+  ].map((t) => [t.type, t]),
+);
+
+/** The kernel entry for a ggml type, or undefined when there is none. */
+export function kernelType(type: number): KernelType | undefined {
+  return KERNEL_TYPES.get(type);
+}
+
+/**
+ * Bytes of one quantised activation of `cols` elements (assembly/activation.ts act_bytes):
+ *   q8_0/q8_1: cols i8 + per 32: f32 d + 4-byte aux;  q8_K: cols i8 + per 256: f32 d + per 16: i16 bsum;
+ *   f32/f16/bf16: cols f32. Rounded up to 16 so consecutive activations stay v128-aligned.
+ */
+export function actBytes(act: ActKind, cols: number): number {
+  let n: number;
+  if (act === 'q8_0' || act === 'q8_1') n = cols + (cols / 32) * 8;
+  else if (act === 'q8_K') n = cols + (cols / 256) * 4 + (cols / 16) * 2;
+  else n = cols * 4;
+  return Math.ceil(n / 16) * 16;
+}

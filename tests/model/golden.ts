@@ -1,0 +1,59 @@
+// Reading llama.cpp's golden files (bench/record-goldens.mjs, format in bench/README.md).
+
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from '../helpers.js';
+
+export const GOLDEN_DIR = join(ROOT, 'tests', 'golden', 'llama.cpp');
+
+export interface GoldenCase {
+  prompt: string;
+  n: number;
+  promptTokens: number[];
+  tokens: number[];
+  eogAt: number | null;
+  text: string;
+  firstLogprobs: string;
+  topLogits: { id: number; logprob: number }[][];
+  flashAttentionOff?: { tokens: number[]; divergesAt: number | null; firstStepMaxAbsDiff: number };
+}
+
+export interface Golden {
+  model: string;
+  sha256: string;
+  vocab: { size: number; bos: number | null; eos: number | null; addBos: boolean; addEos: boolean };
+  cases: GoldenCase[];
+}
+
+/** The golden file for a model base name, or null when it has not been recorded. */
+export function readGolden(name: string): Golden | null {
+  const p = join(GOLDEN_DIR, `${name}.json`);
+  return existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Golden) : null;
+}
+
+/** The first-step log-probabilities of a case (little-endian float32 per token id). */
+export function readLogprobs(file: string): Float32Array {
+  const b = readFileSync(join(GOLDEN_DIR, file));
+  const out = new Float32Array(b.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(i * 4);
+  return out;
+}
+
+/** log-softmax of logits, in double. */
+export function logSoftmax(logits: Float32Array): Float64Array {
+  let max = -Infinity;
+  for (const v of logits) if (v > max) max = v;
+  let sum = 0;
+  for (const v of logits) sum += Math.exp(v - max);
+  const lse = max + Math.log(sum);
+  const out = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) out[i] = logits[i] - lse;
+  return out;
+}
+
+/** max |ours - ref| over the ids where llama.cpp's log-probability is finite. */
+export function maxAbsDiff(ours: Float64Array, ref: Float32Array): number {
+  let d = 0;
+  for (let i = 0; i < ref.length; i++) if (Number.isFinite(ref[i])) d = Math.max(d, Math.abs(ours[i] - ref[i]));
+  return d;
+}

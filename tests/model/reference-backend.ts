@@ -1,0 +1,83 @@
+// A test double of llama.cpp's CPU matrix multiply on the machine that recorded the golden files
+// (tests/golden/llama.cpp, bench/README.md: an AVX-512/AMX Xeon, node-llama-cpp 3.21.1).
+//
+// ggml multiplies an F16 weight in one of two ways there, and they round differently:
+//  - the generic path (ggml-cpu.c ggml_compute_forward_mul_mat) first converts the activation to
+//    the weight's vec_dot_type, F16 for F16 (type_traits_cpu[GGML_TYPE_F16].vec_dot_type), so x is
+//    rounded to f16 before the dot product. Pantheon's ScalarBackend does this.
+//  - on a CPU with AMX, weights that the AMX extra buffer accepts (ggml-cpu/amx/amx.cpp
+//    supports_op: F16 with ne[0] % 16 == 0 and an output dimension % 32 == 0) are multiplied by
+//    tinygemm_kernel_avx (amx/mmq.cpp) with the activation in f32, unrounded. A tied output is a
+//    duplicate of token_embd in the output layer's buffer (TENSOR_DUPLICATED), so it qualifies too.
+// This double does the same: weights dequantised to f32 once, the activation rounded to f16 only
+// where the generic path would run. It supports F32 and F16 weights (all the golden models).
+
+import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
+import { rowBytes } from '../../src/engine/gguf/ggml-types.js';
+import { f16Round } from '../../src/engine/model/fp16.js';
+import { dequantizeRow } from '../../src/engine/quant/index.js';
+
+interface RefWeight extends WeightHandle {
+  f: Float32Array; // [rows, cols]
+  roundX: boolean;
+}
+
+export function amxTakes(spec: WeightSpec): boolean {
+  return spec.cols % 16 === 0 && spec.rows % 32 === 0;
+}
+
+export class ReferenceCpuBackend implements MatBackend {
+  readonly name = 'reference-cpu (test)';
+  readonly threads = 1;
+  private next = 0;
+  private bytes = 0;
+  private xr = new Float32Array(0);
+
+  supports(type: number): boolean {
+    return type === 0 || type === 1;
+  }
+
+  addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
+    if (!this.supports(spec.type)) throw new Error(`test backend: ${spec.name} has type ${spec.type}`);
+    const rb = rowBytes(spec.type, spec.cols);
+    const raw = new Uint8Array(rb * spec.rows);
+    fill(raw, 0);
+    const f = new Float32Array(spec.rows * spec.cols);
+    for (let r = 0; r < spec.rows; r++) dequantizeRow(spec.type, raw, r * rb, f.subarray(r * spec.cols, (r + 1) * spec.cols), spec.cols);
+    this.bytes += f.byteLength;
+    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && !amxTakes(spec) };
+    return h;
+  }
+
+  matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void {
+    const { f, roundX, spec } = w as RefWeight;
+    const n = spec.cols;
+    if (this.xr.length < n) this.xr = new Float32Array(n);
+    const xr = this.xr;
+    for (let i = 0; i < n; i++) xr[i] = roundX ? f16Round(x[i]) : x[i];
+    for (let r = 0; r < spec.rows; r++) {
+      let s = 0;
+      const o = r * n;
+      for (let i = 0; i < n; i++) s += f[o + i] * xr[i];
+      out[r] = s;
+    }
+  }
+
+  matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void {
+    const { rows, cols } = w.spec;
+    for (let t = 0; t < n; t++) this.matvec(out.subarray(t * rows, (t + 1) * rows), w, x.subarray(t * cols, (t + 1) * cols));
+  }
+
+  getRow(out: Float32Array, w: WeightHandle, row: number): void {
+    const { f, spec } = w as RefWeight;
+    out.set(f.subarray(row * spec.cols, (row + 1) * spec.cols));
+  }
+
+  weightBytes(): number {
+    return this.bytes;
+  }
+
+  dispose(): void {
+    this.bytes = 0;
+  }
+}

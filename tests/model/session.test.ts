@@ -1,0 +1,98 @@
+// Session behaviour on stories260K: prefix reuse, cancellation, a full context, and the CLI's
+// `run --json` against llama.cpp's golden tokens.
+
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
+import { LoadedModel, Session, type GenerationEvent } from '../../src/engine/session.js';
+import { ContextFullError } from '../../src/shared/errors.js';
+import { HAVE_SHARED, sharedModel } from '../helpers.js';
+import { readGolden } from './golden.js';
+
+const PATH = sharedModel('stories260K.gguf');
+const golden = readGolden('stories260K');
+const PROMPT = [1, 403, 407, 261, 378];
+const greedy = (n: number): SamplingParams => ({ ...DEFAULT_SAMPLING, temperature: 0, maxTokens: n });
+
+async function collect(gen: AsyncGenerator<GenerationEvent>): Promise<{ ids: number[]; text: string; done: Extract<GenerationEvent, { kind: 'done' }> }> {
+  const ids: number[] = [];
+  let text = '';
+  let done: Extract<GenerationEvent, { kind: 'done' }> | undefined;
+  for await (const ev of gen) {
+    if (ev.kind === 'token') {
+      ids.push(ev.id);
+      text += ev.text;
+    } else if (ev.kind === 'done') done = ev;
+  }
+  return { ids, text, done: done! };
+}
+
+describe.skipIf(!HAVE_SHARED || !existsSync(PATH) || !golden)('Session', () => {
+  let lm: LoadedModel;
+  beforeAll(async () => {
+    lm = await LoadedModel.load(PATH, { contextSize: 128, backend: 'scalar' });
+  });
+  afterAll(() => lm?.dispose());
+
+  it('streams the exact prompt, tokens with their text and top candidates, then done', async () => {
+    const events: GenerationEvent[] = [];
+    for await (const ev of new Session(lm).generate(PROMPT, greedy(8))) events.push(ev);
+    expect(events[0]).toEqual({ kind: 'prompt', text: lm.tokenizer.decode(PROMPT), tokens: PROMPT });
+    const tokens = events.filter((e) => e.kind === 'token');
+    expect(tokens.map((e) => e.id)).toEqual(golden!.cases[0].tokens.slice(0, 8));
+    expect(tokens.map((e) => e.text).join('')).toBe(', there was a little girl');
+    expect(tokens[0].top[0]).toMatchObject({ id: golden!.cases[0].tokens[0] });
+    const done = events.at(-1)!;
+    expect(done).toMatchObject({ kind: 'done', reason: 'length', stats: { promptTokens: 5, generatedTokens: 8 } });
+  });
+
+  it('reuses the cached prefix: continuing a conversation gives the same tokens as starting afresh', async () => {
+    const s = new Session(lm);
+    const first = await collect(s.generate(PROMPT, greedy(10)));
+    expect(s.used).toBe(5 + 9); // the last sampled token is not evaluated yet
+    const next = await collect(s.generate([...PROMPT, ...first.ids], greedy(10)));
+    expect(next.done.stats.promptTokens).toBe(15);
+    const fresh = await collect(new Session(lm).generate(PROMPT, greedy(20)));
+    expect([...first.ids, ...next.ids]).toEqual(fresh.ids);
+    expect(fresh.ids).toEqual(golden!.cases[0].tokens.slice(0, 20));
+  });
+
+  it('stops between tokens when cancelled', async () => {
+    const ac = new AbortController();
+    const ids: number[] = [];
+    let reason = '';
+    for await (const ev of new Session(lm).generate(PROMPT, greedy(50), ac.signal)) {
+      if (ev.kind === 'token' && ids.push(ev.id) === 3) ac.abort();
+      if (ev.kind === 'done') reason = ev.reason;
+    }
+    expect(ids.length).toBe(3);
+    expect(reason).toBe('cancelled');
+  });
+
+  it('ends with reason "context" when the context fills, and refuses a prompt that does not fit', async () => {
+    const small = await LoadedModel.load(PATH, { contextSize: 12, backend: 'scalar' });
+    try {
+      const r = await collect(new Session(small).generate(PROMPT, greedy(100), undefined, { stopAtEog: false }));
+      expect(r.done.reason).toBe('context');
+      expect(r.ids.length).toBe(12 - 5 + 1); // positions 5..11 evaluated, one more sampled
+      await expect(collect(new Session(small).generate(new Array(13).fill(1), greedy(1)))).rejects.toBeInstanceOf(ContextFullError);
+    } finally {
+      small.dispose();
+    }
+  });
+
+  it('`pantheon run --temp 0 --json` prints llama.cpp\'s tokens', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(['run', PATH, '-p', 'Once upon a time', '-n', '16', '--temp', '0', '--json', '--ctx', '64'], { out: (t) => out.push(t), err: (t) => err.push(t), isTty: false });
+    expect(err).toEqual([]);
+    expect(code).toBe(0);
+    const r = JSON.parse(out.join(''));
+    expect(r.prompt_tokens).toEqual(golden!.cases[0].promptTokens);
+    expect(r.tokens).toEqual(golden!.cases[0].tokens.slice(0, 16));
+    expect(golden!.cases[0].text.startsWith(r.text)).toBe(true);
+    expect(r.text).toBe(', there was a little girl named Lily. She loved to play');
+    expect(r.ttft_ms).toBeGreaterThan(0);
+  });
+});
