@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    reporters: ['default', ['json', { outputFile: 'out/test-results/unit.json' }]],
   },
 });

@@ -2,7 +2,10 @@
 // LoadedModel + Session) to it. The host speaks the app's contract (shared/contract.ts); the engine
 // speaks its own events; this file is the only place that knows both.
 
-import type { ChatMessage } from '../chat/types.js';
+import { availableParallelism } from 'node:os';
+import { basename } from 'node:path';
+import { renderChat, type ChatMessage } from '../chat/index.js';
+import { LoadedModel, Session, type BackendKind } from '../session.js';
 import type { GenerationEvent, SamplingSettings } from '../../shared/contract.js';
 import type { LoadedInfo } from './protocol.js';
 
@@ -29,61 +32,57 @@ export interface EngineModel {
 export type EngineLoader = (opts: LoaderOptions) => Promise<EngineModel>;
 
 // ---------------------------------------------------------------------------------------------
-// The adapter over session.ts. Until that file lands, its planned API is declared here so the host
-// compiles; the module is loaded at run time.
+// The adapter over session.ts
 
-interface PlannedEngineEvent {
-  kind: 'prompt' | 'token' | 'done';
-  text?: string;
-  tokens?: number[];
-  id?: number;
-  top?: { id: number; p: number; text: string }[];
-  reason?: 'eos' | 'length' | 'stop' | 'cancelled' | 'context';
-  stats?: { promptTokens: number; generatedTokens: number; ttftMs: number; tokensPerS: number; promptTokensPerS: number };
+/** Which compute backend the host asks for: PANTHEON_BACKEND, else the engine's default. */
+function backendChoice(): BackendKind | undefined {
+  const b = process.env.PANTHEON_BACKEND;
+  return b === 'scalar' || b === 'wasm' || b === 'pool' ? b : undefined;
 }
-interface PlannedLoadedModel {
-  summary: { name: string | null; architecture: string | null };
-  contextSize: number;
-  memory: { weights: number; kvCache: number };
-  dispose(): void;
-}
-interface PlannedSession {
-  chat(messages: ChatMessage[], sampling: SamplingSettings, signal?: AbortSignal): AsyncGenerator<PlannedEngineEvent>;
-  readonly used: number;
-}
-interface PlannedSessionModule {
-  LoadedModel: { load(path: string, opts: Record<string, unknown>): Promise<PlannedLoadedModel> };
-  Session: new (model: PlannedLoadedModel) => PlannedSession;
-}
-
-const SESSION_MODULE = '../session.js';
 
 export const loadSessionModel: EngineLoader = async (opts) => {
-  const mod = (await import(/* @vite-ignore */ SESSION_MODULE)) as PlannedSessionModule;
-  const model = await mod.LoadedModel.load(opts.path, {
+  const threads = opts.threads > 0 ? opts.threads : availableParallelism();
+  const model = await LoadedModel.load(opts.path, {
     contextSize: opts.contextSize,
-    threads: opts.threads > 0 ? opts.threads : undefined,
+    threads,
+    backend: backendChoice(),
     onProgress: opts.onProgress,
     signal: opts.signal,
   });
-  const session = new mod.Session(model);
-  const info = {
-    modelName: model.summary.name ?? opts.path.split(/[\\/]/).pop() ?? 'model',
-    architecture: model.summary.architecture ?? 'unknown',
-    contextSize: model.contextSize,
-    threads: opts.threads,
-    backend: 'scalar',
-    memoryBytes: model.memory.weights + model.memory.kvCache,
+  const session = new Session(model);
+  const render = (messages: ChatMessage[]) => {
+    const rendered = renderChat(model.templateInfo, messages);
+    const tokens = model.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+    return { rendered, tokens };
   };
   return {
-    info,
-    get used() { return session.used; },
-    countTokens: () => 0,
+    info: {
+      modelName: model.summary.name ?? basename(opts.path),
+      architecture: model.summary.architecture ?? 'unknown',
+      contextSize: model.contextSize,
+      threads,
+      backend: model.backendName,
+      memoryBytes: model.memory.weights + model.memory.kvCache,
+    },
+    get used() {
+      return session.used;
+    },
+    countTokens: (messages) => render(messages).tokens.length,
     async *chat(messages, sampling, signal) {
-      for await (const e of session.chat(messages, sampling, signal)) {
-        if (e.kind === 'prompt') yield { kind: 'prompt', text: e.text ?? '', tokens: e.tokens ?? [], templateName: '' };
-        else if (e.kind === 'token') yield { kind: 'token', id: e.id ?? 0, text: e.text ?? '', top: e.top ?? [] };
-        else yield { kind: 'done', stats: { ...e.stats!, stopReason: e.reason! }, contextUsed: session.used, contextSize: model.contextSize };
+      const { rendered, tokens } = render(messages);
+      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text });
+      for await (const e of events) {
+        switch (e.kind) {
+          case 'prompt':
+            yield { kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName };
+            break;
+          case 'token':
+            yield e;
+            break;
+          case 'done':
+            yield { kind: 'done', stats: { ...e.stats, stopReason: e.reason }, contextUsed: session.used, contextSize: model.contextSize };
+            break;
+        }
       }
     },
     dispose: () => model.dispose(),

@@ -137,13 +137,33 @@ export class EngineHost {
     const abort = new AbortController();
     this.running = { channel, id, abort };
     this.control.send({ kind: 'busy' });
-    try {
-      for await (const event of model.chat(request.messages, request.sampling, abort.signal)) send(event);
-    } catch (err) {
-      send({ kind: 'error', error: serializeError(err) });
-    } finally {
+    // Report idle before the stream's last event, so that whoever sees the end also sees the
+    // engine ready (under Node both travel on one channel, in order).
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
       this.running = null;
       this.control.send({ kind: 'idle', contextUsed: model.used });
+    };
+    try {
+      let last: GenerationEvent | null = null;
+      for await (const event of model.chat(request.messages, request.sampling, abort.signal)) {
+        if (event.kind === 'done') {
+          // Leave the loop first: that finishes the engine's generator (its session is free
+          // again) before anyone hears the reply ended and asks for the next one.
+          last = event;
+          break;
+        }
+        send(event);
+      }
+      finish();
+      if (last) send(last);
+    } catch (err) {
+      finish();
+      send({ kind: 'error', error: serializeError(err) });
+    } finally {
+      finish();
     }
   }
 

@@ -54,3 +54,20 @@ export async function readJson(path: string): Promise<unknown> {
   }
   return JSON.parse(text) as unknown;
 }
+
+/**
+ * One JSON file written atomically, one write at a time in the order asked: two quick changes can
+ * never land on disk out of order.
+ */
+export class JsonFile {
+  private last: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly path: string) {}
+
+  write(value: unknown): Promise<void> {
+    const snapshot = JSON.stringify(value, null, 2) + '\n';
+    const next = this.last.catch(() => {}).then(() => writeFileAtomic(this.path, snapshot));
+    this.last = next;
+    return next;
+  }
+}

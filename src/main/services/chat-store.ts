@@ -92,9 +92,12 @@ export class ChatStore {
   }
 
   private async write(chat: Chat): Promise<void> {
-    await fsp.mkdir(this.dir, { recursive: true });
+    // Chained before any await, so writes land in the order they were asked for.
     const prev = this.writing.get(chat.id) ?? Promise.resolve();
-    const next = prev.catch(() => {}).then(() => writeJsonAtomic(this.file(chat.id), chat));
+    const next = prev.catch(() => {}).then(async () => {
+      await fsp.mkdir(this.dir, { recursive: true });
+      await writeJsonAtomic(this.file(chat.id), chat);
+    });
     this.writing.set(chat.id, next);
     try {
       await next;

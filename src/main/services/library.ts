@@ -13,7 +13,7 @@ import { basename, extname, join, resolve } from 'node:path';
 import type { Library, ModelEntry } from '../../shared/contract.js';
 import { ModelError, UsageError } from '../../shared/errors.js';
 import { readGgufHeader, summarize, type GgufHeader } from '../../engine/gguf/index.js';
-import { readJson, writeJsonAtomic } from './atomic-file.js';
+import { JsonFile, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
 
 export const MAX_RECENT = 20;
@@ -48,6 +48,7 @@ export class LibraryService {
   private scanGeneration = 0;
   private readonly cache = new Map<string, CachedSummary>();
   private readonly recentFile: string;
+  private readonly recentOut: JsonFile;
   private readonly listeners = new Set<(lib: Library) => void>();
 
   constructor(
@@ -56,6 +57,7 @@ export class LibraryService {
     private readonly log: Logger,
   ) {
     this.recentFile = join(userData, 'recent.json');
+    this.recentOut = new JsonFile(this.recentFile);
   }
 
   /** Read the recent list from disk (bad records are dropped with a log line). */
@@ -107,7 +109,7 @@ export class LibraryService {
     const openedAt = Date.now();
     if (abs !== (this.demoPath && resolve(this.demoPath))) {
       this.recent = [{ path: abs, openedAt }, ...this.recent.filter((r) => r.path !== abs)].slice(0, MAX_RECENT);
-      await writeJsonAtomic(this.recentFile, this.recent);
+      await this.recentOut.write(this.recent);
       void this.changed();
     }
     return { ...(await this.summaryOf(abs)), source: 'recent', openedAt };
@@ -115,7 +117,7 @@ export class LibraryService {
 
   async forgetRecent(id: string): Promise<Library> {
     this.recent = this.recent.filter((r) => modelId(r.path) !== id);
-    await writeJsonAtomic(this.recentFile, this.recent);
+    await this.recentOut.write(this.recent);
     void this.changed();
     return this.get();
   }

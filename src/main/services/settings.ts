@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
 import type { SamplingSettings, Settings } from '../../shared/contract.js';
 import { integer, oneOf, record, samplingSettings, string } from '../../engine/host/validate.js';
-import { readJson, writeJsonAtomic } from './atomic-file.js';
+import { JsonFile, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
 
 export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = {
@@ -62,9 +62,11 @@ export function validateSettingsPatch(v: unknown): Partial<Settings> {
 export class SettingsStore {
   private settings: Settings = structuredClone(DEFAULT_SETTINGS);
   private readonly file: string;
+  private readonly out: JsonFile;
 
   constructor(userData: string, private readonly log: Logger) {
     this.file = join(userData, 'settings.json');
+    this.out = new JsonFile(this.file);
   }
 
   /** Read the file; a field that is missing or invalid keeps its default (with a log line). */
@@ -101,7 +103,7 @@ export class SettingsStore {
   /** Apply a validated patch and persist. */
   async set(patch: Partial<Settings>): Promise<Settings> {
     this.settings = { ...this.settings, ...structuredClone(patch) };
-    await writeJsonAtomic(this.file, this.settings);
+    await this.out.write(this.settings);
     return this.get();
   }
 }

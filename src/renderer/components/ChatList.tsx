@@ -41,7 +41,7 @@ function ChatItem({ c, current }: { c: ChatSummary; current: boolean }) {
       <button type="button" className="chat-open" aria-current={current ? 'true' : undefined} onClick={() => void select(c.id)}>
         <span className="chat-title">{c.title}</span>
         <span className="muted chat-meta">
-          {c.messageCount} message{c.messageCount === 1 ? '' : 's'} · {new Date(c.updatedAt).toLocaleDateString()}
+          {c.messageCount} message{c.messageCount === 1 ? '' : 's'} · {new Date(c.updatedAt).toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}
         </span>
       </button>
       {confirm ? (
@@ -68,7 +68,7 @@ function ChatItem({ c, current }: { c: ChatSummary; current: boolean }) {
             ✎
           </button>
           <button type="button" className="icon-button" aria-label={`Delete ${c.title}`} title="Delete" onClick={() => setConfirm(true)}>
-            🗑
+            ✕
           </button>
         </span>
       )}

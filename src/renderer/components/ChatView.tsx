@@ -59,7 +59,7 @@ export function ChatView({ model }: { model: OpenedModel }) {
           )}
         </div>
         <ErrorLine kind="notice" message={notice} onDismiss={() => useChat.setState({ notice: null })} />
-        <ErrorLine message={error} onDismiss={() => useChat.setState({ error: null })} />
+        <ErrorLine message={engineStatus === 'crashed' ? null : error} onDismiss={() => useChat.setState({ error: null })} />
         <Composer disabled={!model.runnable} />
       </section>
       <SettingsPanel />

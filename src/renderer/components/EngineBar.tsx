@@ -32,9 +32,11 @@ export function EngineBar({ model }: { model: OpenedModel }) {
       <div className="engine-bar loading" role="status">
         <span>Loading {model.entry.name ?? model.entry.fileName}…</span>
         <progress aria-label="Loading model" max={state.totalBytes || 1} value={state.loadedBytes} />
-        <span className="muted">
-          {formatBytes(state.loadedBytes)} of {formatBytes(state.totalBytes)} ({pct.toFixed(0)}%)
-        </span>
+        {state.totalBytes > 0 && (
+          <span className="muted">
+            {formatBytes(state.loadedBytes)} of {formatBytes(state.totalBytes)} ({pct.toFixed(0)}%)
+          </span>
+        )}
         <button type="button" onClick={() => void cancelLoad()}>
           Cancel
         </button>

@@ -89,9 +89,9 @@ function ReplyMessage({ m, streaming, prompt }: { m: StoredMessage; streaming: b
           <span className="stats">
             {s.generatedTokens} tokens · first token {formatMs(s.ttftMs)} · {s.tokensPerS.toFixed(1)} tokens/s · {STOP_TEXT[s.stopReason] ?? s.stopReason}
           </span>
-        ) : streaming ? (
-          <span className="stats">generating…</span>
-        ) : null}
+        ) : (
+          <span className="stats">{streaming ? 'generating…' : 'interrupted'}</span>
+        )}
         {m.modelName && <span className="muted">{m.modelName}</span>}
         {!streaming && m.content && <CopyButton label="Copy reply" getText={() => m.content} />}
       </footer>

@@ -21,7 +21,7 @@ const FIELDS: FieldSpec[] = [
   { key: 'minP', label: 'Min-p', min: 0, max: 1, step: 0.01, hint: '0 = off' },
   { key: 'repeatPenalty', label: 'Repeat penalty', min: 0, max: 3, step: 0.01, hint: '1 = off' },
   { key: 'seed', label: 'Seed', min: -1, max: 4294967295, step: 1, hint: '-1 = random each reply' },
-  { key: 'maxTokens', label: 'Max tokens', min: 1, max: 1_000_000, step: 1, hint: 'per reply' },
+  { key: 'maxTokens', label: 'Max tokens', min: -1, max: 1_000_000, step: 1, hint: 'per reply; -1 = until the context is full' },
 ];
 
 /** A number box that commits a valid value on blur or Enter, and goes back otherwise. */

@@ -7,6 +7,27 @@ import { errorLine } from '../lib/format.js';
 
 export type Tab = 'models' | 'chat' | 'metadata' | 'tensors';
 
+// Where the user was, so a page reload comes back to the same model and tab.
+const LAST_MODEL_KEY = 'pantheon.lastModel';
+const LAST_TAB_KEY = 'pantheon.lastTab';
+
+function remember(key: string, value: string | null): void {
+  try {
+    if (value) localStorage.setItem(key, value);
+    else localStorage.removeItem(key);
+  } catch {
+    // Storage may be unavailable; nothing is restored then.
+  }
+}
+
+function recall(key: string): string | null {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
 export interface AppState {
   library: Library | null;
   model: OpenedModel | null;
@@ -27,6 +48,8 @@ export interface AppState {
   closeModel(): Promise<void>;
   /** A model opened from outside the page (menu, command line) or here. */
   modelOpened(model: OpenedModel): void;
+  /** Reopen the model that was open before the page reloaded, if the library still has it. */
+  restore(): Promise<void>;
 }
 
 /** Run an opening action with the busy line, and show its error as one line. */
@@ -48,7 +71,10 @@ export const useApp = create<AppState>()((set, get) => ({
   tab: 'models',
   opening: null,
   error: null,
-  setTab: (tab) => set({ tab }),
+  setTab: (tab) => {
+    remember(LAST_TAB_KEY, tab);
+    set({ tab });
+  },
   setError: (error) => set({ error }),
   async refreshLibrary() {
     try {
@@ -65,7 +91,19 @@ export const useApp = create<AppState>()((set, get) => ({
       set({ error: `${file.name} is not a .gguf model file. Drop a GGUF model to open it.` });
       return;
     }
-    await opening(set, file.name, () => api().openDroppedFile(file), get().modelOpened);
+    await opening(
+      set,
+      file.name,
+      () =>
+        api()
+          .openDroppedFile(file)
+          .catch((err: unknown) => {
+            // Name the file, so the line says which drop failed.
+            const line = errorLine(err);
+            throw new Error(line.includes(file.name) ? line : `${file.name}: ${line}`);
+          }),
+      get().modelOpened,
+    );
   },
   async chooseFolder() {
     set({ error: null });
@@ -88,11 +126,24 @@ export const useApp = create<AppState>()((set, get) => ({
     } catch (err) {
       set({ error: errorLine(err) });
     }
+    remember(LAST_MODEL_KEY, null);
     set({ model: null, tab: 'models' });
   },
   modelOpened(model) {
     const tab = get().tab;
-    set({ model, error: null, tab: tab === 'models' ? (model.runnable ? 'chat' : 'metadata') : tab });
+    remember(LAST_MODEL_KEY, model.entry.id);
+    get().setTab(tab === 'models' ? (model.runnable ? 'chat' : 'metadata') : tab);
+    set({ model, error: null });
     void get().refreshLibrary();
+  },
+  async restore() {
+    const id = recall(LAST_MODEL_KEY);
+    const lib = get().library;
+    if (!id || !lib || get().model) return;
+    const entry = [lib.demo, ...lib.recent, ...lib.folderModels].find((m) => m?.id === id && !m.error);
+    if (!entry) return;
+    const tab = recall(LAST_TAB_KEY);
+    if (tab === 'chat' || tab === 'metadata' || tab === 'tensors') set({ tab });
+    await get().openById(entry.id, entry.fileName);
   },
 }));

@@ -1,0 +1,48 @@
+// `npm run dev:web`: start the dev harness (server.ts) on 127.0.0.1 and print its URL. The script
+// builds the renderer first (vite.renderer.config.ts → out/renderer).
+//
+// Environment: PORT (default 5199), PANTHEON_USER_DATA (default: a folder in the temp dir, kept
+// across runs), PANTHEON_MODELS_DIR (what "Choose folder" answers), PANTHEON_MODEL_FILE (what
+// "Open model" answers).
+
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { consoleLogger } from '../main/services/log.js';
+import { startHarness } from './server.js';
+
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const port = env.PORT ? Number(env.PORT) : 5199;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${env.PORT}").`);
+  const rendererDir = join(ROOT, 'out', 'renderer');
+  if (!existsSync(join(rendererDir, 'index.html'))) {
+    console.error('note: out/renderer/index.html is missing; build it with `npx vite build -c vite.renderer.config.ts` (npm run dev:web does).');
+  }
+  const demo = join(ROOT, 'resources', 'models', 'stories260K.gguf');
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const harness = await startHarness({
+    port,
+    userData: resolve(env.PANTHEON_USER_DATA ?? join(tmpdir(), 'pantheon-harness-data')),
+    rendererDir,
+    demoPath: existsSync(demo) ? demo : null,
+    modelsDir: env.PANTHEON_MODELS_DIR ? resolve(env.PANTHEON_MODELS_DIR) : null,
+    modelFile: env.PANTHEON_MODEL_FILE ? resolve(env.PANTHEON_MODEL_FILE) : null,
+    log: consoleLogger('harness'),
+    version,
+  });
+  console.log(`Pantheon dev harness: ${harness.url}`);
+  const stop = () => {
+    void harness.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error(`pantheon dev harness: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,174 @@
+// Everything behind `window.pantheon`, minus the transport: one handler per request channel of the
+// contract, and the events. Electron main (ipcMain.handle) and the dev harness (WebSocket) both
+// serve this same object, so the page sees the same behaviour in the app and in a browser.
+
+import { mkdirSync } from 'node:fs';
+import type {
+  Events, EventChannel, GenerateRequest, GenerationEvent, GenerationHandle, OpenedModel, RequestChannel, RequestOf, ResponseOf,
+} from '../../shared/contract.js';
+import { UsageError } from '../../shared/errors.js';
+import { readGgufHeader, type GgufHeader } from '../../engine/gguf/index.js';
+import { SUPPORTED_ARCHITECTURES } from '../../engine/model/arch.js';
+import { ChatStore } from './chat-store.js';
+import { EngineSupervisor, type EngineTransport } from './engine-supervisor.js';
+import { LibraryService } from './library.js';
+import type { Logger } from './log.js';
+import { buildOpenedModel, metaArraySlice } from './opened-model.js';
+import { SettingsStore } from './settings.js';
+import { validateRequest } from './validate.js';
+
+/** What differs between the Electron app and the browser harness. */
+export interface Platform {
+  harness: boolean;
+  version: string;
+  /** A native folder picker; null when cancelled. */
+  chooseFolder(): Promise<string | null>;
+  /** A native open dialog filtered to .gguf; null when cancelled. */
+  chooseModelFile(): Promise<string | null>;
+}
+
+export interface BackendOptions {
+  userData: string;
+  /** The bundled demo model, or null if the build has none. */
+  demoPath: string | null;
+  transport: EngineTransport;
+  platform: Platform;
+  log: Logger;
+}
+
+export type Handlers = { [C in RequestChannel]: (request: RequestOf<C>) => Promise<ResponseOf<C>> };
+type EventListener = <E extends EventChannel>(event: E, payload: Events[E]) => void;
+
+export class Backend {
+  readonly library: LibraryService;
+  readonly chats: ChatStore;
+  readonly settings: SettingsStore;
+  readonly engine: EngineSupervisor;
+  readonly handlers: Handlers;
+  private opened: { model: OpenedModel; header: GgufHeader } | null = null;
+  private readonly listeners = new Set<EventListener>();
+
+  constructor(private readonly opts: BackendOptions) {
+    mkdirSync(opts.userData, { recursive: true });
+    this.library = new LibraryService(opts.userData, opts.demoPath, opts.log);
+    this.chats = new ChatStore(opts.userData, opts.log);
+    this.settings = new SettingsStore(opts.userData, opts.log);
+    this.engine = new EngineSupervisor(opts.transport, opts.log);
+    this.engine.onState((s) => this.emit('engine:state', s));
+    this.library.onChange((lib) => this.emit('library:changed', lib));
+    this.handlers = this.makeHandlers();
+  }
+
+  /** Read persisted state; the models folder is scanned in the background. */
+  async init(): Promise<void> {
+    await this.library.load();
+    const s = await this.settings.load();
+    if (s.modelsFolder) void this.library.setFolder(s.modelsFolder).catch((err) => this.opts.log(`library: scan failed: ${(err as Error).message}`));
+  }
+
+  onEvent(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit<E extends EventChannel>(event: E, payload: Events[E]): void {
+    for (const l of this.listeners) l(event, payload);
+  }
+
+  /** Validate an untrusted payload, then run the channel's handler. */
+  handle<C extends RequestChannel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
+    let request: RequestOf<C>;
+    try {
+      request = validateRequest(channel, payload);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return (this.handlers[channel] as (r: RequestOf<C>) => Promise<ResponseOf<C>>)(request);
+  }
+
+  /** Generation over the supervisor's channel (the harness; Electron uses a brokered port). */
+  generate(request: GenerateRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
+    return this.engine.generate(request, onEvent);
+  }
+
+  /**
+   * Open a file from outside the page (drop, command line, OS file association, menu): it must be
+   * an existing .gguf file; it joins the recent list. `announce` sends 'model:opened' to the page.
+   */
+  async openPath(path: string, announce = false): Promise<OpenedModel> {
+    const abs = await this.library.checkModelPath(path);
+    const header = await readGgufHeader(abs);
+    const entry = await this.library.addRecent(abs);
+    const model = buildOpenedModel(entry, header, SUPPORTED_ARCHITECTURES);
+    this.opened = { model, header };
+    if (announce) this.emit('model:opened', model);
+    return model;
+  }
+
+  private async openEntry(id: string): Promise<OpenedModel> {
+    const entry = await this.library.find(id);
+    if (entry.source === 'demo') {
+      const header = await readGgufHeader(entry.path);
+      const model = buildOpenedModel(entry, header, SUPPORTED_ARCHITECTURES);
+      this.opened = { model, header };
+      return model;
+    }
+    return this.openPath(entry.path);
+  }
+
+  private makeHandlers(): Handlers {
+    const { platform } = this.opts;
+    return {
+      'app:info': async () => ({ version: platform.version, platform: process.platform, harness: platform.harness }),
+      'library:get': () => this.library.get(),
+      'library:chooseFolder': async () => {
+        const folder = await platform.chooseFolder();
+        if (folder === null) return this.library.get();
+        await this.settings.set({ modelsFolder: folder });
+        return this.library.setFolder(folder);
+      },
+      'library:forgetRecent': ({ id }) => this.library.forgetRecent(id),
+      'model:openDialog': async () => {
+        const path = await platform.chooseModelFile();
+        return path === null ? null : this.openPath(path);
+      },
+      'model:open': ({ id }) => this.openEntry(id),
+      'model:openDropped': ({ path }) => this.openPath(path),
+      'model:close': async () => {
+        this.opened = null;
+      },
+      'model:metaArray': async ({ key, offset, limit, query }) => {
+        if (!this.opened) throw new UsageError('No model is open; open one first.');
+        return metaArraySlice(this.opened.header, key, offset, limit, query);
+      },
+      'engine:load': async ({ id, contextSize, threads }) => {
+        const entry = await this.library.find(id);
+        const s = this.settings.get();
+        return this.engine.load({
+          modelId: entry.id,
+          modelName: entry.name ?? entry.fileName,
+          path: entry.path,
+          contextSize: contextSize ?? s.contextSize,
+          threads: threads ?? s.threads,
+        });
+      },
+      'engine:cancelLoad': () => this.engine.cancelLoad(),
+      'engine:unload': () => this.engine.unload(),
+      'engine:state': async () => this.engine.current,
+      'engine:countTokens': ({ messages }) => this.engine.countTokens(messages),
+      'chats:list': () => this.chats.list(),
+      'chats:get': ({ id }) => this.chats.get(id),
+      'chats:create': (req) => this.chats.create(req ?? {}),
+      'chats:save': ({ chat }) => this.chats.save(chat),
+      'chats:rename': ({ id, title }) => this.chats.rename(id, title),
+      'chats:delete': ({ id }) => this.chats.delete(id),
+      'settings:get': async () => this.settings.get(),
+      'settings:set': ({ settings }) => this.settings.set(settings),
+    };
+  }
+
+  async dispose(): Promise<void> {
+    this.listeners.clear();
+    await this.engine.dispose();
+  }
+}

@@ -1,0 +1,196 @@
+// Component tests of the renderer in Chromium against an in-page fake of PantheonApi (fake-api.ts),
+// with the real stories260K header: picker, drop, metadata viewer, tensor browser, chat, reload.
+
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_SHARED, sharedModel } from '../helpers.js';
+import { HAVE_CHROMIUM, dropFile, launch, screenshot, watchProblems } from './browser.js';
+import { RENDERER_OUT } from './build-renderer.js';
+import { installFakeApi, type FakeOptions } from './fake-api.js';
+import { fakeModelFromFile } from './fake-model.js';
+import { serveStatic } from './static-server.js';
+
+const MODEL = sharedModel('stories260K.gguf');
+const REPLY = 'Once upon a time there was a **little** girl named Lily. She liked to play with her ball in the park. ' + 'One day she saw a big dog. '.repeat(20);
+
+describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let server: { url: string; close(): Promise<void> };
+  let problems: string[];
+
+  beforeAll(async () => {
+    server = await serveStatic(RENDERER_OUT);
+    browser = await launch();
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] });
+    const { model, arrays } = fakeModelFromFile(MODEL);
+    const opts: FakeOptions = { model, arrays, tokenDelayMs: 25, reply: REPLY };
+    await context.addInitScript(installFakeApi, opts);
+    context.setDefaultTimeout(8_000);
+    page = await context.newPage();
+    problems = watchProblems(page);
+    await page.goto(server.url);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('shows the picker with the demo model and opens it', async () => {
+    const demo = page.getByRole('list', { name: 'Demo model' }).getByRole('button');
+    expect(await demo.textContent()).toContain('stories260K.gguf');
+    await screenshot(page, 'fake-01-picker');
+    await demo.click();
+    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+  });
+
+  it('finds tokenizer.ggml.tokens in the metadata viewer and looks a token up', async () => {
+    await page.getByRole('tab', { name: 'Metadata' }).click();
+    await page.getByRole('searchbox', { name: 'Filter metadata' }).fill('tokenizer.ggml.tokens');
+    const rows = page.locator('.meta-table tbody tr');
+    expect(await rows.count()).toBe(1);
+    await page.getByRole('button', { name: 'Browse tokenizer.ggml.tokens' }).click();
+    const list = page.getByRole('list', { name: 'tokenizer.ggml.tokens items' });
+    await list.getByRole('listitem').first().waitFor();
+    // The first rows of the real vocabulary (stories260K: <unk>, <s>, </s>).
+    await expect.poll(() => list.getByRole('listitem').nth(1).textContent()).toContain('"<s>"');
+    await page.getByRole('searchbox', { name: 'Search tokenizer.ggml.tokens' }).fill('#2');
+    await expect.poll(() => list.getByRole('listitem').count()).toBe(1);
+    expect(await list.getByRole('listitem').first().textContent()).toContain('"</s>"');
+    await screenshot(page, 'fake-02-metadata');
+    await page.getByRole('searchbox', { name: 'Filter metadata' }).fill('general.architecture');
+    await page.getByRole('button', { name: 'Copy value of general.architecture' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('llama');
+  });
+
+  it('filters tensors to blk.0, sorts by size, selects one', async () => {
+    await page.getByRole('tab', { name: 'Tensors' }).click();
+    const table = page.getByRole('table', { name: 'Tensors' });
+    await table.waitFor();
+    await page.getByRole('searchbox', { name: 'Filter tensors by name' }).fill('blk.0.');
+    await page.getByRole('columnheader', { name: 'Bytes' }).getByRole('button').click();
+    expect(await page.getByRole('columnheader', { name: 'Bytes' }).getAttribute('aria-sort')).toBe('descending');
+    const names = await table.locator('tbody td.tensor-name').allTextContents();
+    expect(names.length).toBeGreaterThan(3);
+    expect(names.every((n) => n.startsWith('blk.0.'))).toBe(true);
+    const bytes = await table.locator('tbody tr:not(.group-row):not(.spacer) td:nth-child(5)').evaluateAll((tds) => tds.map((td) => Number((td.getAttribute('title') ?? '').replace(/[^0-9]/g, ''))));
+    expect(bytes).toEqual([...bytes].sort((a, b) => b - a));
+    await table.getByRole('button', { name: names[0] }).click();
+    await page.getByRole('region', { name: 'Tensor details' }).waitFor();
+    await screenshot(page, 'fake-03-tensors');
+  });
+
+  it('sends a message, streams a reply, stops it, and finds the chat after a reload', async () => {
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.getByRole('textbox', { name: 'Message' }).fill('Tell me a story');
+    await page.keyboard.press('Enter');
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => reply.textContent(), { timeout: 10_000 }).toContain('Once upon a time');
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    const stopped = (await reply.locator('.markdown').textContent()) ?? '';
+    expect(stopped.length).toBeLessThan(REPLY.length);
+    await expect.poll(() => reply.locator('.stats').textContent()).toMatch(/\d+ tokens · first token .* tokens\/s · stopped/);
+    await reply.getByText('Show prompt').click();
+    expect(await reply.locator('.prompt-text').textContent()).toContain('Tell me a story');
+    await screenshot(page, 'fake-04-chat');
+
+    // The reload comes back to the same model, tab and conversation.
+    await page.reload();
+    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+    await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: /^Tell me a story/ }).waitFor();
+    expect(await page.getByRole('article', { name: 'Your message' }).textContent()).toContain('Tell me a story');
+    expect(await page.getByRole('article', { name: 'Reply' }).locator('.markdown').textContent()).toBe(stopped);
+  });
+
+  it('regenerates and edits a sent message', async () => {
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    expect(await page.getByRole('article', { name: 'Reply' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Edit message and resend' }).click();
+    await page.getByRole('textbox', { name: 'Edit message' }).fill('A different question');
+    await page.getByRole('button', { name: 'Save and resend' }).click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    expect(await page.getByRole('article', { name: 'Your message' }).textContent()).toContain('A different question');
+  });
+
+  it('keeps every message when the engine crashes, and reloads it', async () => {
+    await page.getByRole('textbox', { name: 'Message' }).fill('Another one');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => reply.locator('.markdown').textContent()).toContain('Once');
+    await page.evaluate(() => (window as unknown as { fakeHooks: { crash(): void } }).fakeHooks.crash());
+    const banner = page.locator('.engine-bar.crashed');
+    await expect.poll(() => banner.textContent()).toContain('The engine stopped unexpectedly');
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    expect(await page.getByRole('article', { name: 'Your message' }).allTextContents()).toEqual([expect.stringContaining('A different question'), expect.stringContaining('Another one')]);
+    expect(await reply.locator('.markdown').textContent()).toContain('Once');
+    await screenshot(page, 'fake-05-crashed');
+    await page.getByRole('button', { name: 'Reload', exact: true }).click();
+    await expect.poll(() => page.locator('.engine-bar.ready').count()).toBe(1);
+  });
+
+  it('says so when the context is full', async () => {
+    await page.evaluate(() => (window as unknown as { fakeHooks: { fillContext(): void } }).fakeHooks.fillContext());
+    await page.getByRole('textbox', { name: 'Message' }).fill('More');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'The context is full' }).count()).toBe(1);
+    expect(await page.locator('.gauge').textContent()).toContain('512 / 512 tokens');
+  });
+
+  it('renames and deletes a conversation', async () => {
+    const nav = page.getByRole('navigation', { name: 'Conversations' });
+    await nav.getByRole('button', { name: /^Rename / }).first().click();
+    await nav.getByRole('textbox', { name: 'Chat title' }).fill('Renamed chat');
+    await nav.getByRole('textbox', { name: 'Chat title' }).press('Enter');
+    await nav.getByRole('button', { name: /^Renamed chat/ }).waitFor();
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(() => nav.getByRole('listitem').count()).toBe(2);
+    await nav.getByRole('button', { name: 'Delete New chat' }).click();
+    await nav.getByRole('button', { name: 'Confirm delete New chat' }).click();
+    await expect.poll(() => nav.getByRole('listitem').count()).toBe(1);
+  });
+
+  it('Ctrl+O asks to open a model (the browser has no dialog: one clear line)', async () => {
+    await page.keyboard.press('Control+o');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The file dialog is not available');
+  });
+
+  it('refuses a dropped non-GGUF file and a corrupt .gguf with one clear line', async () => {
+    await dropFile(page, 'notes.txt', new TextEncoder().encode('hello'));
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('notes.txt is not a .gguf model file');
+    await dropFile(page, 'broken.gguf', new TextEncoder().encode('NOPE this is not a model'));
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('broken.gguf is not a GGUF file');
+    await screenshot(page, 'fake-07-corrupt');
+  });
+
+  it('opens a dropped .gguf', async () => {
+    const bytes = readFileSync(MODEL);
+    await dropFile(page, 'dropped-stories.gguf', bytes.subarray(0, 64));
+    await expect.poll(() => page.locator('.current-model').getAttribute('title')).toBeTruthy();
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('follows the OS colour scheme, then the theme setting, and caused no console errors or CSP violations', async () => {
+    const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.emulateMedia({ colorScheme: 'light' });
+    const light = await bg();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await bg();
+    expect(dark).not.toBe(light);
+    await page.getByRole('combobox', { name: 'Theme' }).selectOption('light');
+    expect(await bg()).toBe(light);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.getByRole('combobox', { name: 'Theme' }).selectOption('dark');
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await screenshot(page, 'fake-08-dark');
+    expect(problems).toEqual([]);
+  });
+});

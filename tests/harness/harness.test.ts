@@ -1,0 +1,246 @@
+// The dev harness end to end without a browser: start it on a free port, speak its WebSocket
+// protocol with the `ws` package as the page's harness client does, and check the answers against
+// the model file read independently (the project's GGUF reader in this process).
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Chat, EngineState, GenerationEvent, Library, MetaArraySlice, OpenedModel, RequestChannel } from '../../src/shared/contract.js';
+import type { SerializedError } from '../../src/shared/errors.js';
+import { HARNESS_UPLOAD_HEADER, type HarnessServerMessage } from '../../src/shared/harness-protocol.js';
+import { readGgufHeaderSync, getArray } from '../../src/engine/gguf/index.js';
+import { startHarness, type Harness } from '../../src/harness/server.js';
+import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
+
+const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
+
+class Client {
+  private nextId = 1;
+  private readonly pending = new Map<number, (m: HarnessServerMessage) => void>();
+  readonly events: { event: string; payload: unknown }[] = [];
+  private readonly streams = new Map<number, (e: GenerationEvent) => void>();
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as HarnessServerMessage;
+      if (m.t === 'res') this.pending.get(m.id)?.(m);
+      else if (m.t === 'evt') this.events.push({ event: m.event, payload: m.payload });
+      else if (m.t === 'gen') this.streams.get(m.id)?.(m.event);
+    });
+  }
+
+  static open(url: string, origin: string): Promise<Client> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, { origin });
+      ws.once('open', () => resolve(new Client(ws)));
+      ws.once('error', reject);
+    });
+  }
+
+  /** One request; resolves with the value or rejects with the serialised error. */
+  call<T>(channel: RequestChannel | string, payload?: unknown): Promise<T> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, (m) => {
+        this.pending.delete(id);
+        if (m.t === 'res' && m.ok) resolve(m.value as T);
+        else if (m.t === 'res') reject(m.error);
+      });
+      this.ws.send(JSON.stringify({ t: 'req', id, channel, payload }));
+    });
+  }
+
+  generate(request: unknown, onToken?: (n: number, cancel: () => void) => void): Promise<GenerationEvent[]> {
+    const id = this.nextId++;
+    const events: GenerationEvent[] = [];
+    let n = 0;
+    return new Promise((resolve) => {
+      this.streams.set(id, (e) => {
+        events.push(e);
+        if (e.kind === 'token') onToken?.(++n, () => this.ws.send(JSON.stringify({ t: 'cancel', id })));
+        if (e.kind === 'done' || e.kind === 'error') resolve(events);
+      });
+      this.ws.send(JSON.stringify({ t: 'gen', id, request }));
+    });
+  }
+}
+
+/** A GET with the path sent exactly as given. */
+function rawGet(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet({ host: '127.0.0.1', port, path, headers: { host: `127.0.0.1:${port}` } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+const SAMPLING = {
+  temperature: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, presencePenalty: 0, frequencyPenalty: 0,
+  penaltyLastN: 64, seed: 1, maxTokens: 6, stop: [],
+};
+
+describe('dev harness over WebSocket', () => {
+  let harness: Harness;
+  let client: Client;
+  let tmp: string;
+  let wsUrl: string;
+  let origin: string;
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'pantheon-harness-'));
+    const renderer = join(tmp, 'renderer');
+    mkdirSync(join(renderer, 'assets'), { recursive: true });
+    writeFileSync(join(renderer, 'index.html'), '<!doctype html><title>Pantheon</title>');
+    writeFileSync(join(renderer, 'assets', 'app.js'), 'console.log(1)');
+    writeFileSync(join(tmp, 'secret.txt'), 'not for the page');
+    harness = await startHarness({
+      port: 0,
+      userData: join(tmp, 'user'),
+      rendererDir: renderer,
+      demoPath: DEMO,
+      modelsDir: HAVE_SHARED ? sharedModel('tiny-random') : null,
+      log: () => {},
+    });
+    origin = `http://127.0.0.1:${harness.port}`;
+    wsUrl = `ws://127.0.0.1:${harness.port}/api`;
+    client = await Client.open(wsUrl, origin);
+  });
+
+  afterAll(async () => {
+    client?.ws.close();
+    await harness?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('serves the renderer with the CSP header, and nothing outside its folder', async () => {
+    const page = await fetch(harness.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'");
+    expect(await page.text()).toContain('<title>Pantheon</title>');
+    expect((await fetch(`${origin}/assets/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    // Raw request paths (fetch would normalise "/../"): each tries to climb out of the renderer folder.
+    for (const escape of ['/../secret.txt', '/..%2fsecret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/assets/%2e%2e/%2e%2e/secret.txt']) {
+      const r = await rawGet(harness.port, escape);
+      expect([403, 404], escape).toContain(r.status);
+      expect(r.body).not.toContain('not for the page');
+    }
+  });
+
+  it('refuses a WebSocket from another origin', async () => {
+    await expect(Client.open(wsUrl, 'http://evil.example')).rejects.toThrow(/403/);
+  });
+
+  it('library:get lists the demo model with its header summary', async () => {
+    const lib = await client.call<Library>('library:get');
+    expect(lib.demo).toMatchObject({ fileName: 'stories260K.gguf', architecture: 'llama', source: 'demo', error: null });
+    expect(lib.demo!.id).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('answers a bad channel and a bad payload with one-line errors', async () => {
+    await expect(client.call('library:nope')).rejects.toMatchObject({ name: 'UsageError', message: '"library:nope" is not a request channel.' });
+    await expect(client.call('model:open', { id: '../../etc/passwd' })).rejects.toMatchObject({ name: 'UsageError', message: 'id is not a model id from the library.' });
+    // The page cannot name a path to open.
+    await expect(client.call('model:openDropped', { path: DEMO })).rejects.toMatchObject({ name: 'UsageError', message: 'Pages cannot open paths; drop the file on the window instead.' });
+  });
+
+  it('model:open opens the demo; metadata and tensors match the file', async () => {
+    const lib = await client.call<Library>('library:get');
+    const m = await client.call<OpenedModel>('model:open', { id: lib.demo!.id });
+    const h = readGgufHeaderSync(DEMO);
+    expect(m.tensorCount).toBe(h.tensors.length);
+    expect(m.metadata.map((e) => e.key)).toEqual([...h.metadata.keys()]);
+    expect(m.tensors.find((t) => t.name === 'blk.0.attn_q.weight')).toMatchObject({ layer: 0, dims: [...h.tensors.find((t) => t.name === 'blk.0.attn_q.weight')!.dims] });
+    expect(m.runnable).toBe(true);
+    const tokens = m.metadata.find((e) => e.key === 'tokenizer.ggml.tokens')!;
+    expect(tokens.type).toBe('ARRAY');
+    expect(tokens.value).toMatchObject({ array: true, itemType: 'STRING', length: getArray(h, 'tokenizer.ggml.tokens')!.length });
+  });
+
+  it('model:metaArray finds tokens by index and by text', async () => {
+    const vocab = getArray(readGgufHeaderSync(DEMO), 'tokenizer.ggml.tokens') as string[];
+    const byIndex = await client.call<MetaArraySlice>('model:metaArray', { key: 'tokenizer.ggml.tokens', offset: 0, limit: 10, query: '#300' });
+    expect(byIndex.items).toEqual([{ index: 300, value: vocab[300] }]);
+    const word = vocab[378]; // a token of "Once upon a time" (llama.cpp's tokenization, tests/golden)
+    const byText = await client.call<MetaArraySlice>('model:metaArray', { key: 'tokenizer.ggml.tokens', offset: 0, limit: 1000, query: word });
+    const expected = vocab.map((t, i) => [t, i] as const).filter(([t]) => t.toLowerCase().includes(word.toLowerCase())).map(([, i]) => i);
+    expect(byText.items.map((x) => x.index)).toEqual(expected);
+    expect(byText.matches).toBe(expected.length);
+    const page = await client.call<MetaArraySlice>('model:metaArray', { key: 'tokenizer.ggml.tokens', offset: 100, limit: 5 });
+    expect(page.items).toEqual([100, 101, 102, 103, 104].map((i) => ({ index: i, value: vocab[i] })));
+  });
+
+  it('chats: create, save, list, get, rename, delete', async () => {
+    const chat = await client.call<Chat>('chats:create', { title: 'First' });
+    const saved: Chat = { ...chat, messages: [{ id: 'm1', role: 'user', content: 'Hello', createdAt: Date.now() }] };
+    await client.call('chats:save', { chat: saved });
+    const list = await client.call<{ id: string; title: string; messageCount: number }[]>('chats:list');
+    expect(list).toEqual([expect.objectContaining({ id: chat.id, title: 'First', messageCount: 1 })]);
+    expect((await client.call<Chat>('chats:get', { id: chat.id })).messages[0].content).toBe('Hello');
+    await client.call('chats:rename', { id: chat.id, title: 'Renamed' });
+    expect((await client.call<Chat>('chats:get', { id: chat.id })).title).toBe('Renamed');
+    // On disk, as JSON, under the user-data folder.
+    expect(JSON.parse(readFileSync(join(tmp, 'user', 'chats', `${chat.id}.json`), 'utf8')).title).toBe('Renamed');
+    await client.call('chats:delete', { id: chat.id });
+    expect(await client.call('chats:list')).toEqual([]);
+  });
+
+  it('engine:load streams state events, then a generation streams tokens and stops on cancel', async () => {
+    const lib = await client.call<Library>('library:get');
+    client.events.length = 0;
+    const ready = await client.call<EngineState>('engine:load', { id: lib.demo!.id, contextSize: 256, threads: 1 });
+    expect(ready).toMatchObject({ status: 'ready', contextSize: 256 });
+    const states = client.events.filter((e) => e.event === 'engine:state').map((e) => (e.payload as EngineState).status);
+    expect(states[0]).toBe('loading');
+    expect(states.at(-1)).toBe('ready');
+
+    const messages = [{ role: 'user', content: 'Once upon a time' }];
+    const count = await client.call<{ tokens: number; contextSize: number }>('engine:countTokens', { messages });
+    const events = await client.generate({ messages, sampling: SAMPLING });
+    expect(events[0]).toMatchObject({ kind: 'prompt', templateName: expect.any(String) });
+    if (events[0].kind === 'prompt') expect(events[0].tokens).toHaveLength(count.tokens);
+    expect(events.filter((e) => e.kind === 'token')).toHaveLength(6);
+    expect(events.at(-1)).toMatchObject({ kind: 'done', stats: { stopReason: 'length', generatedTokens: 6 }, contextSize: 256 });
+
+    const stopped = await client.generate({ messages, sampling: { ...SAMPLING, maxTokens: -1 } }, (n, cancel) => {
+      if (n === 1) cancel();
+    });
+    expect(stopped.at(-1)).toMatchObject({ kind: 'done', stats: { stopReason: 'cancelled' } });
+  });
+
+  it('uploads a dropped .gguf and opens it; refuses other files with a clear message', async () => {
+    const upload = (name: string, body: Uint8Array, headers: Record<string, string> = { [HARNESS_UPLOAD_HEADER]: '1' }) =>
+      fetch(`${origin}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers });
+    const bytes = readFileSync(DEMO);
+    const ok = (await (await upload('dropped.gguf', bytes)).json()) as { ok: boolean; value: OpenedModel };
+    expect(ok.ok).toBe(true);
+    expect(ok.value.entry.fileName).toBe('dropped.gguf');
+    expect(ok.value.tensorCount).toBe(readGgufHeaderSync(DEMO).tensors.length);
+    const txt = (await (await upload('notes.txt', new Uint8Array([1, 2, 3]))).json()) as { ok: boolean; error: SerializedError };
+    expect(txt).toEqual({ ok: false, error: { name: 'UsageError', code: 'USAGE', message: 'notes.txt is not a .gguf model file.' } });
+    const corrupt = (await (await upload('broken.gguf', new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).json()) as { ok: boolean; error: SerializedError };
+    expect(corrupt.ok).toBe(false);
+    expect(corrupt.error.name).toBe('GgufError');
+    // Without the harness's header (a form post from another site): refused.
+    expect((await upload('x.gguf', bytes, {})).status).toBe(403);
+  });
+
+  it.skipIf(!HAVE_SHARED)('library:chooseFolder answers with PANTHEON_MODELS_DIR and scans it recursively', async () => {
+    const lib = await client.call<Library>('library:chooseFolder');
+    expect(lib.folder).toBe(sharedModel('tiny-random'));
+    expect(lib.folderModels.map((m) => m.fileName).sort()).toEqual([
+      'tiny-gemma-s5.gguf', 'tiny-llama-s5.gguf', 'tiny-phi2-s5.gguf', 'tiny-phi3-s5.gguf', 'tiny-qwen2-s5.gguf', 'tiny-qwen3-s5.gguf',
+    ]);
+    expect(lib.folderModels.find((m) => m.fileName === 'tiny-qwen2-s5.gguf')).toMatchObject({ architecture: 'qwen2', error: null });
+  });
+
+  it('model:openDialog without PANTHEON_MODEL_FILE says it is not available in the browser', async () => {
+    await expect(client.call('model:openDialog')).rejects.toMatchObject({ message: expect.stringMatching(/not available in the browser harness/) });
+  });
+});

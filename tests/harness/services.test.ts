@@ -1,0 +1,263 @@
+// The main-side services the Electron app and the harness share: library, opened model, chat store,
+// settings, the renderer's path check, and the supervisor's exit reasons. Expected values are worked
+// out by hand from the inputs the tests write.
+
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GgufType, kv, parseGgufHeader, writeGguf } from '../../src/engine/gguf/index.js';
+import { LibraryService, MAX_RECENT, modelId } from '../../src/main/services/library.js';
+import { ARRAY_INLINE_MAX, metaArraySlice, shortestFloat32, toMetaValue, layerOf, runnability } from '../../src/main/services/opened-model.js';
+import { ChatStore } from '../../src/main/services/chat-store.js';
+import { DEFAULT_SETTINGS, SettingsStore, validateSettingsPatch } from '../../src/main/services/settings.js';
+import { fileInside } from '../../src/main/services/web-content.js';
+import { crashMessage } from '../../src/main/services/engine-supervisor.js';
+import { exitReason } from '../../src/main/services/node-engine-transport.js';
+import { validateRequest } from '../../src/main/services/validate.js';
+import { ROOT } from '../helpers.js';
+
+const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
+
+let tmp: string;
+beforeEach(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'pantheon-services-'));
+});
+afterEach(() => {
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function tinyGguf(arch: string, tokens: string[] = ['<unk>', '<s>', '</s>']): Uint8Array {
+  return writeGguf([
+    kv.str('general.architecture', arch),
+    kv.str('general.name', `tiny ${arch}`),
+    kv.u32(`${arch}.context_length`, 128),
+    kv.arr('tokenizer.ggml.tokens', GgufType.STRING, tokens),
+  ], [{ name: 'token_embd.weight', dims: [4, tokens.length], type: 0, data: new Uint8Array(16 * tokens.length) }]);
+}
+
+describe('library', () => {
+  it('scans a folder recursively: .gguf only, any depth, corrupt files listed with their error', async () => {
+    const root = join(tmp, 'models');
+    mkdirSync(join(root, 'a', 'b', 'c'), { recursive: true });
+    mkdirSync(join(root, '.hidden'));
+    writeFileSync(join(root, 'top.gguf'), tinyGguf('llama'));
+    writeFileSync(join(root, 'a', 'b', 'c', 'deep.GGUF'), tinyGguf('qwen2'));
+    writeFileSync(join(root, 'a', 'broken.gguf'), new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0]));
+    writeFileSync(join(root, 'a', 'readme.txt'), 'not a model');
+    writeFileSync(join(root, '.hidden', 'skip.gguf'), tinyGguf('llama'));
+    symlinkSync(root, join(root, 'a', 'loop')); // a symlink loop must not hang the scan
+    const lib = new LibraryService(join(tmp, 'user'), null, () => {});
+    const r = await lib.setFolder(root);
+    expect(r.scanning).toBe(false);
+    expect(r.folderModels.map((m) => m.fileName)).toEqual(['deep.GGUF', 'broken.gguf', 'top.gguf']);
+    const deep = r.folderModels[0];
+    expect(deep).toMatchObject({ architecture: 'qwen2', name: 'tiny qwen2', parameters: 12, quantization: 'F32', source: 'folder', error: null });
+    const broken = r.folderModels[1];
+    expect(broken.architecture).toBeNull();
+    expect(broken.error).toMatch(/truncated|ended/i);
+    expect(broken.error).not.toContain('\n');
+  });
+
+  it('gives each path a stable id (sha-256 of the resolved path)', () => {
+    expect(modelId('/x/y.gguf')).toBe(modelId('/x/./z/../y.gguf'));
+    expect(modelId('/x/y.gguf')).not.toBe(modelId('/x/z.gguf'));
+    expect(modelId('/x/y.gguf')).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('keeps at most 20 recent models, newest first, persisted across instances', async () => {
+    const user = join(tmp, 'user');
+    mkdirSync(user);
+    const files: string[] = [];
+    for (let i = 0; i < MAX_RECENT + 3; i++) {
+      const f = join(tmp, `m${i}.gguf`);
+      copyFileSync(DEMO, f);
+      files.push(f);
+    }
+    const lib = new LibraryService(user, DEMO, () => {});
+    for (const f of files) await lib.addRecent(f);
+    await lib.addRecent(files[5]); // opened again: moves to the top, no duplicate
+    const again = new LibraryService(user, DEMO, () => {});
+    await again.load();
+    const r = await again.get();
+    expect(r.recent).toHaveLength(MAX_RECENT);
+    expect(r.recent[0].path).toBe(resolve(files[5]));
+    expect(r.recent[1].path).toBe(resolve(files[MAX_RECENT + 2]));
+    expect(r.recent.filter((e) => e.path === resolve(files[5]))).toHaveLength(1);
+    expect(r.demo).toMatchObject({ source: 'demo', architecture: 'llama' });
+    const forgotten = await again.forgetRecent(r.recent[0].id);
+    expect(forgotten.recent.map((e) => e.path)).not.toContain(resolve(files[5]));
+  });
+
+  it('accepts only existing .gguf files from outside the page, with one-line messages', async () => {
+    const lib = new LibraryService(join(tmp, 'user'), null, () => {});
+    writeFileSync(join(tmp, 'x.txt'), 'hello');
+    await expect(lib.checkModelPath(join(tmp, 'x.txt'))).rejects.toThrow('x.txt is not a .gguf model file.');
+    await expect(lib.checkModelPath(join(tmp, 'gone.gguf'))).rejects.toThrow('gone.gguf does not exist (it may have been moved or deleted).');
+    mkdirSync(join(tmp, 'dir.gguf'));
+    await expect(lib.checkModelPath(join(tmp, 'dir.gguf'))).rejects.toThrow('dir.gguf is a folder, not a .gguf model file.');
+  });
+});
+
+describe('opened model', () => {
+  it('shows float32 values as their shortest decimal, bigints as strings', () => {
+    expect(shortestFloat32(Math.fround(1e-5))).toBe(1e-5);
+    expect(shortestFloat32(Math.fround(0.1))).toBe(0.1);
+    expect(shortestFloat32(Math.fround(10000))).toBe(10000);
+    expect(toMetaValue(Math.fround(1e-6), GgufType.FLOAT32)).toBe(1e-6);
+    expect(toMetaValue(2n ** 60n, GgufType.UINT64)).toBe('1152921504606846976');
+    expect(toMetaValue(0.1, GgufType.FLOAT64)).toBe(0.1);
+  });
+
+  it('sends short arrays whole and summarises long ones', () => {
+    const short = { itemType: GgufType.INT32, items: [1, 2, 3] };
+    expect(toMetaValue(short, GgufType.ARRAY)).toEqual([1, 2, 3]);
+    const items = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    const long = toMetaValue({ itemType: GgufType.STRING, items }, GgufType.ARRAY);
+    expect(long).toEqual({ array: true, itemType: 'STRING', length: 40, head: items.slice(0, ARRAY_INLINE_MAX) });
+  });
+
+  it('finds the layer of a tensor by its blk.N prefix', () => {
+    expect(layerOf('blk.0.attn_q.weight')).toBe(0);
+    expect(layerOf('blk.17.ffn_down.weight')).toBe(17);
+    expect(layerOf('output.weight')).toBeNull();
+    expect(layerOf('token_embd.weight')).toBeNull();
+  });
+
+  it('slices and searches an array: "#N" by index, digits by index then text, text with ▁/Ġ for spaces', () => {
+    const tokens = ['<unk>', '<s>', '</s>', '▁the', 'the', 'Ġthe', 'The', 'x12', '12'];
+    const h = parseGgufHeader(tinyGguf('llama', tokens));
+    const q = (query?: string, offset = 0, limit = 100) => metaArraySlice(h, 'tokenizer.ggml.tokens', offset, limit, query);
+    expect(q(undefined, 2, 3).items).toEqual([{ index: 2, value: '</s>' }, { index: 3, value: '▁the' }, { index: 4, value: 'the' }]);
+    expect(q('#3')).toMatchObject({ items: [{ index: 3, value: '▁the' }], matches: 1 });
+    expect(q('#99').items).toEqual([]);
+    // "2": index 2 first, then items containing "2".
+    expect(q('2').items.map((x) => x.index)).toEqual([2, 7, 8]);
+    // Case-insensitive text search.
+    expect(q('the').items.map((x) => x.index)).toEqual([3, 4, 5, 6]);
+    // " the" (with a space) is how a person types a word-initial token.
+    expect(q(' the').items.map((x) => x.index)).toEqual([3, 5]);
+    expect(q('the', 1, 2)).toMatchObject({ items: [{ index: 4 }, { index: 5 }], matches: 4 });
+    expect(() => metaArraySlice(h, 'general.name', 0, 10)).toThrow('The model has no array metadata key "general.name".');
+  });
+
+  it('says why a file cannot chat', () => {
+    expect(runnability(parseGgufHeader(tinyGguf('llama')), ['llama'])).toEqual({ runnable: true, notRunnableReason: null });
+    expect(runnability(parseGgufHeader(tinyGguf('mamba')), ['llama', 'qwen2']).notRunnableReason)
+      .toBe('Pantheon cannot run the "mamba" architecture yet; it runs llama, qwen2.');
+  });
+});
+
+describe('chat store', () => {
+  it('creates, saves, lists newest first, and leaves no temp files', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const a = await store.create({ title: 'A' });
+    const b = await store.create({});
+    expect(b.title).toBe('New chat');
+    expect(a.id).toMatch(/^[0-9a-f]{16}$/);
+    expect(a.id).not.toBe(b.id);
+    await store.save({ ...a, updatedAt: Date.now() + 1000, messages: [{ id: 'm', role: 'user', content: 'hi', createdAt: 1 }] });
+    const list = await store.list();
+    expect(list.map((c) => c.id)).toEqual([a.id, b.id]);
+    expect(list[0].messageCount).toBe(1);
+    expect(readdirSync(join(tmp, 'chats')).sort()).toEqual([`${a.id}.json`, `${b.id}.json`].sort());
+  });
+
+  it('skips a corrupt file with a log line instead of failing the list', async () => {
+    const lines: string[] = [];
+    const store = new ChatStore(tmp, (l) => lines.push(l));
+    const ok = await store.create({ title: 'fine' });
+    writeFileSync(join(tmp, 'chats', 'deadbeefdeadbeef.json'), '{"id": "deadbeefdeadbeef", "title": ');
+    writeFileSync(join(tmp, 'chats', 'cafecafecafecafe.json'), JSON.stringify({ id: 'cafecafecafecafe', title: 3 }));
+    const list = await store.list();
+    expect(list.map((c) => c.id)).toEqual([ok.id]);
+    expect(lines).toHaveLength(2);
+    expect(lines.every((l) => l.startsWith('chats: skipping '))).toBe(true);
+  });
+
+  it('refuses ids that could name a file outside the chats folder', async () => {
+    const store = new ChatStore(tmp, () => {});
+    await expect(store.get('../settings')).rejects.toThrow('id is not a chat id.');
+    await expect(store.delete('..')).rejects.toThrow('id is not a chat id.');
+  });
+
+  it('writes concurrent saves of one chat in order; the file is always whole JSON', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.save({ ...c, title: `t${i}` })));
+    const onDisk = JSON.parse(readFileSync(join(tmp, 'chats', `${c.id}.json`), 'utf8')) as { title: string };
+    expect(onDisk.title).toBe('t19');
+  });
+});
+
+describe('settings', () => {
+  it('starts from llama.cpp-like defaults and persists changes', async () => {
+    const s = new SettingsStore(tmp, () => {});
+    expect(await s.load()).toEqual(DEFAULT_SETTINGS);
+    expect(DEFAULT_SETTINGS.sampling).toMatchObject({ temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, penaltyLastN: 64, seed: -1 });
+    expect(DEFAULT_SETTINGS.contextSize).toBe(2048);
+    expect(DEFAULT_SETTINGS.threads).toBe(0);
+    await s.set(validateSettingsPatch({ contextSize: 4096, sampling: { temperature: 0.2 } }));
+    const again = await new SettingsStore(tmp, () => {}).load();
+    expect(again.contextSize).toBe(4096);
+    expect(again.sampling).toEqual({ ...DEFAULT_SETTINGS.sampling, temperature: 0.2 });
+  });
+
+  it('rejects bad values with a message naming the field', () => {
+    expect(() => validateSettingsPatch({ contextSize: 8 })).toThrow('settings.contextSize must be between 16 and 1048576 (got 8).');
+    expect(() => validateSettingsPatch({ sampling: { topP: 2 } })).toThrow('settings.sampling.topP must be between 0 and 1 (got 2).');
+    expect(() => validateSettingsPatch({ theme: 'neon' })).toThrow('settings.theme must be one of "system", "light", "dark".');
+    expect(() => validateSettingsPatch({ modelsFolder: '/etc' })).toThrow(/chooseFolder/);
+    expect(() => validateSettingsPatch({ colour: 1 })).toThrow('settings.colour is not a setting.');
+  });
+
+  it('ignores an invalid field in the file, keeping its default', async () => {
+    const lines: string[] = [];
+    writeFileSync(join(tmp, 'settings.json'), JSON.stringify({ threads: -3, theme: 'dark' }));
+    const s = await new SettingsStore(tmp, (l) => lines.push(l)).load();
+    expect(s.threads).toBe(0);
+    expect(s.theme).toBe('dark');
+    expect(lines).toHaveLength(1);
+  });
+});
+
+describe('request validation', () => {
+  it('checks payloads per channel', () => {
+    expect(validateRequest('model:metaArray', { key: 'k', offset: 0, limit: 10, query: 'x' })).toEqual({ key: 'k', offset: 0, limit: 10, query: 'x' });
+    expect(() => validateRequest('model:metaArray', { key: 'k', offset: -1, limit: 10 })).toThrow('offset must be between 0 and 9007199254740991 (got -1).');
+    expect(() => validateRequest('library:get', { sneaky: true })).toThrow('this request takes no arguments.');
+    expect(() => validateRequest('chats:save', { chat: { id: 'ok', title: 't', createdAt: 0, updatedAt: 0, systemPrompt: '', messages: [{ id: 'm', role: 'root', content: '', createdAt: 0 }] } }))
+      .toThrow('chat.messages[0].role must be one of "system", "user", "assistant".');
+  });
+});
+
+describe('renderer path check', () => {
+  it('keeps every path inside the root', () => {
+    expect(fileInside('/srv/r', '/')).toBe('/srv/r/index.html');
+    expect(fileInside('/srv/r', '/assets/a.js')).toBe('/srv/r/assets/a.js');
+    expect(fileInside('/srv/r', '/assets/')).toBe('/srv/r/assets/index.html');
+    expect(fileInside('/srv/r', '/../etc/passwd')).toBeNull();
+    expect(fileInside('/srv/r', '/..%2f..%2fetc/passwd')).toBeNull();
+    expect(fileInside('/srv/r', '/%2e%2e/x')).toBeNull();
+    expect(fileInside('/srv/r', '/a%00.js')).toBeNull();
+    expect(fileInside('/srv/r', '/%E0%A4%A')).toBeNull();
+    expect(fileInside('/srv/r', '/../r2/x')).toBeNull(); // a sibling whose name starts with the root's
+  });
+});
+
+describe('engine exit reasons', () => {
+  it('maps a Node child\'s exit to the contract\'s reasons', () => {
+    expect(exitReason(null, 'SIGKILL', '')).toEqual({ reason: 'killed', code: null, detail: 'signal SIGKILL' });
+    expect(exitReason(null, 'SIGSEGV', '')).toMatchObject({ reason: 'crashed' });
+    expect(exitReason(null, 'SIGABRT', 'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory')).toMatchObject({ reason: 'oom' });
+    expect(exitReason(0, null, '')).toMatchObject({ reason: 'clean-exit' });
+    expect(exitReason(3, null, '')).toEqual({ reason: 'abnormal-exit', code: 3, detail: 'exit code 3' });
+  });
+
+  it('says what happened in one sentence with what to do', () => {
+    expect(crashMessage({ reason: 'oom', code: null, detail: 'signal SIGABRT' }, 'loading', 'Llama 3'))
+      .toBe('The engine ran out of memory while loading Llama 3; try a smaller model or context size, then press Reload.');
+    expect(crashMessage({ reason: 'crashed', code: null, detail: 'signal SIGSEGV' }, 'running', null))
+      .toBe('The engine process crashed while running the model (signal SIGSEGV); press Reload to start it again.');
+  });
+});
