@@ -95,20 +95,46 @@ export interface MetaArraySlice {
   matches: number;
 }
 
+/** Sampling parameters, llama.cpp's chain (common/common.h struct common_params_sampling). */
 export interface SamplingSettings {
+  /** <= 0: greedy (argmax). llama.cpp default 0.8. */
   temperature: number;
+  /** Keep the k most likely tokens; <= 0 disables. Default 40. */
   topK: number;
+  /** Keep the smallest set whose probability reaches p; 1 disables. Default 0.95. */
   topP: number;
+  /** Drop tokens whose probability is below minP × the top probability; 0 disables. Default 0.05. */
   minP: number;
+  /** Divide positive / multiply negative logits of recent tokens; 1 disables. Default 1. */
   repeatPenalty: number;
+  /** Subtracted once from every recent token's logit; 0 disables. */
   presencePenalty: number;
+  /** Subtracted per occurrence in the window; 0 disables. */
   frequencyPenalty: number;
+  /** How many recent tokens the penalties look at; 0 disables, -1 means the whole history. Default 64. */
   penaltyLastN: number;
-  /** -1 for a random seed each reply. */
+  /** RNG seed (uint32); -1 picks a random one each reply (llama.cpp LLAMA_DEFAULT_SEED). */
   seed: number;
+  /** Most tokens to generate; -1 = until end of turn or a full context (llama.cpp n_predict). */
   maxTokens: number;
+  /** Extra stop strings, on top of the chat template's end-of-turn markers. */
   stop: string[];
 }
+
+/** llama.cpp's defaults: temp 0.80, top_k 40, top_p 0.95, min_p 0.05, repeat penalty off, last_n 64. */
+export const DEFAULT_SAMPLING: Readonly<SamplingSettings> = Object.freeze({
+  temperature: 0.8,
+  topK: 40,
+  topP: 0.95,
+  minP: 0.05,
+  repeatPenalty: 1.0,
+  presencePenalty: 0.0,
+  frequencyPenalty: 0.0,
+  penaltyLastN: 64,
+  seed: -1,
+  maxTokens: -1,
+  stop: [] as string[],
+});
 
 export interface Settings {
   sampling: SamplingSettings;

@@ -2,44 +2,10 @@
 
 import { UsageError } from '../../shared/errors.js';
 
-export interface SamplingParams {
-  /** <= 0: greedy (argmax). llama.cpp default 0.8. */
-  temperature: number;
-  /** Keep the k most likely tokens; <= 0 disables. Default 40. */
-  topK: number;
-  /** Keep the smallest set whose probability reaches p; 1 disables. Default 0.95. */
-  topP: number;
-  /** Drop tokens whose probability is below minP × the top probability; 0 disables. Default 0.05. */
-  minP: number;
-  /** Divide positive / multiply negative logits of recent tokens; 1 disables. Default 1. */
-  repeatPenalty: number;
-  /** Subtracted once from every recent token's logit; 0 disables. */
-  presencePenalty: number;
-  /** Subtracted per occurrence in the window; 0 disables. */
-  frequencyPenalty: number;
-  /** How many recent tokens the penalties look at; 0 disables, -1 means the whole history. Default 64. */
-  penaltyLastN: number;
-  /** RNG seed (uint32); -1 picks a random one (llama.cpp LLAMA_DEFAULT_SEED). */
-  seed: number;
-  /** Most tokens to generate; -1 = until end of turn or a full context (llama.cpp n_predict). */
-  maxTokens: number;
-  /** Extra stop strings, on top of the chat template's end-of-turn markers. */
-  stop: string[];
-}
-
-export const DEFAULT_SAMPLING: Readonly<SamplingParams> = Object.freeze({
-  temperature: 0.8,
-  topK: 40,
-  topP: 0.95,
-  minP: 0.05,
-  repeatPenalty: 1.0,
-  presencePenalty: 0.0,
-  frequencyPenalty: 0.0,
-  penaltyLastN: 64,
-  seed: -1,
-  maxTokens: -1,
-  stop: [] as string[],
-});
+/** The sampling parameters are part of the contract (the UI edits them); defaults are llama.cpp's. */
+export type { SamplingSettings as SamplingParams } from '../../shared/contract.js';
+export { DEFAULT_SAMPLING } from '../../shared/contract.js';
+import type { SamplingSettings as SamplingParams } from '../../shared/contract.js';
 
 /** Throws UsageError naming the first parameter out of range. */
 export function validateSampling(p: SamplingParams): void {

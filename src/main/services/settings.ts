@@ -1,28 +1,14 @@
-// The user's settings, persisted as `<userData>/settings.json`, with defaults for every field.
-// Sampling defaults are llama.cpp's (common/common.h `struct common_params_sampling`: temp 0.80,
-// top_k 40, top_p 0.95, min_p 0.05, penalty_repeat 1.00 (off), penalty_last_n 64, seed -1 =
-// random; `n_predict` -1 = until end of text or a full context).
+// The user's settings, persisted as `<userData>/settings.json`, with defaults for every field
+// (sampling defaults are llama.cpp's: DEFAULT_SAMPLING in the contract).
 
 import { join } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
-import type { SamplingSettings, Settings } from '../../shared/contract.js';
+import { DEFAULT_SAMPLING, type SamplingSettings, type Settings } from '../../shared/contract.js';
 import { integer, oneOf, record, samplingSettings, string } from '../../engine/host/validate.js';
 import { JsonFile, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
 
-export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = {
-  temperature: 0.8,
-  topK: 40,
-  topP: 0.95,
-  minP: 0.05,
-  repeatPenalty: 1.0,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  penaltyLastN: 64,
-  seed: -1,
-  maxTokens: -1,
-  stop: [],
-};
+export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = { ...DEFAULT_SAMPLING, stop: [] };
 
 export const DEFAULT_SETTINGS: Settings = {
   sampling: DEFAULT_SAMPLING_SETTINGS,
