@@ -9,7 +9,7 @@ import type { GgufHeader, GgufTensorInfo } from './types.js';
 
 const FIRST_CHUNK = 1 << 20;
 
-function ioError(path: string, err: unknown): GgufError {
+function ioError(_path: string, err: unknown): GgufError {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return new GgufError('GGUF_NOT_FOUND', 'no such file; check the path');
   if (e?.code === 'EISDIR') return new GgufError('GGUF_IO', 'is a folder, not a .gguf file');
@@ -17,8 +17,22 @@ function ioError(path: string, err: unknown): GgufError {
   return new GgufError('GGUF_IO', `cannot read the file (${e?.code ?? e?.message ?? String(err)})`);
 }
 
-function nextSize(have: number, err: NeedMoreBytes, fileSize: number): number {
-  return Math.min(fileSize, Math.max(have * 2, err.atLeast + FIRST_CHUNK));
+/**
+ * Parse the first `n` bytes read into a buffer of `size`; returns the header, or the size of the
+ * next, larger read when the header goes on past the buffer.
+ */
+function tryParse(buf: Uint8Array, n: number, size: number, fileSize: number): GgufHeader | number {
+  try {
+    return parseGgufHeader(buf.subarray(0, n), n < size ? n : fileSize);
+  } catch (err) {
+    if (!(err instanceof NeedMoreBytes)) throw err;
+    return Math.min(fileSize, Math.max(size * 2, err.atLeast + FIRST_CHUNK));
+  }
+}
+
+function statSize(isDirectory: boolean, size: number): number {
+  if (isDirectory) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+  return size;
 }
 
 /** Read and parse the header of the GGUF file at `path`. Throws GgufError. */
@@ -33,8 +47,7 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
     let fileSize: number;
     try {
       const st = await fh.stat();
-      if (st.isDirectory()) throw Object.assign(new Error('dir'), { code: 'EISDIR' });
-      fileSize = st.size;
+      fileSize = statSize(st.isDirectory(), st.size);
     } catch (err) {
       throw ioError(path, err);
     }
@@ -42,12 +55,9 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
     for (;;) {
       const buf = new Uint8Array(size);
       const { bytesRead } = await fh.read(buf, 0, size, 0);
-      try {
-        return parseGgufHeader(buf.subarray(0, bytesRead), bytesRead < size ? bytesRead : fileSize);
-      } catch (err) {
-        if (!(err instanceof NeedMoreBytes)) throw err;
-        size = nextSize(size, err, fileSize);
-      }
+      const r = tryParse(buf, bytesRead, size, fileSize);
+      if (typeof r !== 'number') return r;
+      size = r;
     }
   } finally {
     await fh.close();
@@ -66,21 +76,16 @@ export function readGgufHeaderSync(path: string): GgufHeader {
     let fileSize: number;
     try {
       const st = fstatSync(fd);
-      if (st.isDirectory()) throw Object.assign(new Error('dir'), { code: 'EISDIR' });
-      fileSize = st.size;
+      fileSize = statSize(st.isDirectory(), st.size);
     } catch (err) {
       throw ioError(path, err);
     }
     let size = Math.min(fileSize, FIRST_CHUNK);
     for (;;) {
       const buf = new Uint8Array(size);
-      const n = readSync(fd, buf, 0, size, 0);
-      try {
-        return parseGgufHeader(buf.subarray(0, n), n < size ? n : fileSize);
-      } catch (err) {
-        if (!(err instanceof NeedMoreBytes)) throw err;
-        size = nextSize(size, err, fileSize);
-      }
+      const r = tryParse(buf, readSync(fd, buf, 0, size, 0), size, fileSize);
+      if (typeof r !== 'number') return r;
+      size = r;
     }
   } finally {
     closeSync(fd);
