@@ -67,6 +67,12 @@ describe('model errors', () => {
     for (const a of ['llama', 'qwen2', 'qwen3', 'phi2', 'phi3', 'gemma']) expect((err as ModelError).message).toContain(a);
   });
 
+  it('says a vocabulary-only file can be inspected but not run', async () => {
+    const f = join(dir, 'vocab-only.gguf');
+    writeFileSync(f, writeGguf([kv.str('general.architecture', 'llama'), kv.u32('llama.embedding_length', 8)], []));
+    await expect(LoadedModel.load(f, { backend: new ScalarBackend() })).rejects.toThrow(/holds no weights \(a vocabulary-only GGUF\): it can be inspected but not run/);
+  });
+
   it('names a missing tensor', async () => {
     const err = await loadError(tinyLlama('llama', { drop: 'blk.0.ffn_down.weight' }));
     expect(err.code).toBe('MISSING_TENSOR');

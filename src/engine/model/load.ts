@@ -2,7 +2,7 @@
 // memory estimate (weights + KV cache) is available before any tensor byte is read.
 
 import { closeSync, openSync, readSync } from 'node:fs';
-import { GgufError } from '../../shared/errors.js';
+import { GgufError, ModelError } from '../../shared/errors.js';
 import type { MatBackend } from '../backend/types.js';
 import { getString } from '../gguf/keys.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
@@ -32,6 +32,9 @@ export interface ModelFileOptions {
 
 /** Architecture and hyperparameters of a header (throws ModelError for what cannot run). */
 export function modelInfo(h: GgufHeader): { spec: ReturnType<typeof archSpec>; hp: ModelHparams } {
+  if (h.tensors.length === 0) {
+    throw new ModelError('NO_WEIGHTS', 'this file holds no weights (a vocabulary-only GGUF): it can be inspected but not run; open the full model file');
+  }
   const spec = archSpec(getString(h, 'general.architecture'));
   return { spec, hp: modelHparams(h, spec) };
 }

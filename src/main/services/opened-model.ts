@@ -75,6 +75,7 @@ export function metadataEntries(h: GgufHeader): MetaEntry[] {
 export function runnability(h: GgufHeader, supported: readonly string[]): { runnable: boolean; notRunnableReason: string | null } {
   const arch = architecture(h);
   if (!arch) return { runnable: false, notRunnableReason: 'The file has no general.architecture key, so it is not a runnable model.' };
+  if (h.tensors.length === 0) return { runnable: false, notRunnableReason: 'The file holds no weights (a vocabulary-only GGUF): it can be inspected but not run.' };
   if (!supported.includes(arch)) {
     return { runnable: false, notRunnableReason: `Pantheon cannot run the "${arch}" architecture yet; it runs ${supported.join(', ')}.` };
   }
