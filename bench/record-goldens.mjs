@@ -3,6 +3,7 @@
 //
 //   node bench/record-goldens.mjs              # the default model list below
 //   node bench/record-goldens.mjs a.gguf ...   # these files only (e.g. quantised variants)
+//   --logprob-cases=N                          # write .f32 files for the first N cases only
 //
 // Writes tests/golden/llama.cpp/<model-basename>.json and, per case, <model-basename>.<case>.f32:
 // the log-softmax of the logits at the first generated position, little-endian float32, one per
@@ -75,7 +76,7 @@ async function record(path) {
       if (first.length !== nVocab || first.some(Number.isNaN)) {
         throw new Error(`${name}: first-step distribution covers ${first.length} ids, vocabulary has ${nVocab}`);
       }
-      const f32 = `${name}.${i}.f32`;
+      const f32 = i < LOGPROB_CASES ? `${name}.${i}.f32` : null;
       blobs.push([f32, first]);
       cases.push({
         prompt: c.prompt,
@@ -120,7 +121,7 @@ async function record(path) {
     };
     mkdirSync(OUT, { recursive: true });
     writeFileSync(join(OUT, `${name}.json`), formatJson(golden));
-    for (const [file, v] of blobs) writeFileSync(join(OUT, file), littleEndian(v));
+    for (const [file, v] of blobs) if (file) writeFileSync(join(OUT, file), littleEndian(v));
     return { name, cases: cases.length, nVocab, first: cases[0]?.text };
   } finally {
     await dispose(mc);
@@ -142,7 +143,10 @@ function littleEndian(v) {
   return buf;
 }
 
-const paths = process.argv.slice(2).length ? process.argv.slice(2).map((p) => resolve(p)) : defaultModels();
+const args = process.argv.slice(2);
+const LOGPROB_CASES = Number(args.find((a) => a.startsWith('--logprob-cases='))?.split('=')[1] ?? Infinity);
+const files = args.filter((a) => !a.startsWith('--'));
+const paths = files.length ? files.map((p) => resolve(p)) : defaultModels();
 let failed = 0;
 for (const path of paths) {
   try {

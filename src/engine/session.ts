@@ -14,6 +14,7 @@ import { summarize, type ModelSummary } from './gguf/keys.js';
 import type { GgufHeader } from './gguf/types.js';
 import { createRunState, forward, MAX_BATCH, type Model, type RunState } from './model/forward.js';
 import type { ModelHparams } from './model/hparams.js';
+import type { Profile } from './model/profile.js';
 import { estimateMemory, loadModelFile, modelInfo, type MemoryEstimate } from './model/load.js';
 import { Sampler, StopStringMatcher, type SamplingParams } from './sample/index.js';
 import { tokenizerFromGguf, type Tokenizer } from './tokenizer/index.js';
@@ -159,8 +160,10 @@ export class Session {
   private state: RunState;
   private busy = false;
 
-  constructor(readonly model: LoadedModel) {
+  /** `profile`: charge time per op of every generation to it (`pantheon run --profile`). */
+  constructor(readonly model: LoadedModel, profile: Profile | null = null) {
     this.state = createRunState(model.model, model.contextSize);
+    this.state.profile = profile;
   }
 
   /** Positions of the context in use. */
@@ -230,6 +233,8 @@ export class Session {
     while (keep < this.cached.length && keep < promptTokens.length && this.cached[keep] === promptTokens[keep]) keep++;
     if (keep === promptTokens.length) keep--;
     this.cached.length = keep;
+    const P = state.profile;
+    if (P) P.phase = 'prompt';
     let logits: Float32Array = state.logits;
     for (let i = keep; i < promptTokens.length; i += MAX_BATCH) {
       if (cancelled()) return yield done('cancelled');
@@ -240,6 +245,7 @@ export class Session {
     }
     const promptMs = performance.now() - t0;
     const evaluated = promptTokens.length - keep;
+    if (P) P.tokens.prompt += evaluated;
     stats.promptTokensPerS = promptMs > 0 ? (evaluated * 1000) / promptMs : 0;
 
     const history = [...promptTokens];
@@ -249,7 +255,9 @@ export class Session {
     if (limit === 0) return yield done('length');
     for (;;) {
       if (cancelled()) return yield done('cancelled');
+      if (P) P.begin();
       const { id, top } = sampler.sample(logits, history);
+      if (P) P.mark('sampling');
       history.push(id);
       stats.generatedTokens++;
       if (stats.generatedTokens === 1) stats.ttftMs = performance.now() - t0;
@@ -268,7 +276,9 @@ export class Session {
         else if (this.cached.length >= size) reason = 'context';
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
-      yield { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: tok.decode([c.id]) })) };
+      const ev: GenerationEvent = { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: tok.decode([c.id]) })) };
+      if (P) P.mark('detokenise');
+      yield ev;
       if (reason !== null) {
         stats.tokensPerS = decodeMs > 0 ? (decoded * 1000) / decodeMs : 0;
         return yield done(reason);
@@ -276,7 +286,9 @@ export class Session {
 
       // Feed the token back and yield to the event loop (cancellation, streaming) before the next.
       const t1 = performance.now();
+      if (P) P.phase = 'gen';
       logits = forward(lm.model, state, [id], this.cached.length);
+      if (P) P.tokens.gen++;
       this.cached.push(id);
       decodeMs += performance.now() - t1;
       decoded++;

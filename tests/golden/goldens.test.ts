@@ -14,7 +14,7 @@ const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), 'llama.cpp');
 const PROMPTS = ['Once upon a time', 'The capital of France is', 'Hello, my name is'];
 const TOP_K = 10;
 // Where record-goldens.mjs finds its models (the shared ones, and local quantised variants).
-const MODEL_DIRS = [MODELS, join(MODELS, 'tiny-random'), join(ROOT, 'bench', 'models')];
+const MODEL_DIRS = [MODELS, join(MODELS, 'tiny-random'), join(ROOT, 'bench', 'models'), join(ROOT, 'bench', 'models', 'quantized')];
 
 interface TopEntry { id: number; logprob: number }
 interface GoldenCase {
@@ -24,7 +24,7 @@ interface GoldenCase {
   tokens: number[];
   eogAt: number | null;
   text: string;
-  firstLogprobs: string;
+  firstLogprobs: string | null; // null past --logprob-cases (quantised variants keep case 0 only)
   topLogits: TopEntry[][];
   flashAttentionOff: { tokens: number[]; divergesAt: number | null; firstStepMaxAbsDiff: number };
 }
@@ -64,7 +64,7 @@ describe('llama.cpp golden files', () => {
     const names = files.map((f) => f.replace(/\.json$/, ''));
     expect(names).toEqual(expect.arrayContaining(['stories260K', 'llama-2-tiny-random', 'tiny-llama-s5', 'tiny-qwen2-s5']));
     const bytes = readdirSync(GOLDEN).reduce((s, f) => s + statSync(join(GOLDEN, f)).size, 0);
-    expect(bytes).toBeLessThan(6 * 2 ** 20);
+    expect(bytes).toBeLessThan(12 * 2 ** 20); // ~3.6 MiB for the models, ~5.2 MiB for their quantised variants
   });
 
   for (const file of files) {
@@ -72,6 +72,8 @@ describe('llama.cpp golden files', () => {
       const g = JSON.parse(readFileSync(join(GOLDEN, file), 'utf8')) as Golden;
       const modelPath = findModel(g.model);
       const stories = /stories/i.test(g.model);
+      // A variant written by Pantheon's quantiser (tests/model/quantized.test.ts): <model>.<TYPE>.gguf.
+      const quantised = /\.(Q\d\w*)\.gguf$/.test(g.model);
 
       it('has the prompts and lengths record-goldens.mjs promises', () => {
         expect(g.model).toBe(file.replace(/\.json$/, '.gguf'));
@@ -116,16 +118,19 @@ describe('llama.cpp golden files', () => {
           expect(off.tokens).toHaveLength(c.n);
           const k = off.tokens.findIndex((t, i) => t !== c.tokens[i]);
           expect(off.divergesAt).toBe(k < 0 ? null : k);
-          // two llama.cpp attention paths agree to F16 rounding, not exactly
+          // two llama.cpp attention paths agree to F16 rounding, not exactly; with quantised
+          // activations a rounding flip in one q8 block moves these random-weight models further
+          // (0.05 to 0.37 measured on the quantised variants)
           expect(off.firstStepMaxAbsDiff).toBeGreaterThanOrEqual(0);
-          expect(off.firstStepMaxAbsDiff).toBeLessThan(0.05);
+          expect(off.firstStepMaxAbsDiff).toBeLessThan(quantised ? 0.5 : 0.05);
         }
       });
 
       it('the first-step .f32 file is a log-softmax over the vocabulary that agrees with the JSON', () => {
         for (const [i, c] of g.cases.entries()) {
+          if (quantised && i > 0 && c.firstLogprobs === null) continue;
           expect(c.firstLogprobs).toBe(`${file.replace(/\.json$/, '')}.${i}.f32`);
-          const v = readF32(join(GOLDEN, c.firstLogprobs));
+          const v = readF32(join(GOLDEN, c.firstLogprobs!));
           expect(v.length).toBe(g.vocab.size);
           let sum = 0;
           let argmax = 0;

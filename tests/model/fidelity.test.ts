@@ -1,15 +1,19 @@
 // Fidelity against llama.cpp: the golden files record llama.cpp's greedy tokens and its first-step
 // log-probabilities for each test model (bench/record-goldens.mjs). Pantheon must produce the same
 // tokens, and log-probabilities within the rounding that separates ggml's own code paths.
+//
+// Two checks. The reference-machine double (reference-backend.ts) reproduces what llama.cpp computed
+// on the machine that recorded the goldens, so it must match every token. Pantheon's own backends
+// keep F16 activations in f32 everywhere (src/engine/quant/float.ts), whereas llama.cpp on that
+// machine rounds them to f16 for some shapes; they must match every token except at a near-tie.
 
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ScalarBackend } from '../../src/engine/backend/scalar.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
-import { logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const MODELS: [name: string, file: string][] = [
@@ -38,45 +42,65 @@ function firstStep(lm: LoadedModel, prompt: number[]): Float64Array {
 
 const report: string[] = [];
 afterAll(() => {
-  if (report.length) console.log(['max |logprob - llama.cpp| at the first generated position', ...report].join('\n'));
+  if (report.length) console.log(['max |logprob - llama.cpp| at the first generated position; greedy tokens equal to llama.cpp\'s', ...report].join('\n'));
 });
 
-describe.skipIf(available.length === 0)('greedy tokens identical to llama.cpp', () => {
+describe.skipIf(available.length === 0)('the reference-machine double: every greedy token identical to llama.cpp', () => {
+  // llama.cpp on the recording machine rounds x to f16 for some F16 weights and not for others
+  // (reference-backend.ts). The double copies that rule, so it must agree to float rounding.
   it.each(available)('%s', async (name, file) => {
     const g = readGolden(name)!;
-    // The reference-machine double: the same numbers as the CPU the goldens were recorded on.
     const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend: new ReferenceCpuBackend() });
-    const product = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend: new ScalarBackend() });
     try {
       const session = new Session(lm);
       const diffs: string[] = [];
-      for (const [i, c] of g.cases.entries()) {
+      for (const c of g.cases) {
         // the prompt is tokenized as llama.cpp's CLI does (BOS as the metadata says, specials parsed)
         expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
         const ref = readLogprobs(c.firstLogprobs);
         expect(ref.length).toBe(lm.hparams.nVocab);
-        const dRef = maxAbsDiff(firstStep(lm, c.promptTokens), ref);
-        // Pantheon's own backend rounds every F16 activation (ggml's generic path): a little further.
-        const dScalar = maxAbsDiff(firstStep(product, c.promptTokens), ref);
-        diffs.push(`case ${i}: ${dRef.toExponential(1)} (scalar backend ${dScalar.toExponential(1)})`);
-        expect(dRef).toBeLessThan(1e-3);
-        expect(dScalar).toBeLessThan(2e-2);
+        const d = maxAbsDiff(firstStep(lm, c.promptTokens), ref);
+        diffs.push(d.toExponential(1));
+        expect(d).toBeLessThan(1e-3);
         expect(await generateTokens(session, c.promptTokens, c.n)).toEqual(c.tokens);
       }
-      report.push(`  ${name.padEnd(20)} ${diffs.join('; ')}`);
+      report.push(`  ${name.padEnd(20)} ${'reference'.padEnd(9)} ${diffs.join(' | ')}`);
     } finally {
       lm.dispose();
-      product.dispose();
     }
   });
+});
 
-  it.skipIf(!available.some(([n]) => n === 'stories260K')).each(['scalar', 'wasm'] as const)('stories260K: 64 tokens identical on the %s backend too', async (backend) => {
-    const g = readGolden('stories260K')!;
-    const lm = await LoadedModel.load(sharedModel('stories260K.gguf'), { contextSize: 512, backend });
+/**
+ * How far below llama.cpp's top-1 log-probability Pantheon's greedy pick may be where it differs:
+ * about twice the first-step error of the production backends on the F16 models (≤ 1e-3 where
+ * llama.cpp keeps x in f32, more where it rounds x to f16) and below llama.cpp's own spread between
+ * its two attention paths (flashAttentionOff in the golden files, up to 6e-3).
+ */
+const NEAR_TIE = 2e-3;
+
+describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s greedy tokens up to a near-tie', () => {
+  it.each(available.flatMap(([name, file]) => (['scalar', 'wasm'] as const).map((b): [string, string, 'scalar' | 'wasm'] => [name, file, b])))('%s on %s', async (name, file, backend) => {
+    const g = readGolden(name)!;
+    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend });
     try {
-      const c = g.cases[0];
-      expect(c.n).toBe(64);
-      expect(await generateTokens(new Session(lm), c.promptTokens, c.n)).toEqual(c.tokens);
+      const session = new Session(lm);
+      const parts: string[] = [];
+      for (const c of g.cases) {
+        const d = maxAbsDiff(firstStep(lm, c.promptTokens), readLogprobs(c.firstLogprobs));
+        expect(d).toBeLessThan(2e-2);
+        // Generating on the scalar backend takes seconds per case; its kernels equal the wasm ones
+        // to float rounding (tests/wasm), so it generates only for the smallest model.
+        if (backend === 'scalar' && name !== 'stories260K') {
+          parts.push(d.toExponential(1));
+          continue;
+        }
+        const agree = compareTokens(await generateTokens(session, c.promptTokens, c.n), c);
+        parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
+        // Every token agrees, or the first that does not was within NEAR_TIE of llama.cpp's choice.
+        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(NEAR_TIE);
+      }
+      report.push(`  ${name.padEnd(20)} ${backend.padEnd(9)} ${parts.join(' | ')}`);
     } finally {
       lm.dispose();
     }

@@ -13,7 +13,8 @@ export interface GoldenCase {
   tokens: number[];
   eogAt: number | null;
   text: string;
-  firstLogprobs: string;
+  /** The .f32 file, or null where it was not kept (record-goldens.mjs --logprob-cases). */
+  firstLogprobs: string | null;
   topLogits: { id: number; logprob: number }[][];
   flashAttentionOff?: { tokens: number[]; divergesAt: number | null; firstStepMaxAbsDiff: number };
 }
@@ -32,7 +33,8 @@ export function readGolden(name: string): Golden | null {
 }
 
 /** The first-step log-probabilities of a case (little-endian float32 per token id). */
-export function readLogprobs(file: string): Float32Array {
+export function readLogprobs(file: string | null): Float32Array {
+  if (file === null) throw new Error('this golden case has no first-step log-probabilities (recorded with --logprob-cases)');
   const b = readFileSync(join(GOLDEN_DIR, file));
   const out = new Float32Array(b.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = b.readFloatLE(i * 4);
@@ -56,4 +58,24 @@ export function maxAbsDiff(ours: Float64Array, ref: Float32Array): number {
   let d = 0;
   for (let i = 0; i < ref.length; i++) if (Number.isFinite(ref[i])) d = Math.max(d, Math.abs(ours[i] - ref[i]));
   return d;
+}
+
+/** Our greedy tokens against llama.cpp's: how many agree, and how close llama.cpp was where they part. */
+export interface TokenAgreement {
+  /** Length of the common prefix (= c.n when every token agrees). */
+  same: number;
+  /**
+   * At the first difference: llama.cpp's top-1 log-probability minus its log-probability of our
+   * token (Infinity when ours is not in its recorded top 10, 0 when every token agrees).
+   */
+  behind: number;
+}
+
+export function compareTokens(ours: number[], c: GoldenCase): TokenAgreement {
+  let same = 0;
+  while (same < c.n && ours[same] === c.tokens[same]) same++;
+  if (same === c.n) return { same, behind: 0 };
+  const top = c.topLogits[same];
+  const mine = top.find((t) => t.id === ours[same]);
+  return { same, behind: mine ? top[0].logprob - mine.logprob : Infinity };
 }

@@ -4,13 +4,17 @@
 // ggml multiplies an F16 weight in one of two ways there, and they round differently:
 //  - the generic path (ggml-cpu.c ggml_compute_forward_mul_mat) first converts the activation to
 //    the weight's vec_dot_type, F16 for F16 (type_traits_cpu[GGML_TYPE_F16].vec_dot_type), so x is
-//    rounded to f16 before the dot product. Pantheon's ScalarBackend does this.
+//    rounded to f16 before the dot product (for batches ≥ 2 llamafile_sgemm may run instead, but
+//    on x86 only as F16×F16, on the rounded x: llamafile/sgemm.cpp).
 //  - on a CPU with AMX, weights that the AMX extra buffer accepts (ggml-cpu/amx/amx.cpp
 //    supports_op: F16 with ne[0] % 16 == 0 and an output dimension % 32 == 0) are multiplied by
 //    tinygemm_kernel_avx (amx/mmq.cpp) with the activation in f32, unrounded. A tied output is a
 //    duplicate of token_embd in the output layer's buffer (TENSOR_DUPLICATED), so it qualifies too.
 // This double does the same: weights dequantised to f32 once, the activation rounded to f16 only
 // where the generic path would run. It supports F32 and F16 weights (all the golden models).
+// Pantheon's own backends never round x (src/engine/quant/float.ts), so they differ from this
+// where AMX does not take the weight: in the golden models, output.weight with 50257 rows (qwen2,
+// qwen3, phi2), gemma's attn_k/attn_v (16 rows) and every matrix of llama-2-tiny-random (8 columns).
 
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { rowBytes } from '../../src/engine/gguf/ggml-types.js';

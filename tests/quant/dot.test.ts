@@ -23,8 +23,9 @@ function activation(seed: number): Float32Array {
   return x;
 }
 
+// ggml-cpu.c type_traits_cpu, except F16/BF16: Pantheon keeps their activation in f32 (quant/float.ts).
 const EXPECTED_VEC_DOT_TYPE: Record<string, number> = {
-  f16: GgmlType.F16, bf16: GgmlType.BF16, q4_0: GgmlType.Q8_0, q5_0: GgmlType.Q8_0, q8_0: GgmlType.Q8_0, iq4_nl: GgmlType.Q8_0,
+  f16: GgmlType.F32, bf16: GgmlType.F32, q4_0: GgmlType.Q8_0, q5_0: GgmlType.Q8_0, q8_0: GgmlType.Q8_0, iq4_nl: GgmlType.Q8_0,
   q4_1: GgmlType.Q8_1, q5_1: GgmlType.Q8_1, q2_K: GgmlType.Q8_K, q3_K: GgmlType.Q8_K, q4_K: GgmlType.Q8_K, q5_K: GgmlType.Q8_K,
   q6_K: GgmlType.Q8_K, iq4_xs: GgmlType.Q8_K, tq1_0: GgmlType.Q8_K, tq2_0: GgmlType.Q8_K,
 };
@@ -113,6 +114,20 @@ describe('matvec and matmul', () => {
       for (let t = 0; t < 3; t++) expect(Array.from(out.subarray(t * ROWS, (t + 1) * ROWS))).toEqual(Array.from(single[t]));
     });
   }
+
+  it('F16 and BF16 weights meet the activation unrounded (worked by hand)', () => {
+    // x = 1 + 2^-12 is not a half (10-bit mantissa) nor a bfloat16 (7 bits): rounded first, it
+    // would be 1 and the dot 16. Kept in f32, each product is exact and 16 of them sum to 16 + 2^-8.
+    const x = new Float32Array(16).fill(1 + 2 ** -12);
+    for (const [type, one] of [[GgmlType.F16, 0x3c00], [GgmlType.BF16, 0x3f80]] as const) {
+      const data = new Uint8Array(2 * 16 * 2);
+      for (let i = 0; i < 32; i++) [data[2 * i], data[2 * i + 1]] = [one & 0xff, one >> 8]; // W = all ones
+      const w: QWeight = { data, type, rows: 2, cols: 16, rowBytes: 32 };
+      const out = new Float32Array(2);
+      matvec(out, w, x);
+      expect(Array.from(out)).toEqual([16 + 2 ** -8, 16 + 2 ** -8]);
+    }
+  });
 
   it('F32 weights: the scalar ggml dot (float products summed in double)', () => {
     const src = fixtureF32('source');

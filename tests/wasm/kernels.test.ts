@@ -8,7 +8,7 @@
 // F32/F16/BF16 (one rounding per element, summed in a different order over ≤ 1029 elements).
 import { describe, expect, it } from 'vitest';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
-import { ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
+import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, f16ToF32, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, KERNEL_TYPES, type ActKind, type KernelType } from '../../src/engine/wasm/layout.js';
@@ -51,11 +51,8 @@ describe('activation quantisation matches the scalar quantizeActivation byte for
         const md = new DataView(mine.buffer);
         const ref = quantizeActivation(kt.type, x).data;
         const rd = new DataView(ref.buffer, ref.byteOffset, ref.byteLength);
-        if (act === 'f32' || act === 'f16' || act === 'bf16') {
-          for (let i = 0; i < cols; i++) {
-            const want = act === 'f32' ? rd.getFloat32(4 * i, true) : act === 'f16' ? f16ToF32(rd.getUint16(2 * i, true)) : new Float32Array(new Uint32Array([rd.getUint16(2 * i, true) << 16]).buffer)[0];
-            expect(md.getFloat32(4 * i, true)).toBe(want);
-          }
+        if (act === 'f32') {
+          for (let i = 0; i < cols; i++) expect(md.getFloat32(4 * i, true)).toBe(rd.getFloat32(4 * i, true));
         } else if (act === 'q8_0' || act === 'q8_1') {
           const nb = cols / 32;
           const bsz = act === 'q8_0' ? 34 : 36;
@@ -122,6 +119,22 @@ describe('WasmBackend matvec / matmul / getRow against the scalar reference', ()
       }
     });
   }
+
+  it('F16 and BF16 take the activation in f32, unrounded, as the scalar reference does', () => {
+    expect(KERNEL_TYPES.get(GgmlType.F16)!.act).toBe('f32');
+    expect(KERNEL_TYPES.get(GgmlType.BF16)!.act).toBe('f32');
+    // W = ones, x = 1 + 2^-12 (no half or bfloat16 holds it): unrounded, 32 products sum to 32 + 2^-7;
+    // x rounded first would give exactly 32.
+    const x = new Float32Array(32).fill(1 + 2 ** -12);
+    for (const [type, one] of [[GgmlType.F16, 0x3c00], [GgmlType.BF16, 0x3f80]] as const) {
+      const data = new Uint8Array(3 * 32 * 2);
+      for (let i = 0; i < 3 * 32; i++) [data[2 * i], data[2 * i + 1]] = [one & 0xff, one >> 8];
+      const h = be.addWeight({ name: `ones-${type}`, type, rows: 3, cols: 32 }, fillFrom(data));
+      const out = new Float32Array(3);
+      be.matvec(out, h, x);
+      expect([...out]).toEqual([32 + 2 ** -7, 32 + 2 ** -7, 32 + 2 ** -7]);
+    }
+  });
 
   it('rejects a type without a kernel, naming the tensor', () => {
     expect(() => be.addWeight({ name: 'blk.0.ffn_up.weight', type: 16 /* IQ2_XXS */, rows: 1, cols: 256 }, () => {})).toThrow(/blk\.0\.ffn_up\.weight.*IQ2_XXS/);

@@ -3,6 +3,7 @@
 
 import { UsageError } from '../../shared/errors.js';
 import { LoadedModel, Session, type BackendKind, type GenerationStats, type LoadOptions } from '../../engine/session.js';
+import { Profile } from '../../engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index.js';
 import { optNumber, optString, parseArgs, type ParsedArgs } from '../args.js';
 import type { CliIo, Command } from '../command.js';
@@ -64,10 +65,10 @@ function writer(io: CliIo): { write: (t: string) => void; end: () => void } {
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--stop-at-eos] [--backend scalar|wasm|pool]',
+  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile]',
   summary: 'continue a prompt with the model (no chat template); --temp 0 is greedy',
   async run(argv, io) {
-    const args = parseArgs(argv, ['p', 'prompt', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['json', 'stop-at-eos']);
+    const args = parseArgs(argv, ['p', 'prompt', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['json', 'stop-at-eos', 'profile']);
     if (args.positionals.length !== 1) throw new UsageError('run takes one MODEL file');
     const prompt = optString(args, 'p') ?? optString(args, 'prompt');
     if (prompt === undefined) throw new UsageError('give the prompt with -p TEXT');
@@ -78,7 +79,9 @@ export const runCommand: Command = {
 
     const model = await LoadedModel.load(args.positionals[0], loadOptions(args));
     try {
-      const session = new Session(model);
+      // --profile: time per op, printed to stderr after the run
+      const profile = args.options.has('profile') ? new Profile() : null;
+      const session = new Session(model, profile);
       const promptTokens = model.tokenizer.encode(prompt, { addSpecial: true, parseSpecial: true });
       const out = writer(io);
       const tokens: number[] = [];
@@ -109,6 +112,7 @@ export const runCommand: Command = {
         out.end();
         if (r) io.err(statsLine(r.reason, r.stats));
       }
+      if (profile) io.err(`profile (${model.backendName}, ${model.model.backend.threads} thread${model.model.backend.threads > 1 ? 's' : ''}):\n${profile.table()}`);
       return 0;
     } finally {
       model.dispose();

@@ -8,22 +8,23 @@
 // kernel export names, and its control block. The worker only runs kernels; it never allocates.
 //
 // Control block (Int32Array on a SharedArrayBuffer), one per worker, indices in CTRL:
-//   SEQ   job number, bumped by the parent after writing FN/ARGS; the worker Atomics.waits on it
+//   SEQ   job number, bumped by the parent after writing NJOBS/JOBS; the worker Atomics.waits on it
 //   DONE  set to SEQ by the worker when the job is finished (the parent waits on it)
 //   STATE 1 ready, -1 failed to start
-//   FN    index into the export names, -1 to exit
+//   NJOBS kernels to run in this job (several matvecs on one input share a wake-up), -1 to exit
 //   ERR   1 when the last job threw (message in the parent's log only: kernels do not throw)
-//   ARGS  up to 12 i32 arguments (addresses above 2 GiB read back as negative and are passed to
-//         wasm as the same 32 bits)
+//   JOBS  up to MAXJOBS entries of JOB ints: an index into the export names, then 12 i32
+//         arguments (addresses above 2 GiB read back as negative and are passed to wasm as the
+//         same 32 bits)
 
-export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, FN: 3, ERR: 4, ARGS: 8, SIZE: 32 } as const;
+export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, JOBS: 8, JOB: 13, MAXJOBS: 4, SIZE: 64 } as const;
 
 export const POOL_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
 const { module, memory, ctrl, names, spin } = workerData;
 const c = new Int32Array(ctrl);
-const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, FN = ${CTRL.FN}, ERR = ${CTRL.ERR}, A = ${CTRL.ARGS};
+const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, JOBS = ${CTRL.JOBS}, JOB = ${CTRL.JOB};
 let fns;
 try {
   const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
@@ -42,10 +43,13 @@ while (fns) {
     s = Atomics.load(c, SEQ);
   }
   seen = s;
-  const f = c[FN];
-  if (f < 0) break;
+  const nj = c[NJOBS];
+  if (nj < 0) break;
   try {
-    fns[f](c[A], c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6], c[A + 7], c[A + 8], c[A + 9], c[A + 10], c[A + 11]);
+    for (let j = 0; j < nj; j++) {
+      const A = JOBS + j * JOB + 1;
+      fns[c[A - 1]](c[A], c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6], c[A + 7], c[A + 8], c[A + 9], c[A + 10], c[A + 11]);
+    }
     c[ERR] = 0;
   } catch (e) {
     c[ERR] = 1;

@@ -19,7 +19,7 @@ import { EngineError } from '../../shared/errors.js';
 import { rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
-import { actBytes, kernelType, type KernelType } from '../wasm/layout.js';
+import { actBytes, kernelType, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
@@ -40,6 +40,8 @@ interface Part {
   readonly worker?: Worker;
   readonly ctrl?: Int32Array;
   seq: number;
+  /** A job was started and not yet waited for. */
+  busy: boolean;
 }
 
 /** The rows [r0, r1) of a weight held by part `part`, starting at byte `ptr` of its memory. */
@@ -77,14 +79,14 @@ export class PoolBackend implements MatBackend {
     this.name = `wasm-${km.simd}-pool`;
     const names = exportedFunctions(km.module);
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
-    this.parts = [{ arena: this.main.arena, seq: 0 }];
+    this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
     const base = this.main.heapBase;
     for (let i = 1; i < this.threads; i++) {
       const memory = newSharedMemory(base);
       const ctrlBuf = new SharedArrayBuffer(CTRL.SIZE * 4);
       const worker = new Worker(POOL_WORKER_SOURCE, { eval: true, workerData: { module: km.module, memory, ctrl: ctrlBuf, names, spin: this.spin } });
       worker.unref(); // an idle pool must not keep the process alive
-      this.parts.push({ arena: new Arena(memory, base), worker, ctrl: new Int32Array(ctrlBuf), seq: 0 });
+      this.parts.push({ arena: new Arena(memory, base), worker, ctrl: new Int32Array(ctrlBuf), seq: 0, busy: false });
     }
     for (let i = 1; i < this.parts.length; i++) {
       const c = this.parts[i].ctrl!;
@@ -93,6 +95,10 @@ export class PoolBackend implements MatBackend {
         throw new EngineError('POOL_START', `worker ${i} of the WebAssembly pool did not start; run with fewer threads or use the single-thread WebAssembly backend`);
       }
     }
+  }
+
+  get kernels(): KernelInstance {
+    return this.main;
   }
 
   supports(type: number): boolean {
@@ -125,46 +131,95 @@ export class PoolBackend implements MatBackend {
   }
 
   matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void {
-    const { spec, kt, rowBytes: rb, slices } = w as PoolWeight;
-    checkShapes(spec, out, x, n);
-    const { rows, cols } = spec;
-    const ab = actBytes(kt.act, cols);
-    // Quantise once, on this thread.
+    this.run([out], [w as PoolWeight], x, n);
+  }
+
+  /** outs[i][n, rows_i] = x[n, cols] · W_iᵀ: weights on one input (q/k/v, gate/up) in one round trip. */
+  matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void {
+    for (let i = 0; i < ws.length; i += CTRL.MAXJOBS) this.run(outs.slice(i, i + CTRL.MAXJOBS), ws.slice(i, i + CTRL.MAXJOBS) as PoolWeight[], x, n);
+  }
+
+  /**
+   * The products of up to MAXJOBS weights with one input: x quantised once per activation kind on
+   * this thread, copied into each worker's memory, one wake-up per worker for all its slices, this
+   * thread's rows, then the gather.
+   */
+  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number): void {
+    const cols = ws[0].spec.cols;
+    // the activation kinds, and where each weight's quantised x sits in the xq region
+    const acts: ActKind[] = [];
+    const actAt: number[] = [];
+    const xqAt: number[] = [];
+    let xqBytes = 0;
+    for (let i = 0; i < ws.length; i++) {
+      const { spec, kt } = ws[i];
+      checkShapes(spec, outs[i], x, n);
+      if (spec.cols !== cols) throw new EngineError('BAD_SHAPE', `tensors "${ws[0].spec.name}" and "${spec.name}" do not take the same input`);
+      let k = acts.indexOf(kt.act);
+      if (k < 0) {
+        k = acts.push(kt.act) - 1;
+        actAt.push(xqBytes);
+        xqBytes += n * actBytes(kt.act, cols);
+      }
+      xqAt.push(actAt[k]);
+    }
+    // this thread: [x f32][xq per kind][outputs of its own slices]
+    let mineBytes = 0;
+    for (const w of ws) for (const s of w.slices) if (s.part === 0) mineBytes += n * (s.r1 - s.r0) * 4;
     const a = this.main.arena;
-    const xPtr = a.scratch(n * (cols * 4 + ab + rows * 4));
+    const xPtr = a.scratch(n * cols * 4 + xqBytes + mineBytes);
     const xqPtr = xPtr + n * cols * 4;
     a.f32(xPtr, n * cols).set(x.subarray(0, n * cols));
-    for (let t = 0; t < n; t++) this.main.quantize(kt.act, xqPtr + t * ab, xPtr + t * cols * 4, cols);
-    const xq = a.u8(xqPtr, n * ab);
-    const fn = n === 1 ? `matvec_${kt.suffix}` : `matmul_${kt.suffix}`;
-    // Hand each worker its job, then do this thread's rows.
-    const outPtrs: number[] = [];
-    let mine: Slice | undefined;
-    for (const s of slices) {
-      const lr = s.r1 - s.r0;
-      if (s.part === 0) {
-        mine = s;
-        outPtrs.push(xqPtr + n * ab);
-        continue;
+    for (let k = 0; k < acts.length; k++) {
+      const ab = actBytes(acts[k], cols);
+      for (let t = 0; t < n; t++) this.main.quantize(acts[k], xqPtr + actAt[k] + t * ab, xPtr + t * cols * 4, cols);
+    }
+    const xq = a.u8(xqPtr, xqBytes);
+    // each worker: [xq][outputs of its slices], one job per slice, one wake-up
+    const outPtr: number[][] = ws.map(() => []);
+    for (let p = 1; p < this.parts.length; p++) {
+      let bytes = xqBytes;
+      for (const w of ws) for (const s of w.slices) if (s.part === p) bytes += n * (s.r1 - s.r0) * 4;
+      if (bytes === xqBytes) continue;
+      const arena = this.parts[p].arena;
+      const base = arena.scratch(bytes);
+      arena.u8(base, xqBytes).set(xq);
+      let o = base + xqBytes;
+      const c = this.parts[p].ctrl!;
+      let nj = 0;
+      ws.forEach((w, i) => {
+        for (const s of w.slices) {
+          if (s.part !== p) continue;
+          const lr = s.r1 - s.r0;
+          outPtr[i][p] = o;
+          this.job(c, nj++, `${n === 1 ? 'matvec' : 'matmul'}_${w.kt.suffix}`, [o, s.ptr, w.rowBytes, 0, lr, base + xqAt[i], cols, n, actBytes(w.kt.act, cols), lr]);
+          o += n * lr * 4;
+        }
+      });
+      this.start(p, nj);
+    }
+    // this thread's rows
+    let o = xqPtr + xqBytes;
+    ws.forEach((w, i) => {
+      for (const s of w.slices) {
+        if (s.part !== 0) continue;
+        const lr = s.r1 - s.r0;
+        const ab = actBytes(w.kt.act, cols);
+        outPtr[i][0] = o;
+        if (n === 1) this.main.matvec(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i], cols);
+        else this.main.matmul(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i], cols, n, ab, lr);
+        o += n * lr * 4;
       }
-      const arena = this.parts[s.part].arena;
-      const xqW = arena.scratch(n * ab + n * lr * 4);
-      arena.u8(xqW, n * ab).set(xq);
-      outPtrs.push(xqW + n * ab);
-      this.post(s.part, fn, [xqW + n * ab, s.ptr, rb, 0, lr, xqW, cols, n, ab, lr]);
-    }
-    if (mine) {
-      const lr = mine.r1 - mine.r0;
-      const o = xqPtr + n * ab;
-      if (n === 1) this.main.matvec(kt, o, mine.ptr, rb, 0, lr, xqPtr, cols);
-      else this.main.matmul(kt, o, mine.ptr, rb, 0, lr, xqPtr, cols, n, ab, lr);
-    }
-    for (const s of slices) if (s.part !== 0) this.wait(s.part);
-    // Gather: slice-local [n, lr] → out[n, rows].
-    slices.forEach((s, i) => {
-      const lr = s.r1 - s.r0;
-      const local = this.parts[s.part].arena.f32(outPtrs[i], n * lr);
-      for (let t = 0; t < n; t++) out.set(local.subarray(t * lr, (t + 1) * lr), t * rows + s.r0);
+    });
+    for (let p = 1; p < this.parts.length; p++) if (this.parts[p].busy) this.wait(p);
+    // gather: slice-local [n, lr] → out[n, rows]
+    ws.forEach((w, i) => {
+      const rows = w.spec.rows;
+      for (const s of w.slices) {
+        const lr = s.r1 - s.r0;
+        const local = this.parts[s.part].arena.f32(outPtr[i][s.part], n * lr);
+        for (let t = 0; t < n; t++) outs[i].set(local.subarray(t * lr, (t + 1) * lr), t * rows + s.r0);
+      }
     });
   }
 
@@ -194,7 +249,7 @@ export class PoolBackend implements MatBackend {
     this.disposed = true;
     for (const p of this.parts) {
       if (!p.worker || !p.ctrl) continue;
-      p.ctrl[CTRL.FN] = -1;
+      p.ctrl[CTRL.NJOBS] = -1;
       Atomics.store(p.ctrl, CTRL.SEQ, ++p.seq);
       Atomics.notify(p.ctrl, CTRL.SEQ);
       void p.worker.terminate();
@@ -202,13 +257,20 @@ export class PoolBackend implements MatBackend {
     this.bytes = 0;
   }
 
-  /** Start export `fn` on worker `part` with i32 arguments. */
-  private post(part: number, fn: string, args: number[]): void {
+  /** Write job `j` of a worker's next round: export `fn` with i32 arguments. */
+  private job(c: Int32Array, j: number, fn: string, args: number[]): void {
+    const at = CTRL.JOBS + j * CTRL.JOB;
+    c[at] = this.fnIndex.get(fn)!;
+    for (let i = 0; i < args.length; i++) c[at + 1 + i] = args[i] | 0;
+  }
+
+  /** Wake worker `part` to run its `nj` jobs. */
+  private start(part: number, nj: number): void {
     if (this.disposed) throw new EngineError('POOL_DISPOSED', 'the WebAssembly pool was disposed; create a new backend');
     const p = this.parts[part];
     const c = p.ctrl!;
-    c[CTRL.FN] = this.fnIndex.get(fn)!;
-    for (let i = 0; i < args.length; i++) c[CTRL.ARGS + i] = args[i] | 0;
+    c[CTRL.NJOBS] = nj;
+    p.busy = true;
     Atomics.store(c, CTRL.SEQ, ++p.seq);
     Atomics.notify(c, CTRL.SEQ);
   }
@@ -217,6 +279,7 @@ export class PoolBackend implements MatBackend {
   private wait(part: number): void {
     const p = this.parts[part];
     const c = p.ctrl!;
+    p.busy = false;
     let done = Atomics.load(c, CTRL.DONE);
     for (let i = 0; done !== p.seq && i < this.spin; i++) done = Atomics.load(c, CTRL.DONE);
     const deadline = Date.now() + this.timeoutMs;

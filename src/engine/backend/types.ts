@@ -3,6 +3,8 @@
 // on WebAssembly SIMD in one thread, or on a worker pool where each worker holds its rows of every
 // matrix in its own WebAssembly memory (no single 4 GiB wasm32 limit).
 
+import type { KernelInstance } from '../wasm/instance.js';
+
 export interface WeightSpec {
   /** Tensor name, for error messages. */
   name: string;
@@ -37,9 +39,19 @@ export interface MatBackend {
   matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void;
   /** out[n, rows] = x[n, cols] · Wᵀ, for prompt batches. */
   matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void;
+  /**
+   * outs[i] = x · W_iᵀ for weights that take the same input (q/k/v, gate/up), as matmul does each:
+   * optional; a backend with threads does them in one round trip.
+   */
+  matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void;
   /** Dequantise one row of W into out[cols] (embedding lookup). */
   getRow(out: Float32Array, w: WeightHandle, row: number): void;
   /** Bytes of weight memory held. */
   weightBytes(): number;
   dispose(): void;
+  /**
+   * The calling thread's WebAssembly kernels, when the backend has them (WasmBackend, PoolBackend):
+   * the forward pass then keeps its activations and KV cache in their memory and runs attention there.
+   */
+  readonly kernels?: KernelInstance;
 }

@@ -46,6 +46,10 @@ export class WasmBackend implements MatBackend {
     this.name = `wasm-${this.k.simd}`;
   }
 
+  get kernels(): KernelInstance {
+    return this.k;
+  }
+
   supports(type: number): boolean {
     return kernelType(type) !== undefined;
   }

@@ -3,9 +3,12 @@
 // logits. The architectures differ only by the switches in ArchSpec (arch.ts).
 
 import type { MatBackend, WeightHandle } from '../backend/types.js';
+import type { KernelInstance } from '../wasm/instance.js';
+import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { ArchSpec } from './arch.js';
 import { attention, createAttentionScratch, type AttentionMode, type AttentionScratch } from './attention.js';
 import type { ModelHparams } from './hparams.js';
+import type { Profile } from './profile.js';
 import { createKvCache, kvStore, type KvCache } from './kv-cache.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, scaleInto, silu } from './ops.js';
 import type { ModelWeights } from './weights.js';
@@ -39,6 +42,10 @@ export interface RunState {
   rope: Float32Array; //   [nRot] cos/sin cache of one position
   scratch: AttentionScratch;
   cache: KvCache;
+  /** Time per op when set (`pantheon run --profile`); null costs one check per op. */
+  profile: Profile | null;
+  /** Set when attention runs in WebAssembly: the kernels whose memory holds the arrays above, and attention's scratch there. */
+  wasm: { k: KernelInstance; scratch: number; ptr: number; bytes: number } | null;
 }
 
 /**
@@ -55,42 +62,103 @@ function ffnWidth(m: Model): number {
   return n;
 }
 
-export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BATCH): RunState {
+/** Where a RunState's arrays come from: plain arrays, or views on one region of kernel memory. */
+interface Alloc {
+  f32(n: number): Float32Array;
+  u16(n: number): Uint16Array;
+}
+
+const plainAlloc: Alloc = { f32: (n) => new Float32Array(n), u16: (n) => new Uint16Array(n) };
+
+/** Frees a RunState's region of kernel memory once the RunState is garbage. */
+const released = new FinalizationRegistry<{ k: KernelInstance; ptr: number; bytes: number }>((r) => r.k.arena.free(r.ptr, r.bytes));
+
+/**
+ * Activations and KV cache for `contextSize` positions. With `kernels` (by default the backend's),
+ * the arrays the WebAssembly attention reads and writes live in that kernel memory (they are views
+ * on it, so the TypeScript ops use them unchanged) and attention runs there.
+ */
+export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BATCH, kernels: KernelInstance | null = m.backend.kernels ?? null): RunState {
   const { nEmbd, nHead, nHeadKv, headDimK, headDimV, nLayer, nVocab, nRot } = m.hp;
   const b = Math.max(1, Math.min(maxBatch, contextSize));
   const qDim = nHead * headDimK;
   const ff = ffnWidth(m);
   const d = { nHead, nHeadKv, headDimK, headDimV };
-  return {
+  const kvDimK = nHeadKv * headDimK;
+  const kvDimV = nHeadKv * headDimV;
+  // The SIMD attention takes head sizes in steps of four.
+  const k = kernels && headDimK % 4 === 0 && headDimV % 4 === 0 && nHead % nHeadKv === 0 ? kernels : null;
+  const arrays = (a: Alloc) => ({
+    x: a.f32(b * nEmbd),
+    xb: a.f32(b * nEmbd),
+    xb2: a.f32(b * nEmbd),
+    q: a.f32(b * qDim),
+    k: a.f32(b * kvDimK),
+    v: a.f32(b * kvDimV),
+    att: a.f32(b * nHead * headDimV),
+    hb: a.f32(b * ff),
+    hb2: a.f32(b * ff),
+    ffo: a.f32(b * nEmbd),
+    cache: createKvCache(nLayer, contextSize, kvDimK, kvDimV, a.u16),
+  });
+  let v: ReturnType<typeof arrays>;
+  let wasm: RunState['wasm'] = null;
+  if (k) {
+    // size the region with a dry run, then carve 16-byte-aligned views out of it
+    let bytes = 0;
+    const bump = (n: number, size: number) => {
+      const at = bytes;
+      bytes += Math.ceil((n * size) / 16) * 16;
+      return at;
+    };
+    arrays({ f32: (n) => (bump(n, 4), new Float32Array(0)), u16: (n) => (bump(n, 2), new Uint16Array(0)) });
+    const scratchBytes = k.attnScratchBytes(nHead, nHeadKv, headDimK, headDimV, contextSize);
+    const ptr = k.arena.alloc(bytes + scratchBytes);
+    const buf = k.arena.memory.buffer;
+    bytes = 0;
+    v = arrays({ f32: (n) => new Float32Array(buf, ptr + bump(n, 4), n), u16: (n) => new Uint16Array(buf, ptr + bump(n, 2), n) });
+    wasm = { k, scratch: ptr + bytes, ptr, bytes: bytes + scratchBytes };
+  } else {
+    v = arrays(plainAlloc);
+  }
+  const s: RunState = {
     maxBatch: b,
-    x: new Float32Array(b * nEmbd),
-    xb: new Float32Array(b * nEmbd),
-    xb2: new Float32Array(b * nEmbd),
-    q: new Float32Array(b * qDim),
-    k: new Float32Array(b * nHeadKv * headDimK),
-    v: new Float32Array(b * nHeadKv * headDimV),
-    qkv: m.w.layers.some((l) => l.wqkv) ? new Float32Array(b * (qDim + nHeadKv * (headDimK + headDimV))) : new Float32Array(0),
-    att: new Float32Array(b * nHead * headDimV),
-    hb: new Float32Array(b * ff),
-    hb2: new Float32Array(b * ff),
-    ffo: new Float32Array(b * nEmbd),
+    ...v,
+    qkv: m.w.layers.some((l) => l.wqkv) ? new Float32Array(b * (qDim + kvDimK + kvDimV)) : new Float32Array(0),
     last: new Float32Array(nEmbd),
     logits: new Float32Array(nVocab),
     rope: new Float32Array(nRot),
     scratch: createAttentionScratch(d, contextSize),
-    cache: createKvCache(nLayer, contextSize, nHeadKv * headDimK, nHeadKv * headDimV),
+    profile: null,
+    wasm,
   };
+  if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
+  return s;
 }
 
 // ----------------------------------------------------------------------------------------------
 // Helpers
 
+const matLabels = new Map<number, string>();
+
+/** Profile label of a matrix product: "matvec Q4_K" for one token, "matmul Q4_K" for a batch. */
+function matLabel(type: number, n: number): string {
+  const key = type * 2 + (n === 1 ? 0 : 1);
+  let s = matLabels.get(key);
+  if (!s) matLabels.set(key, (s = `${n === 1 ? 'matvec' : 'matmul'} ${ggmlTypeName(type)}`));
+  return s;
+}
+
 /** out[n, rows] = x[n, cols] · Wᵀ (+ bias per row): matvec for one token, matmul for a batch. */
-function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32Array, n: number, bias: Float32Array | null): void {
+function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32Array, n: number, bias: Float32Array | null, P: Profile | null): void {
   const { rows, cols } = w.spec;
   if (n === 1) be.matvec(out.subarray(0, rows), w, x.subarray(0, cols));
   else be.matmul(out.subarray(0, n * rows), w, x.subarray(0, n * cols), n);
-  if (bias) for (let t = 0; t < n; t++) addInto(out, bias, rows, t * rows);
+  if (P) P.mark(matLabel(w.spec.type, n));
+  if (bias) {
+    for (let t = 0; t < n; t++) addInto(out, bias, rows, t * rows);
+    if (P) P.mark('bias');
+  }
 }
 
 function norm(m: Model, out: Float32Array, x: Float32Array, w: Float32Array, b: Float32Array | null, off: number): void {
@@ -100,6 +168,30 @@ function norm(m: Model, out: Float32Array, x: Float32Array, w: Float32Array, b: 
   } else {
     layernorm(out, x, w, b, m.hp.normEps, m.hp.nEmbd, off, off);
   }
+}
+
+/**
+ * outs[i] = x · W_iᵀ (+ bias_i) for weights on the same input: one call (one pool round trip) when
+ * the backend has matmulShared, else one project each.
+ */
+function projectShared(be: MatBackend, outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases: (Float32Array | null)[], P: Profile | null, label: string): void {
+  if (!be.matmulShared) {
+    for (let i = 0; i < ws.length; i++) project(be, outs[i], ws[i], x, n, biases[i], P);
+    return;
+  }
+  be.matmulShared(outs, ws, x, n);
+  if (P) P.mark(sharedLabel(ws, n, label));
+  for (let i = 0; i < ws.length; i++) {
+    const b = biases[i];
+    if (!b) continue;
+    for (let t = 0; t < n; t++) addInto(outs[i], b, ws[i].spec.rows, t * ws[i].spec.rows);
+    if (P) P.mark('bias');
+  }
+}
+
+/** Profile label of a shared-input product: "matvec q,k,v Q4_K/Q4_K/Q6_K". */
+function sharedLabel(ws: WeightHandle[], n: number, what: string): string {
+  return `${n === 1 ? 'matvec' : 'matmul'} ${what} ${ws.map((w) => ggmlTypeName(w.spec.type)).join('/')}`;
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -130,33 +222,37 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const attDims = { nHead, nHeadKv, headDimK, headDimV };
   const mode: AttentionMode = n >= FA_TILE_Q ? 'f32' : 'f16';
   const qScale = hp.kqScale;
+  const P = s.profile;
+  const W = s.wasm;
+  if (P) P.begin();
 
   // embed: one row of token_embd per token (× sqrt(n_embd) for gemma, a float as ggml_scale takes)
   for (let t = 0; t < n; t++) {
     be.getRow(s.x.subarray(t * dim, (t + 1) * dim), w.tokEmbd, tokens[t]);
     if (spec.embedScale) scaleInto(s.x, Math.fround(Math.sqrt(dim)), dim, t * dim);
   }
+  if (P) P.mark('embedding');
 
   for (let l = 0; l < hp.nLayer; l++) {
     const L = w.layers[l];
 
     // attention norm
     for (let t = 0; t < n; t++) norm(m, s.xb, s.x, L.attnNorm, L.attnNormB, t * dim);
+    if (P) P.mark('norm');
 
     // q, k, v projections (fused: one matmul, then split per token)
     if (L.wqkv) {
       const qkvDim = qDim + kvDimK + kvDimV;
-      project(be, s.qkv, L.wqkv, s.xb, n, L.bqkv);
+      project(be, s.qkv, L.wqkv, s.xb, n, L.bqkv, P);
       for (let t = 0; t < n; t++) {
         const b = t * qkvDim;
         s.q.set(s.qkv.subarray(b, b + qDim), t * qDim);
         s.k.set(s.qkv.subarray(b + qDim, b + qDim + kvDimK), t * kvDimK);
         s.v.set(s.qkv.subarray(b + qDim + kvDimK, b + qkvDim), t * kvDimV);
       }
+      if (P) P.mark('split qkv');
     } else {
-      project(be, s.q, L.wq!, s.xb, n, L.bq);
-      project(be, s.k, L.wk!, s.xb, n, L.bk);
-      project(be, s.v, L.wv!, s.xb, n, L.bv);
+      projectShared(be, [s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
     }
 
     for (let t = 0; t < n; t++) {
@@ -168,19 +264,32 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, s.rope, nRot, spec.rope);
       for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, s.rope, nRot, spec.rope);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
+      if (P) P.mark('rope');
       // into the cache
-      kvStore(s.cache, l, p, s.k, t * kvDimK, s.v, t * kvDimV);
+      if (W) {
+        W.k.kvStore(s.cache.k[l].byteOffset + p * kvDimK * 2, s.k.byteOffset + t * kvDimK * 4, kvDimK);
+        W.k.kvStore(s.cache.v[l].byteOffset + p * kvDimV * 2, s.v.byteOffset + t * kvDimV * 4, kvDimV);
+      } else {
+        kvStore(s.cache, l, p, s.k, t * kvDimK, s.v, t * kvDimV);
+      }
+      if (P) P.mark('kv store');
     }
 
     // attention of each token over the cache up to its own position (causal; sliding window)
     for (let t = 0; t < n; t++) {
       const p = pos + t;
       const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
-      attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, spec.scaleQ ? 1 : qScale, mode, s.scratch);
+      const scale = spec.scaleQ ? 1 : qScale;
+      if (W) {
+        W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+      } else {
+        attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
+      }
     }
+    if (P) P.mark('attention');
 
     // output projection
-    project(be, s.xb2, L.wo, s.att, n, L.bo);
+    project(be, s.xb2, L.wo, s.att, n, L.bo, P);
 
     if (spec.parallel) {
       // phi2: the FFN reads the same normed input; x = (attn + ffn) + x
@@ -189,12 +298,16 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
         const o = t * dim;
         for (let i = 0; i < dim; i++) s.x[o + i] += s.xb2[o + i] + s.ffo[o + i];
       }
+      if (P) P.mark('residual');
     } else {
       // residual, FFN norm, FFN, residual
       addInto(s.x, s.xb2, n * dim);
+      if (P) P.mark('residual');
       for (let t = 0; t < n; t++) norm(m, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
+      if (P) P.mark('norm');
       ffn(m, s, L, n);
       addInto(s.x, s.ffo, n * dim);
+      if (P) P.mark('residual');
     }
   }
 
@@ -206,8 +319,10 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   } else {
     layernorm(s.last, s.x, w.outputNorm, w.outputNormB, hp.normEps, dim, lastOff, 0);
   }
+  if (P) P.mark('norm');
   be.matvec(s.logits, w.output, s.last);
   if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
+  if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
 }
 
 /** s.ffo[n, nEmbd] = FFN(s.xb): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */
@@ -215,8 +330,12 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
   const be = m.backend;
   const spec = m.spec;
   const nUp = L.wUp.spec.rows;
-  project(be, s.hb, L.wUp, s.xb, n, L.bUp);
+  const P = s.profile;
   const nFf = L.wDown.spec.cols;
+  const gated = spec.ffn !== 'gelu' && !spec.fusedGateUp;
+  // up, and the gate into hb2 (one round trip)
+  if (gated) projectShared(be, [s.hb, s.hb2], [L.wUp, L.wGate!], s.xb, n, [L.bUp, L.bGate], P, 'up,gate');
+  else project(be, s.hb, L.wUp, s.xb, n, L.bUp, P);
   if (spec.ffn === 'gelu') {
     for (let i = 0; i < n * nFf; i++) s.hb2[i] = gelu(s.hb[i]);
   } else {
@@ -225,10 +344,10 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
       // ffn_up = [gate; up] per token: ggml_swiglu activates the first half
       for (let t = 0; t < n; t++) gatedAct(s.hb2, s.hb, s.hb, act, nFf, t * nUp, t * nUp + nFf, t * nFf);
     } else {
-      // gate into hb2, then hb2 = act(hb2) · up in place
-      project(be, s.hb2, L.wGate!, s.xb, n, L.bGate);
+      // hb2 = act(gate) · up in place
       for (let t = 0; t < n; t++) gatedAct(s.hb2, s.hb2, s.hb, act, nFf, t * nFf, t * nFf, t * nFf);
     }
   }
-  project(be, s.ffo, L.wDown, s.hb2, n, L.bDown);
+  if (P) P.mark('activation');
+  project(be, s.ffo, L.wDown, s.hb2, n, L.bDown, P);
 }

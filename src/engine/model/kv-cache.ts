@@ -17,12 +17,13 @@ export interface KvCache {
   readonly v: Uint16Array[];
 }
 
-export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDimV: number): KvCache {
+/** `alloc` gives the per-layer arrays (default: plain; forward.ts places them in kernel memory). */
+export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDimV: number, alloc: (n: number) => Uint16Array = (n) => new Uint16Array(n)): KvCache {
   const k: Uint16Array[] = [];
   const v: Uint16Array[] = [];
   for (let l = 0; l < nLayer; l++) {
-    k.push(new Uint16Array(size * kvDimK));
-    v.push(new Uint16Array(size * kvDimV));
+    k.push(alloc(size * kvDimK));
+    v.push(alloc(size * kvDimV));
   }
   return { size, kvDimK, kvDimV, k, v };
 }

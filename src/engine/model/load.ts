@@ -32,10 +32,10 @@ export interface ModelFileOptions {
 
 /** Architecture and hyperparameters of a header (throws ModelError for what cannot run). */
 export function modelInfo(h: GgufHeader): { spec: ReturnType<typeof archSpec>; hp: ModelHparams } {
+  const spec = archSpec(getString(h, 'general.architecture'));
   if (h.tensors.length === 0) {
     throw new ModelError('NO_WEIGHTS', 'this file holds no weights (a vocabulary-only GGUF): it can be inspected but not run; open the full model file');
   }
-  const spec = archSpec(getString(h, 'general.architecture'));
   return { spec, hp: modelHparams(h, spec) };
 }
 

@@ -1,8 +1,20 @@
 // Plain element types: F32 (4 bytes), F16 (IEEE half, 2 bytes), BF16 (bfloat16, 2 bytes), all
-// little-endian. ggml-cpu.c type_traits_cpu: each is its own vec_dot_type, so for F16 weights the
-// activation is rounded to half first, and for BF16 to bfloat16.
-// The dot products follow the scalar branch of ggml-cpu vec.cpp (ggml_vec_dot_f32/_f16/_bf16):
-// each product rounded to float, summed in double (ggml_float), the sum rounded to float.
+// little-endian. The dot products follow the scalar branch of ggml-cpu vec.cpp (ggml_vec_dot_f32 /
+// _f16 / _bf16): each product rounded to float, summed in double (ggml_float), the sum rounded.
+//
+// Decision: F16 and BF16 weights meet the activation in f32, unrounded (vecDotType F32). ggml's
+// type_traits_cpu makes F16 (BF16) its own vec_dot_type, so ggml's generic mul_mat first rounds x
+// to half (bfloat16). What llama.cpp runs depends on the CPU (read in ggml-cpu of llama.cpp
+// 80fb11a, the source node-llama-cpp 3.21.1 builds):
+//  - x86 with AMX (amx/amx.cpp supports_op, amx/mmq.cpp tinygemm_kernel_avx): F16 weights with
+//    rows % 32 == 0 and cols % 16 == 0 are multiplied with x in f32, unrounded, for any batch size.
+//    This is the machine that recorded tests/golden/llama.cpp.
+//  - x86 without AMX: llamafile_sgemm (llamafile/sgemm.cpp) takes F16 only as F16×F16 and BF16
+//    only as BF16×BF16, i.e. after x was rounded; single tokens go through ggml_vec_dot_f16. So x
+//    is rounded to half on every path there.
+//  - ARM NEON without FP16 arithmetic: llamafile_sgemm takes F16×F32 (unrounded) for batches ≥ 2.
+// Pantheon does not copy these per-CPU rules: f32 is the more accurate choice, costs nothing (the
+// weights are widened to f32 anyway), and is what llama.cpp computes where it does not round.
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
@@ -61,16 +73,16 @@ function quantizeF16(x: Float32Array, dst: Uint8Array, off: number, n: number): 
   }
 }
 
+/** F16 weights · f32 activation: each product rounded to float, summed in double, the sum rounded. */
 function vecDotF16(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: number): number {
+  const x = f32View(a, aOff, n);
   let sum = 0;
-  for (let i = 0, p = wOff, q = aOff; i < n; i++, p += 2, q += 2) {
-    sum += fr(F16[w[p] | (w[p + 1] << 8)] * F16[a[q] | (a[q + 1] << 8)]);
-  }
+  for (let i = 0, p = wOff; i < n; i++, p += 2) sum += fr(F16[w[p] | (w[p + 1] << 8)] * x[i]);
   return fr(sum);
 }
 
 export const F16_FORMAT: BlockFormat = {
-  type: GgmlType.F16, dequantize: dequantizeF16, quantize: quantizeF16, vecDotType: GgmlType.F16, vecDot: vecDotF16,
+  type: GgmlType.F16, dequantize: dequantizeF16, quantize: quantizeF16, vecDotType: GgmlType.F32, vecDot: vecDotF16,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -88,14 +100,14 @@ function quantizeBf16(x: Float32Array, dst: Uint8Array, off: number, n: number):
   }
 }
 
+/** BF16 weights · f32 activation, summed like vecDotF16. */
 function vecDotBf16(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: number): number {
+  const x = f32View(a, aOff, n);
   let sum = 0;
-  for (let i = 0, p = wOff, q = aOff; i < n; i++, p += 2, q += 2) {
-    sum += fr(bf16ToF32(w[p] | (w[p + 1] << 8)) * bf16ToF32(a[q] | (a[q + 1] << 8)));
-  }
+  for (let i = 0, p = wOff; i < n; i++, p += 2) sum += fr(bf16ToF32(w[p] | (w[p + 1] << 8)) * x[i]);
   return fr(sum);
 }
 
 export const BF16_FORMAT: BlockFormat = {
-  type: GgmlType.BF16, dequantize: dequantizeBf16, quantize: quantizeBf16, vecDotType: GgmlType.BF16, vecDot: vecDotBf16,
+  type: GgmlType.BF16, dequantize: dequantizeBf16, quantize: quantizeBf16, vecDotType: GgmlType.F32, vecDot: vecDotBf16,
 };

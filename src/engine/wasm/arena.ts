@@ -27,13 +27,34 @@ export class Arena {
     this.buf = memory.buffer;
   }
 
+  /** Regions given back by free(), for alloc() to reuse. */
+  private readonly freed: { ptr: number; bytes: number }[] = [];
+
+  /** Give back a region from alloc() (nothing may use it afterwards). */
+  free(ptr: number, bytes: number): void {
+    if (bytes > 0) this.freed.push({ ptr, bytes });
+  }
+
   /** Bytes handed out so far (including the module's static data below base). */
   get used(): number {
     return this.top;
   }
 
-  /** `bytes` bytes aligned to `alignTo`, growing the memory as needed; never freed. */
+  /**
+   * `bytes` bytes aligned to `alignTo`, growing the memory as needed. Weights are never freed;
+   * per-conversation buffers (activations, KV cache) are handed back with free() and reused.
+   */
   alloc(bytes: number, alignTo = 64): number {
+    for (let i = 0; i < this.freed.length; i++) {
+      // first fit among freed regions; what is left over stays free
+      const f = this.freed[i];
+      const p = align(f.ptr, alignTo);
+      if (p + bytes > f.ptr + f.bytes) continue;
+      this.freed.splice(i, 1);
+      if (p > f.ptr) this.freed.push({ ptr: f.ptr, bytes: p - f.ptr });
+      if (p + bytes < f.ptr + f.bytes) this.freed.push({ ptr: p + bytes, bytes: f.ptr + f.bytes - p - bytes });
+      return p;
+    }
     const ptr = align(this.top, alignTo);
     const end = ptr + bytes;
     if (end > MAX_PAGES * WASM_PAGE) {

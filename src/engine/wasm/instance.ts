@@ -49,6 +49,24 @@ export class KernelInstance {
     this.fns[`dequant_${kt.suffix}`](out, w, cols);
   }
 
+  /** Bytes of scratch attention() needs for these head counts and up to `positions` cached positions. */
+  attnScratchBytes(nHead: number, nHeadKv: number, hdK: number, hdV: number, positions: number): number {
+    return this.fns.attn_scratch_bytes(nHead, nHeadKv, hdK, hdV, positions);
+  }
+
+  /**
+   * out[nHead, hdV] = softmax(q·Kᵀ·scale)·V over cache positions [from, to] (assembly/attention.ts):
+   * kc/vc are the layer's f16 cache rows, strideK/strideV halves per position.
+   */
+  attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number): void {
+    this.fns[mode === 'f16' ? 'attn_f16' : 'attn_f32'](out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch);
+  }
+
+  /** dst[n] f16 bits ← src[n] f32 (one position's keys or values into the cache). */
+  kvStore(dst: number, src: number, n: number): void {
+    this.fns.kv_store(dst, src, n);
+  }
+
   /** A raw export, for benchmarks (mem_sum, mem_copy). */
   call(name: string, ...args: number[]): number {
     return this.fns[name](...args);

@@ -24,8 +24,8 @@ function k(type: number, suffix: string, act: ActKind): KernelType {
 export const KERNEL_TYPES: ReadonlyMap<number, KernelType> = new Map(
   [
     k(GgmlType.F32, 'f32', 'f32'),
-    k(GgmlType.F16, 'f16', 'f16'),
-    k(GgmlType.BF16, 'bf16', 'bf16'),
+    k(GgmlType.F16, 'f16', 'f32'), // x unrounded, unlike ggml's generic path (see quant/float.ts)
+    k(GgmlType.BF16, 'bf16', 'f32'),
     k(GgmlType.Q4_0, 'q4_0', 'q8_0'),
     k(GgmlType.Q4_1, 'q4_1', 'q8_1'),
     k(GgmlType.Q5_0, 'q5_0', 'q8_0'),

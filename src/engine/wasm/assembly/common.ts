@@ -84,6 +84,39 @@ export function f32ToF16(f: f32): u32 {
   return i32x4.add(acc, i32x4.add(lo, hi));
 }
 
+/**
+ * dotU / dotS with the weight's i16 halves widened beforehand (wl = low 8 lanes, wh = high 8), for
+ * kernels that dot one weight block with several activations (the matmul tiles): the plain build
+ * widens the weights once per tile instead of once per token. The integer sums are the same as
+ * dotU's / dotS's, so a tile's results equal the one-token kernels' bit for bit. The relaxed build
+ * uses its single-instruction dot on the bytes.
+ */
+// @ts-ignore: decorator
+@inline export function dotUw(w: v128, wl: v128, wh: v128, x: v128, acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
+  const lo = i32x4.dot_i16x8_s(wl, i16x8.extend_low_i8x16_s(x));
+  const hi = i32x4.dot_i16x8_s(wh, i16x8.extend_high_i8x16_s(x));
+  return i32x4.add(acc, i32x4.add(lo, hi));
+}
+// @ts-ignore: decorator
+@inline export function dotSw(wl: v128, wh: v128, x: v128, acc: v128): v128 {
+  const lo = i32x4.dot_i16x8_s(wl, i16x8.extend_low_i8x16_s(x));
+  const hi = i32x4.dot_i16x8_s(wh, i16x8.extend_high_i8x16_s(x));
+  return i32x4.add(acc, i32x4.add(lo, hi));
+}
+/** The low and high eight lanes of 16 signed bytes, widened to i16. */
+// @ts-ignore: decorator
+@inline export function wlo(w: v128): v128 {
+  return i16x8.extend_low_i8x16_s(w);
+}
+// @ts-ignore: decorator
+@inline export function whi(w: v128): v128 {
+  return i16x8.extend_high_i8x16_s(w);
+}
+
+/** Tokens per cache block of the matmul kernels: a block's activations stay in L2 while every row passes. */
+export const TOKEN_BLOCK: i32 = 64;
+
 /** Sum of the four i32 lanes. */
 // @ts-ignore: decorator
 @inline export function hsumI(v: v128): i32 {
@@ -143,3 +176,7 @@ export function f32ToF16(f: f32): u32 {
 
 /** A 16-byte scratch area for per-block scale unpacking. */
 export const SCRATCH: usize = memory.data(64, 16);
+/** Matmul tiles: per-token accumulators (up to 8 tokens × 32 bytes) … */
+export const TILE_ACC: usize = memory.data(256, 16);
+/** … and one weight block unpacked and widened to i16 (256 elements). */
+export const TILE_W: usize = memory.data(512, 16);

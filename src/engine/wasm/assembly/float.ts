@@ -1,5 +1,6 @@
-// F32, F16 and BF16 weights. The activation is f32 (for F16/BF16 already rounded to that type, as
-// ggml converts it to the vec_dot_type), so each kernel widens weights to f32 and multiplies-adds.
+// F32, F16 and BF16 weights. The activation is f32 and, for F16/BF16 too, not rounded (Pantheon's
+// choice, with llama.cpp's per-CPU behaviour, in src/engine/quant/float.ts), so each kernel widens
+// weights to f32 and multiplies-adds.
 // ggml_vec_dot_f16 accumulates in ggml_float (double) in its generic path; we accumulate in f32
 // over 16 lanes, so results agree to float rounding, not bit for bit.
 

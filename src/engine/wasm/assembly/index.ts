@@ -3,6 +3,7 @@
 // function on pointers into the imported (shared) linear memory; the TypeScript side owns allocation.
 
 export * from './activation';
+export * from './attention';
 export * from './float';
 export * from './legacy';
 export * from './kquants';

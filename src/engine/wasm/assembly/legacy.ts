@@ -10,7 +10,7 @@
 // sum per block, times d_w·d_x; offsets (−8, −16) are taken out with the activation's Σq, and the
 // Q4_1/Q5_1 minimum adds m·s.
 
-import { dotS, dotU, f16, fmaI, hi4, hsumF, lo4, q8Aux, q8Scales } from './common';
+import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF, lo4, q8Aux, q8Scales, whi, wlo } from './common';
 
 // kvalues_iq4nl (ggml-common.h)
 // @ts-ignore: decorator
@@ -154,15 +154,110 @@ import { dotS, dotU, f16, fmaI, hi4, hsumF, lo4, q8Aux, q8Scales } from './commo
   return hsumF(acc);
 }
 
+// ---- tiles: one row against up to four activations ---------------------------------------------
+// For prompt batches. Each weight block is loaded and unpacked (and, in the plain build, widened to
+// i16) once for the tile's tokens; each token's sums are formed exactly as by the one-token dot
+// above (the same integers, the same float operations in the same order), so matmul equals matvec
+// bit for bit. Accumulators live in TILE_ACC (16 bytes per token and accumulator).
+
+/** Writes W·x_t for t < nt into out + t·outStride (bytes); x_t at xq + t·stride. */
+// @ts-ignore: decorator
+@inline function tile_q8_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
+  const nb = cols >> 5;
+  const dOff = q8Scales(0, cols);
+  for (let t = 0; t < nt; t++) {
+    v128.store(TILE_ACC + (<usize>t << 5), f32x4.splat(0));
+    v128.store(TILE_ACC + (<usize>t << 5), f32x4.splat(0), 16);
+  }
+  for (let b = 0; b < nb; b++) {
+    // dot_q8_0 alternates two accumulators: even blocks into the first, odd into the second
+    const wb = w + <usize>b * 34;
+    const w0 = v128.load(wb, 2);
+    const w1 = v128.load(wb, 18);
+    const l0 = wlo(w0), h0 = whi(w0), l1 = wlo(w1), h1 = whi(w1);
+    const dw = f16(load<u16>(wb));
+    const ap = TILE_ACC + (<usize>(b & 1) << 4);
+    for (let t = 0; t < nt; t++) {
+      const xt = xq + <usize>t * stride;
+      const xb = xt + (<usize>b << 5);
+      const s = dotSw(l1, h1, v128.load(xb, 16), dotSw(l0, h0, v128.load(xb), i32x4.splat(0)));
+      const at = ap + (<usize>t << 5);
+      v128.store(at, fmaI(v128.load(at), s, dw * load<f32>(xt + dOff + (<usize>b << 2))));
+    }
+  }
+  for (let t = 0; t < nt; t++) {
+    const at = TILE_ACC + (<usize>t << 5);
+    store<f32>(out + <usize>t * outStride, hsumF(f32x4.add(v128.load(at), v128.load(at, 16))));
+  }
+}
+
+// @ts-ignore: decorator
+@inline function tile_q4_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
+  const nb = cols >> 5;
+  const dOff = q8Scales(0, cols);
+  const aOff = q8Aux(0, cols);
+  for (let t = 0; t < nt; t++) v128.store(TILE_ACC + (<usize>t << 4), f32x4.splat(0));
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 18;
+    const q = v128.load(wb, 2);
+    const lo = lo4(q), hi = hi4(q);
+    const ll = wlo(lo), lh = whi(lo), hl = wlo(hi), hh = whi(hi);
+    const dw = f16(load<u16>(wb));
+    for (let t = 0; t < nt; t++) {
+      const xt = xq + <usize>t * stride;
+      const xb = xt + (<usize>b << 5);
+      let s = dotUw(lo, ll, lh, v128.load(xb), lane0(-8 * load<i32>(xt + aOff + (<usize>b << 2))));
+      s = dotUw(hi, hl, hh, v128.load(xb, 16), s);
+      const at = TILE_ACC + (<usize>t << 4);
+      v128.store(at, fmaI(v128.load(at), s, dw * load<f32>(xt + dOff + (<usize>b << 2))));
+    }
+  }
+  for (let t = 0; t < nt; t++) store<f32>(out + <usize>t * outStride, hsumF(v128.load(TILE_ACC + (<usize>t << 4))));
+}
+
+// @ts-ignore: decorator
+@inline function tile_q5_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
+  const nb = cols >> 5;
+  const dOff = q8Scales(0, cols);
+  const aOff = q8Aux(0, cols);
+  for (let t = 0; t < nt; t++) v128.store(TILE_ACC + (<usize>t << 4), f32x4.splat(0));
+  for (let b = 0; b < nb; b++) {
+    const wb = w + <usize>b * 22;
+    const qhv = i32x4.splat(load<u32>(wb, 2));
+    const q = v128.load(wb, 6);
+    const lo = v128.or(lo4(q), fifthBits(qhv, selLo()));
+    const hi = v128.or(hi4(q), fifthBits(qhv, selHi()));
+    const ll = wlo(lo), lh = whi(lo), hl = wlo(hi), hh = whi(hi);
+    const dw = f16(load<u16>(wb));
+    for (let t = 0; t < nt; t++) {
+      const xt = xq + <usize>t * stride;
+      const xb = xt + (<usize>b << 5);
+      let s = dotUw(lo, ll, lh, v128.load(xb), lane0(-16 * load<i32>(xt + aOff + (<usize>b << 2))));
+      s = dotUw(hi, hl, hh, v128.load(xb, 16), s);
+      const at = TILE_ACC + (<usize>t << 4);
+      v128.store(at, fmaI(v128.load(at), s, dw * load<f32>(xt + dOff + (<usize>b << 2))));
+    }
+  }
+  for (let t = 0; t < nt; t++) store<f32>(out + <usize>t * outStride, hsumF(v128.load(TILE_ACC + (<usize>t << 4))));
+}
+
+/** Tokens per tile. */
+const TILE: i32 = 4;
+
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q8_0(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q8_0(wr, xq + <usize>t * xqStride, cols));
+  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
+  const os = <usize>outStride << 2;
+  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
+    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
+      for (let t = t0; t < t1; t += TILE) tile_q8_0(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
+    }
   }
 }
 export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
@@ -177,9 +272,14 @@ export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_0(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q4_0(wr, xq + <usize>t * xqStride, cols));
+  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
+  const os = <usize>outStride << 2;
+  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
+    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
+      for (let t = t0; t < t1; t += TILE) tile_q4_0(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
+    }
   }
 }
 export function dequant_q4_0(out: usize, w: usize, cols: i32): void {
@@ -222,9 +322,14 @@ export function matvec_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_0(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q5_0(wr, xq + <usize>t * xqStride, cols));
+  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
+  const os = <usize>outStride << 2;
+  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
+    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
+      for (let t = t0; t < t1; t += TILE) tile_q5_0(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
+    }
   }
 }
 export function dequant_q5_0(out: usize, w: usize, cols: i32): void {

@@ -1,0 +1,231 @@
+// Attention of one query position over the f16 KV cache, every head, in SIMD. The scalar reference
+// is src/engine/model/attention.ts (same two modes, same roundings; see there for the ggml sources):
+//   attn_f16  ggml's flash-attention path for single tokens and small batches: q rounded to f16, an
+//             online softmax, the V accumulator rounded to f16 after every position
+//   attn_f32  ggml's tiled path for batches of 64 or more: plain f32 scores, softmax, weighted V
+// Query heads that share a KV head (GQA) are done together, so each cached K and V row is loaded and
+// widened to f32 once per KV head rather than once per query head.
+//
+// Layouts (byte addresses): q [nHead, hdK] f32; out [nHead, hdV] f32; kc/vc the layer's cache rows,
+// position t at kc + 2·t·strideK (strideK = nHeadKv·hdK halves), KV head g at + 2·g·hdK. hdK and hdV
+// are multiples of 4. `scratch` needs attn_scratch_bytes(...) bytes, 16-aligned.
+
+import { f16 } from './common';
+
+// ---- half-precision in four lanes -------------------------------------------------------------
+
+/**
+ * Four halves (zero-extended to i32 lanes) → f32. Exponent and mantissa shifted into place read as
+ * an f32 2^112 too small; one multiply fixes normal and subnormal halves alike (exactly), and
+ * infinities/NaNs (which land on 65536 and above) get the all-ones exponent back.
+ */
+// @ts-ignore: decorator
+@inline function halfToF32(h: v128): v128 {
+  let f = f32x4.mul(i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13), f32x4.splat(5.192296858534828e33));
+  f = v128.or(f, v128.and(f32x4.ge(f, f32x4.splat(65536)), i32x4.splat(0x7f800000)));
+  return v128.or(f, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+}
+
+/** Halves at p..p+3 as f32x4. */
+// @ts-ignore: decorator
+@inline function load4h(p: usize): v128 {
+  return halfToF32(i32x4.extend_low_i16x8_u(v128.load64_zero(p)));
+}
+
+/**
+ * x rounded to the nearest half (ties to even), as f32: what f16(f32ToF16(x)) gives, in four lanes.
+ * Normal halves: round the f32 mantissa to 10 bits. Below 2^-14 halves are multiples of 2^-24:
+ * (|x| + 0.5) − 0.5 rounds there, since the ulp of 0.5 is 2^-24. From 65520 up: infinity.
+ */
+// @ts-ignore: decorator
+@inline function roundHalf(x: v128): v128 {
+  const ax = v128.and(x, i32x4.splat(0x7fffffff));
+  const odd = v128.and(i32x4.shr_u(ax, 13), i32x4.splat(1));
+  let r = v128.and(i32x4.add(ax, i32x4.add(odd, i32x4.splat(0xfff))), i32x4.splat(0xffffe000));
+  const sub = f32x4.sub(f32x4.add(ax, f32x4.splat(0.5)), f32x4.splat(0.5));
+  r = v128.bitselect(sub, r, i32x4.lt_s(ax, i32x4.splat(0x38800000)));
+  r = v128.bitselect(i32x4.splat(0x7f800000), r, i32x4.gt_s(ax, i32x4.splat(0x477fefff)));
+  r = v128.bitselect(x, r, i32x4.gt_s(ax, i32x4.splat(0x7f800000))); // NaN stays NaN
+  return v128.or(r, v128.and(x, i32x4.splat(0x80000000)));
+}
+
+/** Sum of four f32 lanes. */
+// @ts-ignore: decorator
+@inline function hsum(v: v128): f32 {
+  const s = f32x4.add(v, i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  return f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1);
+}
+
+/** dst[0..n) = f32 of the halves at src (n a multiple of 4). */
+// @ts-ignore: decorator
+@inline function widen(dst: usize, src: usize, n: i32): void {
+  for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4h(src + (<usize>i << 1)));
+}
+
+/** Σ a[i]·b[i] over n f32 (a multiple of 4), four lanes of partial sums. */
+// @ts-ignore: decorator
+@inline function dotF(a: usize, b: usize, n: i32): f32 {
+  let acc = f32x4.splat(0);
+  for (let i = 0; i < n; i += 4) {
+    const o = <usize>i << 2;
+    acc = f32x4.add(acc, f32x4.mul(v128.load(a + o), v128.load(b + o)));
+  }
+  return hsum(acc);
+}
+
+/** Scratch bytes attn_f16 / attn_f32 need. */
+export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
+  const group = nHead / nHeadKv;
+  // f16: q16 [group·hdK], acc [group·hdV], k row [hdK], v row [hdV], M/S [2·group]
+  const a = (group * (hdK + hdV) + hdK + hdV + 2 * group) * 4;
+  // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
+  const b = (group * positions + hdK + hdV) * 4 + group * 8;
+  return (max(a, b) + 15) & ~15;
+}
+
+// ---- 'f16' mode --------------------------------------------------------------------------------
+
+export function attn_f16(
+  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+): void {
+  const group = nHead / nHeadKv;
+  const q16 = scratch;
+  const acc = q16 + (<usize>(group * hdK) << 2);
+  const kf = acc + (<usize>(group * hdV) << 2);
+  const vf = kf + (<usize>hdK << 2);
+  const ms = vf + (<usize>hdV << 2); // M[group], then S[group]
+  const ss = ms + (<usize>group << 2);
+  for (let g = 0; g < nHeadKv; g++) {
+    // this KV head's query heads: q rounded to f16, accumulators cleared, M = −inf, S = 0
+    for (let j = 0; j < group; j++) {
+      const qh = q + (<usize>((g * group + j) * hdK) << 2);
+      const qj = q16 + (<usize>(j * hdK) << 2);
+      for (let i = 0; i < hdK; i += 4) v128.store(qj + (<usize>i << 2), roundHalf(v128.load(qh + (<usize>i << 2))));
+      memory.fill(acc + (<usize>(j * hdV) << 2), 0, <usize>hdV << 2);
+      store<f32>(ms + (<usize>j << 2), -Infinity);
+      store<f32>(ss + (<usize>j << 2), 0);
+    }
+    for (let t = from; t <= to; t++) {
+      widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
+      widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+      for (let j = 0; j < group; j++) {
+        const sc: f32 = dotF(q16 + (<usize>(j * hdK) << 2), kf, hdK) * scale;
+        const aj = acc + (<usize>(j * hdV) << 2);
+        const M = load<f32>(ms + (<usize>j << 2));
+        let msc: f32 = 1;
+        let vs: f32 = 1;
+        if (sc > M) {
+          // a new maximum: rescale the accumulator by e^(M_old − M) (rounded to f16 again)
+          store<f32>(ms + (<usize>j << 2), sc);
+          msc = <f32>Math.exp(<f64>(M - sc));
+          const m4 = f32x4.splat(msc);
+          for (let i = 0; i < hdV; i += 4) {
+            const o = <usize>i << 2;
+            v128.store(aj + o, roundHalf(f32x4.mul(v128.load(aj + o), m4)));
+          }
+        } else {
+          vs = <f32>Math.exp(<f64>(sc - M));
+        }
+        const v4 = f32x4.splat(vs);
+        for (let i = 0; i < hdV; i += 4) {
+          const o = <usize>i << 2;
+          v128.store(aj + o, roundHalf(f32x4.add(v128.load(aj + o), f32x4.mul(v128.load(vf + o), v4))));
+        }
+        store<f32>(ss + (<usize>j << 2), load<f32>(ss + (<usize>j << 2)) * msc + vs);
+      }
+    }
+    for (let j = 0; j < group; j++) {
+      const S = load<f32>(ss + (<usize>j << 2));
+      const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
+      const aj = acc + (<usize>(j * hdV) << 2);
+      const oh = out + (<usize>((g * group + j) * hdV) << 2);
+      for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(aj + (<usize>i << 2)), inv));
+    }
+  }
+}
+
+// ---- 'f32' mode --------------------------------------------------------------------------------
+
+export function attn_f32(
+  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+): void {
+  const group = nHead / nHeadKv;
+  const np = to - from + 1;
+  const sc = scratch; // [group, np]
+  const kf = sc + (<usize>(group * np) << 2);
+  const vf = kf + (<usize>hdK << 2);
+  const sums = (vf + (<usize>hdV << 2) + 7) & ~7; // f64 [group]
+  for (let g = 0; g < nHeadKv; g++) {
+    // scores and their maximum
+    for (let t = from; t <= to; t++) {
+      widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
+      for (let j = 0; j < group; j++) {
+        const qh = q + (<usize>((g * group + j) * hdK) << 2);
+        store<f32>(sc + (<usize>(j * np + t - from) << 2), dotF(qh, kf, hdK) * scale);
+      }
+    }
+    for (let j = 0; j < group; j++) {
+      const sj = sc + (<usize>(j * np) << 2);
+      let M: f32 = -Infinity;
+      for (let i = 0; i < np; i++) M = max<f32>(M, load<f32>(sj + (<usize>i << 2)));
+      let S: f64 = 0;
+      for (let i = 0; i < np; i++) {
+        const e = <f32>Math.exp(<f64>(load<f32>(sj + (<usize>i << 2)) - M));
+        store<f32>(sj + (<usize>i << 2), e);
+        S += <f64>e;
+      }
+      store<f64>(sums + (<usize>j << 3), S);
+      memory.fill(out + (<usize>((g * group + j) * hdV) << 2), 0, <usize>hdV << 2);
+    }
+    // weighted sum of V rows
+    for (let t = from; t <= to; t++) {
+      widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+      for (let j = 0; j < group; j++) {
+        const p = f32x4.splat(load<f32>(sc + (<usize>(j * np + t - from) << 2)));
+        const oh = out + (<usize>((g * group + j) * hdV) << 2);
+        for (let i = 0; i < hdV; i += 4) {
+          const o = <usize>i << 2;
+          v128.store(oh + o, f32x4.add(v128.load(oh + o), f32x4.mul(p, v128.load(vf + o))));
+        }
+      }
+    }
+    for (let j = 0; j < group; j++) {
+      const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>j << 3))));
+      const oh = out + (<usize>((g * group + j) * hdV) << 2);
+      for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(oh + (<usize>i << 2)), inv));
+    }
+  }
+}
+
+// ---- the cache ---------------------------------------------------------------------------------
+
+/** dst[0..n) = f16 bits of src[0..n) f32 (round to nearest even), one position's keys or values. */
+export function kv_store(dst: usize, src: usize, n: i32): void {
+  for (let i = 0; i < n; i++) store<u16>(dst + (<usize>i << 1), <u16>f32ToF16Bits(load<f32>(src + (<usize>i << 2))));
+}
+
+/** f32 → half bits exactly as fp16.ts f32ToF16Bits (NaN → quiet 0x7e00). */
+// @ts-ignore: decorator
+@inline function f32ToF16Bits(f: f32): u32 {
+  const x = reinterpret<u32>(f);
+  const sign = (x >> 16) & 0x8000;
+  const ax = x & 0x7fffffff;
+  if (ax > 0x7f800000) return sign | 0x7e00;
+  if (ax >= 0x477ff000) return sign | 0x7c00;
+  if (ax < 0x38800000) return sign | <u32>nearest<f32>(reinterpret<f32>(ax) * 16777216.0);
+  return sign | ((ax + 0xc8000fff + ((ax >> 13) & 1)) >> 13);
+}
+
+/** out[0..n) = f32 of the halves at src (tests: the widening used above). */
+export function half_to_f32(out: usize, src: usize, n: i32): void {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) v128.store(out + (<usize>i << 2), load4h(src + (<usize>i << 1)));
+  for (; i < n; i++) store<f32>(out + (<usize>i << 2), f16(load<u16>(src + (<usize>i << 1))));
+}
+
+/** out[0..n) = x rounded to f16 precision (tests: the rounding used above; n a multiple of 4). */
+export function round_half(out: usize, x: usize, n: i32): void {
+  for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalf(v128.load(x + (<usize>i << 2))));
+}

@@ -1,0 +1,93 @@
+// Pantheon-quantised models against llama.cpp. Each golden file <model>.<TYPE>.json was recorded by
+// llama.cpp from a file that Pantheon's quantiser wrote (so llama.cpp loads and runs those files):
+//
+//   npm run -s pantheon -- quantize <model>.gguf bench/models/quantized/<model>.<TYPE>.gguf --type <TYPE>
+//   node bench/record-goldens.mjs --logprob-cases=1 bench/models/quantized/*.gguf
+//
+// Quantisation is deterministic (ggml's reference quantisers, byte for byte), so the test quantises
+// the source model again into a temp dir and requires the same sha256 as the file llama.cpp ran.
+// Then Pantheon (the wasm backend) generates greedily from the first prompt: the first 16 tokens
+// must be llama.cpp's, and the first-step log-probabilities close to llama.cpp's.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRunState, forward } from '../../src/engine/model/forward.js';
+import { quantizeModelFile } from '../../src/engine/quant/model.js';
+import { fileTypeByName } from '../../src/engine/quant/recipe.js';
+import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
+import { LoadedModel, Session } from '../../src/engine/session.js';
+import { HAVE_SHARED, sharedModel } from '../helpers.js';
+import { compareTokens, GOLDEN_DIR, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+
+const SOURCES: Record<string, string> = {
+  stories260K: 'stories260K.gguf',
+  ...Object.fromEntries(['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a) => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`])),
+};
+
+/** [golden name, source file, file type] for every recorded variant whose source model is here. */
+const VARIANTS: [string, string, string][] = (existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR) : [])
+  .map((f) => /^(.+)\.(Q4_0|Q8_0|Q4_K_M|Q6_K)\.json$/.exec(f))
+  .filter((m): m is RegExpExecArray => m !== null && SOURCES[m[1]] !== undefined)
+  .map((m): [string, string, string] => [`${m[1]}.${m[2]}`, SOURCES[m[1]], m[2]])
+  .filter(([, file]) => HAVE_SHARED && existsSync(sharedModel(file)));
+
+/** Tokens that must equal llama.cpp's, from the first generated one (but see FLIP_TIE). */
+const MUST_MATCH = 16;
+
+/**
+ * Max |logprob - llama.cpp| at the first generated position. The tiny-random variants agree to
+ * about 1e-5. The stories260K variants keep ffn_down in F16 (rows of 172 fit no block), and
+ * llama.cpp rounds that matmul's input to f16 (172 % 16 != 0, so no AMX; quant/float.ts) where
+ * Pantheon does not: about 0.2, on tokens with ln p below -17. Rounding it too brings Q4_0 and
+ * Q4_K_M to 2e-6; Q8_0 and Q6_K (all Q8_0 here) keep 7e-2 from a difference not yet traced.
+ */
+const FIRST_STEP = 1e-3;
+const STORIES_FIRST_STEP = 0.3;
+
+/**
+ * A greedy run may leave llama.cpp's tokens before MUST_MATCH only for a token whose llama.cpp
+ * log-probability is within this of llama.cpp's choice. With quantised activations, an element
+ * that sits within float rounding of a q8 rounding boundary can round the other way in one engine
+ * (the engines sum in different orders); on these random-weight models one such flip moves the
+ * log-probabilities by 1e-2 to 8e-2 at that step (measured teacher-forced against the golden top-10).
+ * llama.cpp is no steadier: its own run without flash attention (flashAttentionOff in the golden
+ * files) differs by 0.05 to 0.37 at the first step and leaves these tokens as early as step 0.
+ */
+const FLIP_TIE = 0.1;
+
+const tmp = mkdtempSync(join(tmpdir(), 'pantheon-quantized-'));
+const report: string[] = [];
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+  if (report.length) console.log(['Pantheon-quantised models (wasm): max |logprob - llama.cpp| at the first generated position; greedy tokens equal', ...report].join('\n'));
+});
+
+describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s greedy tokens', () => {
+  it.each(VARIANTS)('%s', async (name, file, type) => {
+    const g = readGolden(name)!;
+    const path = join(tmp, `${name}.gguf`);
+    quantizeModelFile(sharedModel(file), path, fileTypeByName(type)!);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
+
+    const c = g.cases[0];
+    const lm = await LoadedModel.load(path, { contextSize: 512, backend: 'wasm' });
+    try {
+      expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
+      const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
+      const out: number[] = [];
+      const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
+      for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+      const agree = compareTokens(out, c);
+      report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
+      expect(d).toBeLessThan(name.startsWith('stories260K.') ? STORIES_FIRST_STEP : FIRST_STEP);
+      // Before MUST_MATCH, a different token is allowed only where one activation rounding flip can
+      // explain it (FLIP_TIE).
+      if (agree.same < Math.min(MUST_MATCH, c.n)) expect(agree.behind, `${name}: token ${agree.same} differs from llama.cpp's`).toBeLessThan(FLIP_TIE);
+    } finally {
+      lm.dispose();
+    }
+  });
+});
