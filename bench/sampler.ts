@@ -1,6 +1,6 @@
 // Benchmark: sampling one token from 150k logits (not a test: prints timings).
 // Usage: node bin/run-ts.mjs bench/sampler.ts
-import { createRng, DEFAULT_SAMPLING, Sampler } from '../src/engine/sample/index.js';
+import { createRng, DEFAULT_SAMPLING, expSumBelowMax, expSumBelowMaxReference, Sampler } from '../src/engine/sample/index.js';
 
 const rnd = createRng(5);
 const n = 151_936;
@@ -14,11 +14,28 @@ for (const [label, params] of [
   const s = new Sampler(params);
   for (let i = 0; i < 5; i++) s.sample(logits, history);
   const times: number[] = [];
-  for (let i = 0; i < 41; i++) {
+  for (let i = 0; i < 101; i++) {
     const t0 = performance.now();
     s.sample(logits, history);
     times.push(performance.now() - t0);
   }
+  report(label, times);
+}
+
+// The normaliser alone: the table-based sum against one Math.exp per logit.
+let max = -Infinity;
+for (const v of logits) max = Math.max(max, v);
+for (const [label, f] of [['normaliser, table', expSumBelowMax], ['normaliser, Math.exp', expSumBelowMaxReference]] as const) {
+  const times: number[] = [];
+  for (let i = 0; i < 101; i++) {
+    const t0 = performance.now();
+    f(logits, n, max);
+    times.push(performance.now() - t0);
+  }
+  report(label, times);
+}
+
+function report(label: string, times: number[]): void {
   times.sort((a, b) => a - b);
-  console.log(`${label.padEnd(32)} best ${times[0].toFixed(2)} ms   median ${times[20].toFixed(2)} ms`);
+  console.log(`${label.padEnd(32)} best ${times[0].toFixed(2)} ms   median ${times[times.length >> 1].toFixed(2)} ms`);
 }

@@ -3,7 +3,8 @@
 //
 // Environment: PORT (default 5199), PANTHEON_USER_DATA (default: a folder in the temp dir, kept
 // across runs), PANTHEON_MODELS_DIR (what "Choose folder" answers), PANTHEON_MODEL_FILE (what
-// "Open model" answers).
+// "Open model" answers), PANTHEON_TEST_HOOKS=1 (serve the e2e tests' hooks, e.g.
+// POST /__test/kill-engine; never set it otherwise).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     modelFile: env.PANTHEON_MODEL_FILE ? resolve(env.PANTHEON_MODEL_FILE) : null,
     log: consoleLogger('harness'),
     version,
+    testHooks: env.PANTHEON_TEST_HOOKS === '1',
   });
   console.log(`Pantheon dev harness: ${harness.url}`);
   const stop = () => {

@@ -41,7 +41,15 @@ export interface HarnessOptions {
   version?: string;
   /** Default: the Node child-process transport over the source host entry. */
   transport?: EngineTransport;
+  /**
+   * Serve the end-to-end tests' hooks (`POST /__test/kill-engine`). Off unless the harness is
+   * started with PANTHEON_TEST_HOOKS=1; the Electron app has no such route at all.
+   */
+  testHooks?: boolean;
 }
+
+/** SIGKILLs the engine host process, as a crash or the OS's out-of-memory killer would. */
+export const TEST_KILL_ENGINE_PATH = '/__test/kill-engine';
 
 export interface Harness {
   url: string;
@@ -153,10 +161,22 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     }
   }
 
+  /** POST /__test/kill-engine (test hooks only): end the engine host with SIGKILL, mid-reply or not. */
+  async function killEngine(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST' || !fromUs(req, false)) return sendJson(res, 403, { error: 'test hooks take a POST from the harness page or this machine' });
+    const pid = backend.engine.pid;
+    if (pid === undefined) return sendJson(res, 409, { error: 'no engine process is running' });
+    opts.log(`harness: test hook: killing engine process ${pid}`);
+    process.kill(pid, 'SIGKILL');
+    sendJson(res, 200, { killed: pid });
+  }
+
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (!allowedHosts().includes(req.headers.host ?? '')) return sendJson(res, 421, { error: 'wrong host' });
-    const p = path === HARNESS_UPLOAD_PATH ? upload(req, res) : serveStatic(req, res);
+    const p = path === HARNESS_UPLOAD_PATH ? upload(req, res)
+      : opts.testHooks && path === TEST_KILL_ENGINE_PATH ? killEngine(req, res)
+        : serveStatic(req, res);
     p.catch((err: unknown) => {
       opts.log(`harness: ${req.method} ${path}: ${(err as Error).message}`);
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });

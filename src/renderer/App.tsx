@@ -70,7 +70,7 @@ export function App() {
             <strong>{model.entry.name ?? model.entry.fileName}</strong>
             <span className="muted">
               {' '}
-              {[model.entry.name && model.entry.name !== model.entry.fileName ? model.entry.fileName : null, model.entry.architecture !== model.entry.name ? model.entry.architecture : null, `${formatCount(model.parameters)} params`, model.quantization, formatBytes(model.entry.fileSize)]
+              {[model.entry.name && model.entry.name !== model.entry.fileName ? model.entry.fileName : null, model.entry.architecture !== model.entry.name ? model.entry.architecture : null, model.parameters > 0 ? `${formatCount(model.parameters)} params` : null, model.tensorCount > 0 ? model.quantization : null, formatBytes(model.entry.fileSize)]
                 .filter(Boolean)
                 .join(' · ')}
             </span>

@@ -159,6 +159,15 @@ export interface ReplyStats {
 
 export type StopReason = 'eos' | 'length' | 'stop' | 'cancelled' | 'context' | 'error';
 
+/** The exact prompt a reply was generated from, as the 'prompt' generation event gave it. */
+export interface ReplyPrompt {
+  /** The prompt text after the chat template. */
+  text: string;
+  /** How many tokens it encodes to. */
+  tokens: number;
+  templateName: string;
+}
+
 export interface StoredMessage {
   id: string;
   role: ChatRole;
@@ -168,6 +177,8 @@ export interface StoredMessage {
   stats?: ReplyStats;
   /** Assistant replies: the model file that produced it. */
   modelName?: string;
+  /** Assistant replies: the exact prompt it was generated from ("Show prompt"). */
+  prompt?: ReplyPrompt;
 }
 
 export interface ChatSummary {

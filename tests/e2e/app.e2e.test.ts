@@ -1,8 +1,12 @@
 // End to end in Chromium against the dev harness and its real engine (stories260K): pick the demo
-// model, read its metadata and tensors, chat (stream, Stop, reload), drop a .gguf, drop a corrupt one.
-// The expected values come from the file itself, read in Node with the project's GGUF reader.
+// model, read its metadata and tensors, chat (stream, Stop, reload with the exact prompts kept), the
+// engine process killed mid-reply and reloaded, a full context, rename and delete kept across a
+// reload, drop a .gguf, drop a corrupt one, and files the engine cannot run (vocabulary-only, an
+// unsupported architecture). The expected values come from the files themselves, read in Node with
+// the project's GGUF reader; the harness runs with its test hooks (PANTHEON_TEST_HOOKS=1).
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGgufHeaderSync } from '../../src/engine/gguf/file.js';
@@ -13,6 +17,8 @@ import { startHarness, type RunningHarness } from './harness.js';
 
 const DEMO = `${ROOT}/resources/models/stories260K.gguf`;
 const DROPPED = sharedModel('tinyllamas-stories-260k-q8_0.gguf');
+const VOCAB_ONLY = sharedModel('llama.cpp-vocab/ggml-vocab-llama-spm.gguf');
+const OTHER_ARCH = sharedModel('llama.cpp-vocab/ggml-vocab-bert-bge.gguf');
 
 describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against the dev harness', () => {
   let harness: RunningHarness;
@@ -20,9 +26,11 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
   let page: Page;
   let problems: string[];
   const header = readGgufHeaderSync(DEMO);
+  // The engine names a model by its general.name ("llama" for stories260K).
+  const modelName = String(header.metadata.get('general.name')?.value);
 
   beforeAll(async () => {
-    harness = await startHarness();
+    harness = await startHarness({ PANTHEON_TEST_HOOKS: '1' });
     browser = await launch();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(15_000);
@@ -134,10 +142,129 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
     await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: /^Once upon a time/ }).waitFor();
     await expect.poll(() => page.getByRole('article').count()).toBe(4);
-    const after = await page.getByRole('article').allTextContents();
-    // The same messages and replies; "Show prompt" belongs to the session that generated them.
-    expect(after.map((t) => t.replace(/Show prompt[\s\S]*$/, ''))).toEqual(before.map((t) => t.replace(/Show prompt[\s\S]*$/, '')));
+    // The same messages and replies, each reply with the exact prompt it came from (stored with it).
+    expect(await page.getByRole('article').allTextContents()).toEqual(before);
+    const replies = page.getByRole('article', { name: 'Reply' });
+    await replies.first().getByText('Show prompt').click();
+    const prompt = (await replies.first().locator('.prompt-text').textContent()) ?? '';
+    expect(prompt).toContain('Once upon a time');
+    expect(prompt).not.toContain('Tell me a story about a dog');
+    await replies.last().getByText('Show prompt').click();
+    // The second prompt holds the whole conversation: both messages and the first reply.
+    const second = (await replies.last().locator('.prompt-text').textContent()) ?? '';
+    const firstReply = ((await replies.first().locator('.markdown').textContent()) ?? '').trim();
+    for (const part of ['Once upon a time', firstReply, 'Tell me a story about a dog']) expect(second).toContain(part);
     await screenshot(page, 'app-06-reloaded');
+  });
+
+  it('keeps every message when the engine process is killed mid-reply; Reload brings it back and a new reply streams', async () => {
+    const box = page.getByRole('textbox', { name: 'Message' });
+    const maxTokens = page.getByRole('spinbutton', { name: 'Max tokens' });
+    expect(await maxTokens.inputValue()).toBe('400');
+    // SIGKILL the engine host as soon as the third reply shows its first words (from the page, so
+    // the kill lands within a frame of the text appearing, long before 400 tokens).
+    await page.evaluate(() => {
+      const obs = new MutationObserver(() => {
+        const replies = document.querySelectorAll('article[aria-label="Reply"]');
+        if (replies.length >= 3 && replies[replies.length - 1].querySelector('.markdown')?.textContent) {
+          obs.disconnect();
+          void fetch('/__test/kill-engine', { method: 'POST' });
+        }
+      });
+      obs.observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await box.fill('The little bird');
+    await box.press('Enter');
+    const banner = page.locator('.engine-bar.crashed');
+    await expect.poll(() => banner.locator('span').textContent(), { timeout: 30_000 })
+      .toBe(`The engine process was killed while running ${modelName} (signal SIGKILL); press Reload to start it again.`);
+    // One sentence, said once; every message is still there, the cut reply with its text.
+    expect(await page.getByRole('alert').count()).toBe(1);
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    expect(await page.getByRole('article', { name: 'Your message' }).allTextContents()).toEqual([
+      expect.stringContaining('Once upon a time'), expect.stringContaining('Tell me a story about a dog'), expect.stringContaining('The little bird'),
+    ]);
+    const cut = page.getByRole('article', { name: 'Reply' }).nth(2);
+    expect(await cut.locator('.markdown').textContent()).toMatch(/\S/);
+    expect(await cut.locator('.stats').textContent()).toBe('interrupted');
+    await screenshot(page, 'app-07-killed');
+
+    await banner.getByRole('button', { name: 'Reload' }).click();
+    await page.locator('.engine-bar.ready').waitFor({ timeout: 30_000 });
+    await maxTokens.fill('24');
+    await maxTokens.press('Enter');
+    await box.fill('A new day');
+    await box.press('Enter');
+    const fresh = page.getByRole('article', { name: 'Reply' }).nth(3);
+    await expect.poll(() => fresh.locator('.stats').textContent(), { timeout: 30_000 }).toMatch(/^24 tokens · first token .+ · max tokens reached$/);
+    expect(await fresh.locator('.markdown').textContent()).toMatch(/\w{3}/);
+    expect(await page.getByRole('alert').count()).toBe(0);
+
+    // The same window in the dark theme, a reply with its prompt open.
+    await fresh.getByText('Show prompt').click();
+    await page.locator('.messages').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, 'app-08-dark-reply');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('says the context is full, with a small context loaded from Settings', async () => {
+    const context = page.getByRole('spinbutton', { name: 'Context size' });
+    await context.fill('64');
+    await context.press('Enter');
+    // The loaded engine still has 2048; the engine line offers the load that applies 64.
+    await page.getByRole('button', { name: 'Reload with context 64' }).click();
+    await expect.poll(() => page.locator('.engine-bar.ready').textContent(), { timeout: 30_000 }).toContain('context 64 ·');
+    await page.getByRole('button', { name: 'New chat' }).click();
+    const maxTokens = page.getByRole('spinbutton', { name: 'Max tokens' });
+    await maxTokens.fill('-1');
+    await maxTokens.press('Enter');
+    const seed = page.getByRole('spinbutton', { name: 'Seed' });
+    await seed.fill('7');
+    await seed.press('Enter');
+    const box = page.getByRole('textbox', { name: 'Message' });
+    // A long first message: the prompt takes most of the 64 tokens, so the reply fills the rest in a
+    // few tokens (too few to end the story by itself), whatever the sampled words.
+    await box.fill('Lily and Ben went to the park with their mom. They saw a big tree and a little bird. They played with a red ball all day. Lily said');
+    await box.press('Enter');
+    const full = page.getByRole('status').filter({ hasText: 'The context is full' });
+    await expect.poll(() => full.locator('.line-text').textContent(), { timeout: 30_000 }).toBe('The context is full (64 of 64 tokens). Start a new chat, or load the model with a larger context in Settings.');
+    expect(await page.locator('.gauge').textContent()).toBe('64 / 64 tokens');
+    expect(await page.getByRole('article', { name: 'Reply' }).locator('.stats').textContent()).toMatch(/ · context full$/);
+    await screenshot(page, 'app-09-context-full');
+
+    // One more message cannot fit at all: the engine refuses it with the sizes.
+    await box.fill('And then?');
+    await box.press('Enter');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'context holds 64' }).locator('.line-text').textContent(), { timeout: 30_000 })
+      .toMatch(/^The conversation needs \d+ tokens but the context holds 64\. Start a new chat or load the model with a larger context\./);
+  });
+
+  it('renames one conversation and deletes another, and finds both changes after a reload', async () => {
+    const nav = page.getByRole('navigation', { name: 'Conversations' });
+    await expect.poll(() => nav.getByRole('listitem').count()).toBe(2);
+    await nav.getByRole('button', { name: /^Once upon a time/ }).click();
+    await nav.getByRole('button', { name: 'Rename Once upon a time' }).click();
+    await nav.getByRole('textbox', { name: 'Chat title' }).fill('Stories with a dog');
+    await nav.getByRole('textbox', { name: 'Chat title' }).press('Enter');
+    await nav.getByRole('button', { name: /^Stories with a dog/ }).waitFor();
+    const other = nav.getByRole('listitem').filter({ hasText: /^Lily and Ben/ });
+    await other.hover();
+    const title = (await other.locator('.chat-title').textContent()) ?? '';
+    await other.getByRole('button', { name: `Delete ${title}` }).click();
+    await other.getByRole('button', { name: `Confirm delete ${title}` }).click();
+    await expect.poll(() => nav.getByRole('listitem').count()).toBe(1);
+    // On disk: one chat file left.
+    expect(readdirSync(join(harness.userData, 'chats')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+
+    await page.reload();
+    await nav.getByRole('button', { name: /^Stories with a dog/ }).waitFor();
+    expect(await nav.getByRole('listitem').count()).toBe(1);
+    expect(await nav.textContent()).not.toContain('Lily and Ben');
+    // Everything the renamed chat held, the reply cut by the kill included.
+    await expect.poll(() => page.getByRole('article').count()).toBe(8);
+    expect(await page.getByRole('article', { name: 'Reply' }).nth(2).locator('.stats').textContent()).toBe('interrupted');
+    await screenshot(page, 'app-10-renamed');
   });
 
   it('opens a dropped .gguf', async () => {
@@ -145,7 +272,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await expect.poll(() => page.locator('.current-model').getAttribute('title'), { timeout: 20_000 }).toMatch(/tinyllamas-stories-260k-q8_0\.gguf$/);
     await page.getByRole('tab', { name: 'Tensors' }).click();
     await expect.poll(() => page.getByRole('img', { name: /^Bytes by type: Q8_0/ }).count()).toBe(1);
-    await screenshot(page, 'app-07-dropped');
+    await screenshot(page, 'app-11-dropped');
   });
 
   it('shows one clear line for a dropped corrupt file and for a file that is not a model', async () => {
@@ -156,9 +283,62 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await expect.poll(() => alert.textContent(), { timeout: 20_000 }).toMatch(/\S/);
     const text = (await alert.textContent()) ?? '';
     expect(text).not.toMatch(/\n|\bat .+:\d+:\d+/);
-    await screenshot(page, 'app-08-corrupt');
+    await screenshot(page, 'app-12-corrupt');
     await dropFile(page, 'notes.txt', new TextEncoder().encode('not a model'));
     await expect.poll(() => alert.textContent()).toContain('notes.txt is not a .gguf model file');
+    await alert.getByRole('button', { name: 'Dismiss message' }).click();
+  });
+
+  it('opens a vocabulary-only file: metadata works, no tensors, and Chat says in one sentence why it cannot chat', async () => {
+    const vocab = readGgufHeaderSync(VOCAB_ONLY);
+    expect(vocab.tensors).toHaveLength(0);
+    await dropFile(page, 'ggml-vocab-llama-spm.gguf', readFileSync(VOCAB_ONLY));
+    await expect.poll(() => page.locator('.current-model').getAttribute('title'), { timeout: 20_000 }).toMatch(/ggml-vocab-llama-spm\.gguf$/);
+
+    // Tensors (the tab that was open): an empty state, not an empty table with a filter message.
+    expect(await page.getByRole('tab', { name: 'Tensors', selected: true }).count()).toBe(1);
+    await expect.poll(() => page.locator('.tensors .empty').textContent()).toBe('This file holds no tensors.');
+    await screenshot(page, 'app-13-vocab-tensors');
+
+    await page.getByRole('tab', { name: 'Metadata' }).click();
+    await page.getByRole('searchbox', { name: 'Filter metadata' }).fill('');
+    await expect.poll(() => page.locator('.meta-table tbody tr').count()).toBe(vocab.metadata.size);
+    await page.getByRole('searchbox', { name: 'Filter metadata' }).fill('tokenizer.ggml.tokens');
+    await page.getByRole('button', { name: 'Browse tokenizer.ggml.tokens' }).click();
+    const tokens = getArray(vocab, 'tokenizer.ggml.tokens') as string[];
+    const list = page.getByRole('list', { name: 'tokenizer.ggml.tokens items' });
+    await page.getByRole('searchbox', { name: 'Search tokenizer.ggml.tokens' }).fill('#1000');
+    await expect.poll(() => list.getByRole('listitem').allTextContents()).toEqual([expect.stringContaining(JSON.stringify(tokens[1000]))]);
+
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await expect.poll(() => page.locator('.engine-bar.not-runnable').textContent())
+      .toBe('Pantheon cannot chat with this file: it holds a vocabulary but no weights (a vocabulary-only GGUF); its metadata can still be read.');
+    expect(await page.getByRole('textbox', { name: 'Message' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Load model' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByRole('heading', { name: 'No chat with this file' }).waitFor();
+    await screenshot(page, 'app-14-vocab-chat');
+    await page.getByRole('button', { name: 'Show metadata' }).click();
+    await page.getByRole('tab', { name: 'Metadata', selected: true }).waitFor();
+  });
+
+  it('opens a file of an architecture Pantheon does not run: Chat names the architecture', async () => {
+    const bert = readGgufHeaderSync(OTHER_ARCH);
+    const arch = String(bert.metadata.get('general.architecture')?.value);
+    expect(arch).toBe('bert');
+    await dropFile(page, 'ggml-vocab-bert-bge.gguf', readFileSync(OTHER_ARCH));
+    await expect.poll(() => page.locator('.current-model').getAttribute('title'), { timeout: 20_000 }).toMatch(/ggml-vocab-bert-bge\.gguf$/);
+    await page.getByRole('searchbox', { name: 'Filter metadata' }).fill('general.architecture');
+    expect(await page.locator('.meta-table tbody tr').textContent()).toContain('bert');
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await expect.poll(() => page.locator('.engine-bar.not-runnable').textContent())
+      .toMatch(/^Pantheon cannot chat with this model: it does not run the "bert" architecture yet \(it runs [a-z0-9, ]+\); its metadata and tensors can still be read\.$/);
+    await screenshot(page, 'app-15-other-arch');
+    // The picker now lists what was opened, newest first.
+    await page.getByRole('tab', { name: 'Models' }).click();
+    const recent = page.getByRole('list', { name: 'Recent models' });
+    await expect.poll(() => recent.getByRole('listitem').first().textContent()).toContain('ggml-vocab-bert-bge.gguf');
+    await screenshot(page, 'app-16-picker-recent');
     expect(problems).toEqual([]);
   });
 });

@@ -31,11 +31,15 @@ export function watchProblems(page: Page): string[] {
 
 /** Drop a file built from bytes onto the page, as a user dragging it from the desktop would. */
 export async function dropFile(page: Page, name: string, bytes: Uint8Array): Promise<void> {
-  const data = Array.from(bytes);
+  // Base64 crosses to the page far faster than an array of numbers (a 700 KB file: ms, not seconds).
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   const dt = await page.evaluateHandle(
     ({ name, data }) => {
+      const bin = atob(data);
+      const buf = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) buf[i] = bin.charCodeAt(i);
       const dt = new DataTransfer();
-      dt.items.add(new File([new Uint8Array(data)], name, { type: 'application/octet-stream' }));
+      dt.items.add(new File([buf], name, { type: 'application/octet-stream' }));
       return dt;
     },
     { name, data },

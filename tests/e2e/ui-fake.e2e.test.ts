@@ -104,6 +104,9 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)
     await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: /^Tell me a story/ }).waitFor();
     expect(await page.getByRole('article', { name: 'Your message' }).textContent()).toContain('Tell me a story');
     expect(await page.getByRole('article', { name: 'Reply' }).locator('.markdown').textContent()).toBe(stopped);
+    // The exact prompt is stored with the reply, so "Show prompt" is still there.
+    await page.getByRole('article', { name: 'Reply' }).getByText('Show prompt').click();
+    expect(await page.getByRole('article', { name: 'Reply' }).locator('.prompt-text').textContent()).toBe('<|user|>Tell me a story\n<|assistant|>');
   });
 
   it('regenerates and edits a sent message', async () => {
@@ -191,6 +194,15 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     await page.getByRole('tab', { name: 'Chat' }).click();
     await screenshot(page, 'fake-08-dark');
+    // The other views in the dark theme, with a selection and focus, to look at.
+    await page.getByRole('tab', { name: 'Metadata' }).click();
+    await page.getByRole('searchbox', { name: 'Filter metadata' }).fill('tokenizer');
+    await page.getByRole('button', { name: 'Browse tokenizer.ggml.tokens' }).click();
+    await screenshot(page, 'fake-09-dark-metadata');
+    await page.getByRole('tab', { name: 'Tensors' }).click();
+    await page.getByRole('table', { name: 'Tensors' }).getByRole('button', { name: 'blk.1.attn_q.weight' }).click();
+    await page.getByRole('searchbox', { name: 'Filter tensors by name' }).focus();
+    await screenshot(page, 'fake-10-dark-tensors');
     expect(problems).toEqual([]);
   });
 });

@@ -214,6 +214,11 @@ describe('dev harness over WebSocket', () => {
     expect(stopped.at(-1)).toMatchObject({ kind: 'done', stats: { stopReason: 'cancelled' } });
   });
 
+  it('serves no test hooks unless started with them', async () => {
+    expect((await fetch(`${origin}/__test/kill-engine`, { method: 'POST' })).status).toBe(405);
+    expect(await client.call<EngineState>('engine:state')).toMatchObject({ status: 'ready' });
+  });
+
   it('uploads a dropped .gguf and opens it; refuses other files with a clear message', async () => {
     const upload = (name: string, body: Uint8Array, headers: Record<string, string> = { [HARNESS_UPLOAD_HEADER]: '1' }) =>
       fetch(`${origin}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers });
@@ -242,5 +247,55 @@ describe('dev harness over WebSocket', () => {
 
   it('model:openDialog without PANTHEON_MODEL_FILE says it is not available in the browser', async () => {
     await expect(client.call('model:openDialog')).rejects.toMatchObject({ message: expect.stringMatching(/not available in the browser harness/) });
+  });
+});
+
+describe('dev harness test hooks (PANTHEON_TEST_HOOKS=1)', () => {
+  let harness: Harness;
+  let client: Client;
+  let tmp: string;
+  let origin: string;
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'pantheon-harness-hooks-'));
+    harness = await startHarness({ port: 0, userData: join(tmp, 'user'), rendererDir: null, demoPath: DEMO, log: () => {}, testHooks: true });
+    origin = `http://127.0.0.1:${harness.port}`;
+    client = await Client.open(`ws://127.0.0.1:${harness.port}/api`, origin);
+  });
+
+  afterAll(async () => {
+    client?.ws.close();
+    await harness?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('kill-engine SIGKILLs the engine mid-reply: the reply ends with an error, the state says so, a load brings it back', async () => {
+    const kill = (headers: Record<string, string> = {}) => fetch(`${origin}/__test/kill-engine`, { method: 'POST', headers });
+    expect((await kill()).status).toBe(409);
+    const lib = await client.call<Library>('library:get');
+    await client.call<EngineState>('engine:load', { id: lib.demo!.id, contextSize: 256, threads: 1 });
+    const pid = harness.backend.engine.pid;
+    // Another site's page may not use it.
+    expect((await kill({ origin: 'http://evil.example' })).status).toBe(403);
+
+    const messages = [{ role: 'user', content: 'Once upon a time' }];
+    let answer: Promise<Response> | null = null;
+    const events = await client.generate({ messages, sampling: { ...SAMPLING, maxTokens: -1 } }, (n) => {
+      if (n === 1) answer = kill();
+    });
+    expect(await (await answer!)?.json()).toEqual({ killed: pid });
+    const last = events.at(-1)!;
+    expect(last.kind).toBe('error');
+    if (last.kind === 'error') expect(last.error).toMatchObject({ name: 'EngineError', code: 'ENGINE_CRASHED' });
+    const crashed = await client.call<EngineState>('engine:state');
+    expect(crashed).toMatchObject({ status: 'crashed', reason: 'killed' });
+    // The model is named by its general.name ("llama" in stories260K).
+    const name = String(readGgufHeaderSync(DEMO).metadata.get('general.name')?.value);
+    if (crashed.status === 'crashed') expect(crashed.message).toBe(`The engine process was killed while running ${name} (signal SIGKILL); press Reload to start it again.`);
+
+    expect(await client.call<EngineState>('engine:load', { id: lib.demo!.id, contextSize: 256, threads: 1 })).toMatchObject({ status: 'ready' });
+    expect(harness.backend.engine.pid).not.toBe(pid);
+    const again = await client.generate({ messages, sampling: SAMPLING });
+    expect(again.at(-1)).toMatchObject({ kind: 'done', stats: { generatedTokens: 6 } });
   });
 });

@@ -144,7 +144,15 @@ describe('opened model', () => {
   it('says why a file cannot chat', () => {
     expect(runnability(parseGgufHeader(tinyGguf('llama')), ['llama'])).toEqual({ runnable: true, notRunnableReason: null });
     expect(runnability(parseGgufHeader(tinyGguf('mamba')), ['llama', 'qwen2']).notRunnableReason)
-      .toBe('Pantheon cannot run the "mamba" architecture yet; it runs llama, qwen2.');
+      .toBe('Pantheon cannot chat with this model: it does not run the "mamba" architecture yet (it runs llama, qwen2); its metadata and tensors can still be read.');
+    const vocabOnly = writeGguf([kv.str('general.architecture', 'llama'), kv.arr('tokenizer.ggml.tokens', GgufType.STRING, ['<unk>'])], []);
+    expect(runnability(parseGgufHeader(vocabOnly), ['llama'])).toEqual({
+      runnable: false,
+      notRunnableReason: 'Pantheon cannot chat with this file: it holds a vocabulary but no weights (a vocabulary-only GGUF); its metadata can still be read.',
+    });
+    const noTokens = writeGguf([kv.str('general.architecture', 'llama')], [{ name: 'token_embd.weight', dims: [4, 1], type: 0, data: new Uint8Array(16) }]);
+    expect(runnability(parseGgufHeader(noTokens), ['llama']).notRunnableReason).toMatch(/^Pantheon cannot chat with this model: it has no tokenizer/);
+    expect(runnability(parseGgufHeader(writeGguf([], [])), ['llama']).notRunnableReason).toMatch(/^Pantheon cannot chat with this file: it has no general.architecture key/);
   });
 });
 
@@ -179,6 +187,22 @@ describe('chat store', () => {
     const store = new ChatStore(tmp, () => {});
     await expect(store.get('../settings')).rejects.toThrow('id is not a chat id.');
     await expect(store.delete('..')).rejects.toThrow('id is not a chat id.');
+  });
+
+  it('keeps the exact prompt of a reply across a restart, and refuses a malformed one', async () => {
+    const prompt = { text: '<s>[INST] Once upon a time [/INST]', tokens: 9, templateName: 'llama2' };
+    const reply = { id: 'r', role: 'assistant' as const, content: 'There was', createdAt: 2, prompt };
+    const c = await new ChatStore(tmp, () => {}).create({});
+    await new ChatStore(tmp, () => {}).save({ ...c, messages: [{ id: 'u', role: 'user', content: 'Once upon a time', createdAt: 1 }, reply] });
+    const back = await new ChatStore(tmp, () => {}).get(c.id);
+    expect(back.messages[1].prompt).toEqual(prompt);
+    // Through the request validator (chats:save), as the page sends it.
+    const bad = (p: unknown) => () => validateRequest('chats:save', { chat: { ...c, messages: [{ ...reply, prompt: p }] } });
+    expect(bad({ ...prompt, tokens: -1 })).toThrow('chat.messages[0].prompt.tokens must be between 0 and');
+    expect(bad({ ...prompt, tokens: 1.5 })).toThrow('chat.messages[0].prompt.tokens must be a whole number (got 1.5).');
+    expect(bad({ text: 3, tokens: 1, templateName: 'x' })).toThrow('chat.messages[0].prompt.text must be a string.');
+    expect(bad({ ...prompt, templateName: 'x'.repeat(201) })).toThrow('chat.messages[0].prompt.templateName is too long (201 characters; at most 200).');
+    expect(bad('the prompt')).toThrow('chat.messages[0].prompt must be an object.');
   });
 
   it('writes concurrent saves of one chat in order; the file is always whole JSON', async () => {

@@ -110,7 +110,7 @@ describe('pantheon quantize tiny-llama-s5.gguf', () => {
     it(`--type ${typeName}: types per llama.cpp's recipe, metadata copied, weights close to the source`, async () => {
       const out = join(dir, `${typeName}.gguf`);
       const io = quietIo();
-      expect(await main(['quantize', TINY, out, '--type', typeName], io)).toBe(0);
+      expect(await main(['quantize', TINY, out, '--type', typeName, '--threads', '1'], io)).toBe(0);
       const hout = readGgufHeaderSync(out);
       expect(hout.tensors.map((t) => t.name).sort()).toEqual(hin.tensors.map((t) => t.name).sort());
       for (const t of hout.tensors) {
@@ -161,7 +161,7 @@ describe('pantheon quantize, a 256-wide model (the K-quants themselves)', () => 
 
   it('Q4_K_M: layer 1\'s attn_v and ffn_down Q6_K, the rest Q4_K, output Q6_K; bytes are the reference quantiser\'s', async () => {
     const out = join(dir, 'q4km.gguf');
-    expect(await main(['quantize', input, out, '--type', 'Q4_K_M'], quietIo())).toBe(0);
+    expect(await main(['quantize', input, out, '--type', 'Q4_K_M', '--threads', '1'], quietIo())).toBe(0);
     const hout = readGgufHeaderSync(out);
     const type = (n: string) => ggmlTypeName(hout.tensors.find((x) => x.name === n)!.type);
     expect(type('blk.0.attn_v.weight')).toBe('Q4_K');
@@ -180,7 +180,7 @@ describe('pantheon quantize, a 256-wide model (the K-quants themselves)', () => 
 
   it('Q2_K: attn_v, ffn_down, attn_output Q3_K, the rest Q2_K, within 2-bit error', async () => {
     const out = join(dir, 'q2k.gguf');
-    expect(await main(['quantize', input, out, '--type', 'Q2_K'], quietIo())).toBe(0);
+    expect(await main(['quantize', input, out, '--type', 'Q2_K', '--threads', '1'], quietIo())).toBe(0);
     const hout = readGgufHeaderSync(out);
     const type = (n: string) => ggmlTypeName(hout.tensors.find((x) => x.name === n)!.type);
     expect(type('blk.0.attn_v.weight')).toBe('Q3_K');

@@ -1,11 +1,12 @@
 // `pantheon quantize IN.gguf OUT.gguf --type TYPE`: quantise a model with llama.cpp's recipe (which
 // tensors get which type), ggml's reference quantisers, and a summary of what went where.
 
+import { availableParallelism } from 'node:os';
 import { GgufError, UsageError } from '../../shared/errors.js';
 import { ggmlTypeName } from '../../engine/gguf/ggml-types.js';
-import { quantizeModelFile, type QuantizedTensor } from '../../engine/quant/model.js';
+import { quantizeModelFileThreaded, type QuantizedTensor } from '../../engine/quant/model.js';
 import { fileTypeByName, fileTypeNames } from '../../engine/quant/recipe.js';
-import { optString, parseArgs } from '../args.js';
+import { optNumber, optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { formatBytes, table } from '../format.js';
 
@@ -31,10 +32,10 @@ function summaryTable(tensors: QuantizedTensor[]): string {
 
 export const quantizeCommand: Command = {
   name: 'quantize',
-  usage: 'quantize IN.gguf OUT.gguf --type Q4_0|Q4_1|Q5_0|Q5_1|Q8_0|Q2_K|Q3_K_S|Q3_K_M|Q3_K_L|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M|Q6_K|IQ4_NL|IQ4_XS|TQ1_0|TQ2_0|F16|BF16|F32',
-  summary: "quantise a model with llama.cpp's per-tensor recipe (Q3_K, Q4_K, Q5_K mean the _M mixes, as in llama-quantize)",
+  usage: 'quantize IN.gguf OUT.gguf --type Q4_0|Q4_1|Q5_0|Q5_1|Q8_0|Q2_K|Q3_K_S|Q3_K_M|Q3_K_L|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M|Q6_K|IQ4_NL|IQ4_XS|TQ1_0|TQ2_0|F16|BF16|F32 [--threads N]',
+  summary: "quantise a model with llama.cpp's per-tensor recipe (Q3_K, Q4_K, Q5_K mean the _M mixes, as in llama-quantize), each tensor's rows split over --threads N (default: all cores)",
   async run(argv, io) {
-    const args = parseArgs(argv, ['type'], []);
+    const args = parseArgs(argv, ['type', 'threads'], []);
     if (args.positionals.length !== 2) throw new UsageError('quantize takes IN.gguf and OUT.gguf');
     const [inPath, outPath] = args.positionals;
     const typeName = optString(args, 'type');
@@ -42,11 +43,15 @@ export const quantizeCommand: Command = {
     const ft = fileTypeByName(typeName);
     if (!ft) throw new UsageError(`--type must be one of ${fileTypeNames().join(', ')} (not "${typeName}")`);
     if (inPath === outPath) throw new UsageError('OUT.gguf must be a different file from IN.gguf');
+    const threads = optNumber(args, 'threads', availableParallelism(), { int: true, min: 1, max: 256 });
     const tty = io.isTty && Boolean(process.stderr.isTTY);
     let summary;
     try {
-      summary = quantizeModelFile(inPath, outPath, ft, (done, total, t) => {
-        if (tty) process.stderr.write(progressLine(done, total, t.name));
+      summary = await quantizeModelFileThreaded(inPath, outPath, ft, {
+        threads,
+        onTensor: (done, total, t) => {
+          if (tty) process.stderr.write(progressLine(done, total, t.name));
+        },
       });
     } finally {
       if (tty) process.stderr.write(`\r${' '.repeat(100)}\r`);

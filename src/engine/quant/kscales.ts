@@ -174,11 +174,13 @@ export function makeQkx2Quants(
   let max = x[xo];
   let sumW = weights[0];
   let sumX = fr(sumW * x[xo]);
+  let nonNegative = sumW >= 0;
   for (let i = 1; i < n; i++) {
     const v = x[xo + i];
     if (v < min) min = v;
     if (v > max) max = v;
     const w = weights[i];
+    if (!(w >= 0)) nonNegative = false;
     sumW = fr(sumW + w);
     sumX = fr(sumX + fr(w * v));
   }
@@ -240,6 +242,9 @@ export function makeQkx2Quants(
         let diff = fr(fr(fr(thisScale * Laux[i]) + thisMin) - x[xo + i]);
         diff = useMad ? Math.abs(diff) : fr(diff * diff);
         curError = fr(curError + fr(weights[i] * diff));
+        // With weights ≥ 0 every term is ≥ 0 and a rounded sum never decreases, so once the
+        // error reaches bestError this trial cannot win: stop summing (same outcome, less work).
+        if (curError >= bestError && nonNegative) break;
       }
       if (curError < bestError) {
         for (let i = 0; i < n; i++) L[lo + i] = Laux[i];

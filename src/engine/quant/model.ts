@@ -2,15 +2,16 @@
 // it to the output file, drop it. Metadata is copied, with general.file_type and
 // general.quantization_version set as llama.cpp's llama_model_quantize_impl sets them.
 
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { ModelError } from '../../shared/errors.js';
 import { readGgufHeaderSync, readTensorBytesSync } from '../gguf/file.js';
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import { getNumber, getString } from '../gguf/keys.js';
-import { writeGgufToFile, tensorBytes } from '../gguf/stream-writer.js';
-import { GgufType, type GgufHeader } from '../gguf/types.js';
+import { ggufHeaderFor, writeGgufToFile, tensorBytes } from '../gguf/stream-writer.js';
+import { GGUF_DEFAULT_ALIGNMENT, GgufType, type GgufHeader } from '../gguf/types.js';
 import type { WriterKv } from '../gguf/writer.js';
 import { canQuantize, dequantizeTensor, isSupportedType, quantizeRows } from './index.js';
+import { QuantizePool } from './quantize-pool.js';
 import { planQuantization, type FileType, type RecipeModel, type TensorPlan } from './recipe.js';
 
 /** ggml.h GGML_QNT_VERSION, written as general.quantization_version. */
@@ -59,6 +60,31 @@ function outputMetadata(h: GgufHeader, ft: FileType): WriterKv[] {
   return kvs;
 }
 
+/** What the recipe does with each tensor of `h`, checked to be possible. */
+function planTensors(h: GgufHeader, ft: FileType): QuantizedTensor[] {
+  const byName = new Map(h.tensors.map((t) => [t.name, t]));
+  const plans = planQuantization(ft, recipeModel(h), h.tensors);
+  return plans.map((p) => {
+    const info = byName.get(p.name)!;
+    if (p.to !== p.from) {
+      if (!isSupportedType(p.from)) throw new ModelError('UNSUPPORTED_TYPE', `tensor "${p.name}" is ${ggmlTypeName(p.from)}, which Pantheon cannot dequantise, so it cannot be converted to ${ggmlTypeName(p.to)}`);
+      if (!canQuantize(p.to)) throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(p.to)} (tensor "${p.name}")`);
+    }
+    const bytesOut = tensorBytes({ name: p.name, dims: [...info.dims], type: p.to });
+    return { ...p, dims: info.dims, bytesIn: info.bytes, bytesOut };
+  });
+}
+
+function summarize(h: GgufHeader, ft: FileType, tensors: QuantizedTensor[]): QuantizeSummary {
+  return {
+    fileType: ft,
+    tensors,
+    bytesIn: tensors.reduce((a, t) => a + t.bytesIn, 0),
+    bytesOut: tensors.reduce((a, t) => a + t.bytesOut, 0),
+    elements: h.tensors.reduce((a, t) => a + t.elements, 0),
+  };
+}
+
 /**
  * Quantise the model at `inPath` to file type `ft`, writing `outPath`. `onTensor` is called after
  * each tensor (for a progress bar). Returns what happened to every tensor.
@@ -68,16 +94,7 @@ export function quantizeModelFile(
 ): QuantizeSummary {
   const h = readGgufHeaderSync(inPath);
   const byName = new Map(h.tensors.map((t) => [t.name, t]));
-  const plans = planQuantization(ft, recipeModel(h), h.tensors);
-  const tensors: QuantizedTensor[] = plans.map((p) => {
-    const info = byName.get(p.name)!;
-    if (p.to !== p.from) {
-      if (!isSupportedType(p.from)) throw new ModelError('UNSUPPORTED_TYPE', `tensor "${p.name}" is ${ggmlTypeName(p.from)}, which Pantheon cannot dequantise, so it cannot be converted to ${ggmlTypeName(p.to)}`);
-      if (!canQuantize(p.to)) throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(p.to)} (tensor "${p.name}")`);
-    }
-    const bytesOut = tensorBytes({ name: p.name, dims: [...info.dims], type: p.to });
-    return { ...p, dims: info.dims, bytesIn: info.bytes, bytesOut };
-  });
+  const tensors = planTensors(h, ft);
   const fd = openSync(inPath, 'r');
   try {
     writeGgufToFile(outPath, outputMetadata(h, ft), tensors.map((t) => ({ name: t.name, dims: [...t.dims], type: t.to })), (i) => {
@@ -98,11 +115,60 @@ export function quantizeModelFile(
   } finally {
     closeSync(fd);
   }
-  return {
-    fileType: ft,
-    tensors,
-    bytesIn: tensors.reduce((a, t) => a + t.bytesIn, 0),
-    bytesOut: tensors.reduce((a, t) => a + t.bytesOut, 0),
-    elements: h.tensors.reduce((a, t) => a + t.elements, 0),
-  };
+  return summarize(h, ft, tensors);
+}
+
+export interface QuantizeFileOptions {
+  /** Threads that quantise, the calling thread included (default os.availableParallelism()). */
+  threads?: number;
+  onTensor?: (done: number, total: number, t: QuantizedTensor) => void;
+}
+
+/**
+ * quantizeModelFile with each tensor's rows split across worker threads (quantize-pool.ts); the
+ * output file is byte-identical to quantizeModelFile's. Written like writeGgufToFile: the header
+ * laid out from the tensor sizes, then each tensor's bytes, padded to the alignment.
+ */
+export async function quantizeModelFileThreaded(inPath: string, outPath: string, ft: FileType, opts: QuantizeFileOptions = {}): Promise<QuantizeSummary> {
+  const h = readGgufHeaderSync(inPath);
+  const byName = new Map(h.tensors.map((t) => [t.name, t]));
+  const tensors = planTensors(h, ft);
+  const kvs = outputMetadata(h, ft);
+  const layout = tensors.map((t) => ({ name: t.name, dims: [...t.dims], type: t.to }));
+  const alignKv = kvs.find((k) => k.key === 'general.alignment');
+  const alignment = alignKv ? Number(alignKv.value) : GGUF_DEFAULT_ALIGNMENT;
+  const pool = new QuantizePool({ threads: opts.threads });
+  const fdIn = openSync(inPath, 'r');
+  let fdOut: number | undefined;
+  try {
+    fdOut = openSync(outPath, 'w');
+    const out = fdOut;
+    const put = (b: Uint8Array) => {
+      for (let w = 0; w < b.length;) w += writeSync(out, b, w, b.length - w);
+    };
+    put(ggufHeaderFor(kvs, layout));
+    const zeros = new Uint8Array(alignment);
+    for (let i = 0; i < tensors.length; i++) {
+      const t = tensors[i];
+      const info = byName.get(t.name)!;
+      const src = readTensorBytesSync(fdIn, h, info);
+      let data: Uint8Array;
+      if (t.to === t.from) {
+        data = src;
+      } else {
+        const cols = info.dims[0];
+        data = await pool.quantizeRows(t.to, dequantizeTensor(info, src), info.elements / cols, cols);
+      }
+      if (data.length !== t.bytesOut) throw new ModelError('BAD_TENSOR', `tensor "${t.name}": ${data.length} bytes produced, ${t.bytesOut} expected`);
+      put(data);
+      const pad = (alignment - (data.length % alignment)) % alignment;
+      if (pad) put(zeros.subarray(0, pad));
+      opts.onTensor?.(i + 1, tensors.length, t);
+    }
+  } finally {
+    closeSync(fdIn);
+    if (fdOut !== undefined) closeSync(fdOut);
+    await pool.close();
+  }
+  return summarize(h, ft, tensors);
 }

@@ -4,3 +4,4 @@ export * from './select.js';
 export * from './sampler.js';
 export * from './stop.js';
 export * from './nucleus.js';
+export * from './expsum.js';

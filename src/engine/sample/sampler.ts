@@ -8,6 +8,7 @@ import { EngineError } from '../../shared/errors.js';
 import { validateSampling, type SamplingParams } from './params.js';
 import { createRng, randomSeed } from './rng.js';
 import { nucleusCut, nucleusMass, NUCLEUS_BINS } from './nucleus.js';
+import { expSumAndTop, expSumBelowMax, FUSED_TOP_MAX } from './expsum.js';
 import { selectTopK } from './select.js';
 
 export interface TokenProb {
@@ -126,12 +127,12 @@ export class Sampler {
     const work = this.work, ids = this.ids;
 
     // Penalties on a copy (NaN → -inf so it can never be picked), finding the max on the way.
+    work.set(logits);
     let max = -Infinity;
     for (let i = 0; i < n; i++) {
-      const v = logits[i];
-      const w = v === v ? v : -Infinity;
-      work[i] = w;
-      if (w > max) max = w;
+      const v = work[i];
+      if (v > max) max = v;
+      else if (v !== v) work[i] = -Infinity;
     }
     const maxBefore = max;
     const penalised = applyPenalties(work, history, p.penaltyLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty);
@@ -150,12 +151,21 @@ export class Sampler {
     const useTopK = p.topK > 0;
     const useTopP = p.topP < 1;
     const wholeVocabTopP = !useTopK && useTopP && p.temperature > 0;
-    let sumAll = 0;
-    if (wholeVocabTopP) sumAll = nucleusMass(this.mass, work, n, max);
-    else for (let i = 0; i < n; i++) sumAll += Math.exp(work[i] - max);
-
-    // Sorted head of the distribution: top-k's survivors, or just the UI's top 5.
-    const nSorted = selectTopK(ids, work, n, useTopK ? Math.max(p.topK, TOP_SHOWN) : TOP_SHOWN);
+    // With it, the sorted head of the distribution: top-k's survivors, or just the UI's top 5.
+    // Greedy and small top-k (the defaults) get both from one pass (expsum.ts).
+    const head = useTopK ? Math.max(p.topK, TOP_SHOWN) : TOP_SHOWN;
+    let sumAll: number;
+    let nSorted: number;
+    if (wholeVocabTopP) {
+      sumAll = nucleusMass(this.mass, work, n, max);
+      nSorted = selectTopK(ids, work, n, head);
+    } else if (head <= FUSED_TOP_MAX) {
+      sumAll = expSumAndTop(ids, work, n, max, head);
+      nSorted = Math.min(head, n);
+    } else {
+      sumAll = expSumBelowMax(work, n, max);
+      nSorted = selectTopK(ids, work, n, head);
+    }
     const top: TokenProb[] = [];
     for (let i = 0; i < Math.min(TOP_SHOWN, nSorted); i++) top.push({ id: ids[i], p: Math.exp(work[ids[i]] - max) / sumAll });
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import type { Chat, ChatSummary, ReplyStats, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, ReplyPrompt, ReplyStats, StoredMessage } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
 import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, oneOf, record, string } from '../../engine/host/validate.js';
 import { readJson, writeJsonAtomic } from './atomic-file.js';
@@ -15,6 +15,7 @@ import type { Logger } from './log.js';
 const ID = /^[a-z0-9-]{1,64}$/;
 const MAX_TITLE = 200;
 const MAX_SYSTEM_PROMPT = 100_000;
+const MAX_TEMPLATE_NAME = 200;
 const DEFAULT_TITLE = 'New chat';
 const STOP_REASONS = ['eos', 'length', 'stop', 'cancelled', 'context', 'error'] as const;
 
@@ -47,6 +48,16 @@ function replyStats(v: unknown, what: string): ReplyStats {
   };
 }
 
+function replyPrompt(v: unknown, what: string): ReplyPrompt {
+  const p = record(v, what);
+  return {
+    // The whole conversation after the template: as long as the longest message may be.
+    text: string(p.text, `${what}.text`, MAX_MESSAGE_CHARS),
+    tokens: integer(p.tokens, `${what}.tokens`, 0, Number.MAX_SAFE_INTEGER),
+    templateName: string(p.templateName, `${what}.templateName`, MAX_TEMPLATE_NAME),
+  };
+}
+
 /** A whole chat from the page (chats:save) or from disk: every field checked. */
 export function validateChat(v: unknown): Chat {
   const c = record(v, 'chat');
@@ -62,6 +73,7 @@ export function validateChat(v: unknown): Chat {
     };
     if (r.stats !== undefined) out.stats = replyStats(r.stats, `${what}.stats`);
     if (r.modelName !== undefined) out.modelName = string(r.modelName, `${what}.modelName`, 1000);
+    if (r.prompt !== undefined) out.prompt = replyPrompt(r.prompt, `${what}.prompt`);
     return out;
   });
   return {

@@ -71,16 +71,21 @@ export function metadataEntries(h: GgufHeader): MetaEntry[] {
   }));
 }
 
-/** Whether the engine runs this file, and why not (one line) when it does not. */
+/**
+ * Whether the engine runs this file, and why not when it does not: one sentence that the Chat tab
+ * shows as it is, so it names what is missing and what still works.
+ */
 export function runnability(h: GgufHeader, supported: readonly string[]): { runnable: boolean; notRunnableReason: string | null } {
+  const no = (why: string) => ({ runnable: false, notRunnableReason: why });
   const arch = architecture(h);
-  if (!arch) return { runnable: false, notRunnableReason: 'The file has no general.architecture key, so it is not a runnable model.' };
-  if (h.tensors.length === 0) return { runnable: false, notRunnableReason: 'The file holds no weights (a vocabulary-only GGUF): it can be inspected but not run.' };
+  if (!arch) return no('Pantheon cannot chat with this file: it has no general.architecture key, so it is not a model; its metadata and tensors can still be read.');
+  // The architecture first: a vocabulary file of an architecture we do not run says the bigger reason.
   if (!supported.includes(arch)) {
-    return { runnable: false, notRunnableReason: `Pantheon cannot run the "${arch}" architecture yet; it runs ${supported.join(', ')}.` };
+    return no(`Pantheon cannot chat with this model: it does not run the "${arch}" architecture yet (it runs ${supported.join(', ')}); its metadata and tensors can still be read.`);
   }
+  if (h.tensors.length === 0) return no('Pantheon cannot chat with this file: it holds a vocabulary but no weights (a vocabulary-only GGUF); its metadata can still be read.');
   if (!isGgufArray(h.metadata.get('tokenizer.ggml.tokens')?.value)) {
-    return { runnable: false, notRunnableReason: 'The file has no tokenizer (tokenizer.ggml.tokens is missing), so it cannot chat.' };
+    return no('Pantheon cannot chat with this model: it has no tokenizer (tokenizer.ggml.tokens is missing); its metadata and tensors can still be read.');
   }
   return { runnable: true, notRunnableReason: null };
 }

@@ -2,6 +2,7 @@
 
 import { useEffect, useRef } from 'react';
 import type { OpenedModel } from '../../shared/contract.js';
+import { useApp } from '../store/app.js';
 import { useChat } from '../store/chat.js';
 import { useEngine } from '../store/engine.js';
 import { ChatList } from './ChatList.js';
@@ -18,6 +19,7 @@ export function ChatView({ model }: { model: OpenedModel }) {
   const error = useChat((s) => s.error);
   const countContext = useChat((s) => s.countContext);
   const engineStatus = useEngine((s) => s.state.status);
+  const setTab = useApp((s) => s.setTab);
   const list = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -28,13 +30,21 @@ export function ChatView({ model }: { model: OpenedModel }) {
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [lastLen, chat?.messages.length, chat?.id]);
 
-  // When the engine becomes ready, fill the context gauge for the open chat.
+  // When the engine becomes ready after a load (or another chat opens), fill the context gauge. Not
+  // after a reply (busy → ready): its 'done' event already gave the engine's own count, which a
+  // recount of the text would contradict (a cut reply re-encodes to fewer tokens).
+  const lastStatus = useRef(engineStatus);
   useEffect(() => {
-    if (engineStatus === 'ready') void countContext();
-  }, [engineStatus, chat?.id, countContext]);
+    const was = lastStatus.current;
+    lastStatus.current = engineStatus;
+    if (engineStatus === 'ready' && was !== 'busy') void countContext();
+  }, [engineStatus, countContext]);
+  useEffect(() => {
+    if (useEngine.getState().state.status === 'ready') void countContext();
+  }, [chat?.id, countContext]);
 
   return (
-    <div className="chat">
+    <div className={`chat${model.runnable ? '' : ' no-settings'}`}>
       <ChatList />
       <section className="chat-main" aria-label={chat ? `Chat: ${chat.title}` : 'Chat'}>
         <EngineBar model={model} />
@@ -48,12 +58,29 @@ export function ChatView({ model }: { model: OpenedModel }) {
           }}
         >
           {!chat || chat.messages.length === 0 ? (
-            <div className="empty-chat">
-              <h2>{chat ? chat.title : 'Start a conversation'}</h2>
-              <p className="muted">
-                Write a message below. Every reply shows its token count and speed, and “Show prompt” reveals the exact text the model saw.
-              </p>
-            </div>
+            model.runnable ? (
+              <div className="empty-chat">
+                <h2>{chat ? chat.title : 'Start a conversation'}</h2>
+                <p className="muted">
+                  Write a message below. Every reply shows its token count and speed, and “Show prompt” reveals the exact text the model saw.
+                </p>
+              </div>
+            ) : (
+              <div className="empty-chat">
+                <h2>No chat with this file</h2>
+                <p className="muted">Its header is all here to read; to chat, open a model Pantheon can run.</p>
+                <div className="empty-actions">
+                  <button type="button" onClick={() => setTab('metadata')}>
+                    Show metadata
+                  </button>
+                  {model.tensorCount > 0 && (
+                    <button type="button" onClick={() => setTab('tensors')}>
+                      Show tensors
+                    </button>
+                  )}
+                </div>
+              </div>
+            )
           ) : (
             chat.messages.map((m) => <MessageItem key={m.id} m={m} streaming={streaming?.messageId === m.id} busy={!!streaming} />)
           )}
@@ -62,7 +89,8 @@ export function ChatView({ model }: { model: OpenedModel }) {
         <ErrorLine message={engineStatus === 'crashed' ? null : error} onDismiss={() => useChat.setState({ error: null })} />
         <Composer disabled={!model.runnable} />
       </section>
-      <SettingsPanel />
+      {/* Sampling settings mean nothing for a file that cannot chat. */}
+      {model.runnable && <SettingsPanel />}
     </div>
   );
 }

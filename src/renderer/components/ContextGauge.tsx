@@ -10,7 +10,9 @@ export function ContextGauge() {
     <span className={`gauge${frac >= 0.9 ? ' gauge-full' : ''}`}>
       <meter aria-label="Context used" min={0} max={context.size} value={context.used} high={context.size * 0.9} />
       <span>
-        {context.used.toLocaleString('en-US')} / {context.size.toLocaleString('en-US')} tokens
+        {context.used > context.size
+          ? `${context.used.toLocaleString('en-US')} tokens: more than the ${context.size.toLocaleString('en-US')}-token context`
+          : `${context.used.toLocaleString('en-US')} / ${context.size.toLocaleString('en-US')} tokens`}
       </span>
     </span>
   );

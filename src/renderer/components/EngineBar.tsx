@@ -4,17 +4,23 @@
 import type { OpenedModel } from '../../shared/contract.js';
 import { formatBytes, formatMs } from '../lib/format.js';
 import { engineHas, useEngine } from '../store/engine.js';
-import { ErrorLine } from './ErrorLine.js';
+import { useSettings } from '../store/settings.js';
 
 export function EngineBar({ model }: { model: OpenedModel }) {
   const state = useEngine((s) => s.state);
   const error = useEngine((s) => s.error);
   const load = useEngine((s) => s.load);
   const cancelLoad = useEngine((s) => s.cancelLoad);
+  const contextSize = useSettings((s) => s.settings?.contextSize);
   const id = model.entry.id;
 
   if (!model.runnable) {
-    return <ErrorLine kind="notice" message={`Chat is not available for this model: ${model.notRunnableReason ?? 'the engine cannot run it.'}`} />;
+    // The reason is one sentence written for this place (main/services/opened-model.ts runnability).
+    return (
+      <div className="engine-bar not-runnable" role="status">
+        <span>{model.notRunnableReason ?? 'Pantheon cannot chat with this model.'}</span>
+      </div>
+    );
   }
   if (state.status === 'crashed') {
     return (
@@ -44,13 +50,20 @@ export function EngineBar({ model }: { model: OpenedModel }) {
     );
   }
   if (engineHas(state, id) && (state.status === 'ready' || state.status === 'busy')) {
+    // A context size changed in Settings applies at the next load: offer that load here.
+    const wanted = contextSize !== undefined && contextSize !== state.contextSize ? contextSize : null;
     return (
       <div className="engine-bar ready">
         <span className="dot" aria-hidden="true" />
-        <span>
+        <span className="engine-text">
           {state.modelName} loaded · context {state.contextSize}
           {state.status === 'ready' && ` · ${state.threads} threads · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`}
         </span>
+        {wanted !== null && (
+          <button type="button" className="small-button" disabled={state.status === 'busy'} onClick={() => void load(id)}>
+            Reload with context {wanted}
+          </button>
+        )}
       </div>
     );
   }

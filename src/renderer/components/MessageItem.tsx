@@ -5,7 +5,7 @@ import { memo, useMemo, useState } from 'react';
 import type { StoredMessage } from '../../shared/contract.js';
 import { formatMs } from '../lib/format.js';
 import { renderMarkdown } from '../lib/markdown.js';
-import { useChat, type PromptInfo } from '../store/chat.js';
+import { useChat } from '../store/chat.js';
 import { CopyButton } from './CopyButton.js';
 
 const STOP_TEXT: Record<string, string> = {
@@ -79,8 +79,9 @@ function UserMessage({ m, busy }: { m: StoredMessage; busy: boolean }) {
   );
 }
 
-function ReplyMessage({ m, streaming, prompt }: { m: StoredMessage; streaming: boolean; prompt: PromptInfo | undefined }) {
+function ReplyMessage({ m, streaming }: { m: StoredMessage; streaming: boolean }) {
   const s = m.stats;
+  const prompt = m.prompt;
   return (
     <article className={`message assistant${streaming ? ' streaming' : ''}`} aria-label="Reply" aria-busy={streaming}>
       {m.content ? <Markdown text={m.content} /> : <p className="muted">{streaming ? 'Thinking…' : '(no text)'}</p>}
@@ -109,8 +110,7 @@ function ReplyMessage({ m, streaming, prompt }: { m: StoredMessage; streaming: b
 }
 
 export function MessageItem({ m, streaming, busy }: { m: StoredMessage; streaming: boolean; busy: boolean }) {
-  const prompt = useChat((s) => s.prompts[m.id]);
   if (m.role === 'user') return <UserMessage m={m} busy={busy} />;
-  if (m.role === 'assistant') return <ReplyMessage m={m} streaming={streaming} prompt={prompt} />;
+  if (m.role === 'assistant') return <ReplyMessage m={m} streaming={streaming} />;
   return null;
 }

@@ -21,8 +21,14 @@ function ModelCard({ entry, onForget }: { entry: ModelEntry; onForget?: () => vo
         ) : (
           <span className="model-facts">
             <span>{entry.architecture ?? 'unknown architecture'}</span>
-            <span>{entry.parameters !== null ? `${formatCount(entry.parameters)} params` : '—'}</span>
-            <span>{entry.quantization ?? '—'}</span>
+            {entry.parameters === 0 ? (
+              <span>no weights</span>
+            ) : (
+              <>
+                <span>{entry.parameters !== null ? `${formatCount(entry.parameters)} params` : '—'}</span>
+                <span>{entry.quantization ?? '—'}</span>
+              </>
+            )}
             <span>{formatBytes(entry.fileSize)}</span>
           </span>
         )}

@@ -103,7 +103,7 @@ export function TensorBrowser({ model }: { model: OpenedModel }) {
   return (
     <div className="tensors">
       <div className="toolbar">
-        <input type="search" className="filter" aria-label="Filter tensors by name" placeholder="Filter by name, e.g. blk.0 or attn_q" value={filter.name} onChange={(e) => setFilter({ ...filter, name: e.target.value })} />
+        <input type="search" className="filter" aria-label="Filter tensors by name" placeholder="Filter by name: blk.0, attn_q" value={filter.name} onChange={(e) => setFilter({ ...filter, name: e.target.value })} />
         <label>
           Type{' '}
           <select value={filter.type} onChange={(e) => setFilter({ ...filter, type: e.target.value })}>
@@ -132,7 +132,7 @@ export function TensorBrowser({ model }: { model: OpenedModel }) {
           {shown.length} of {model.tensors.length} tensors · {formatInt(totals.elements)} elements · {formatBytes(totals.bytes)}
         </span>
       </div>
-      <div className="tensors-body">
+      <div className={`tensors-body${model.tensors.length === 0 ? ' no-side' : ''}`}>
         <div className="table-scroll tensor-scroll" ref={scroller} onScroll={v.onScroll}>
           <table className="tensor-table" aria-label="Tensors" aria-rowcount={shown.length + 1}>
             <thead>
@@ -163,13 +163,15 @@ export function TensorBrowser({ model }: { model: OpenedModel }) {
               )}
             </tbody>
           </table>
-          {shown.length === 0 && <p className="muted empty">No tensor matches the filter.</p>}
+          {shown.length === 0 && <p className="muted empty">{model.tensors.length === 0 ? 'This file holds no tensors.' : 'No tensor matches the filter.'}</p>}
         </div>
-        <aside className="tensors-side">
-          {selectedRow && <TensorDetails tensor={selectedRow} model={model} onClose={() => setSelected(null)} />}
-          <BytesByTypeChart tensors={shown} />
-          <BytesPerLayerChart tensors={shown} />
-        </aside>
+        {model.tensors.length > 0 && (
+          <aside className="tensors-side">
+            {selectedRow && <TensorDetails tensor={selectedRow} model={model} onClose={() => setSelected(null)} />}
+            <BytesByTypeChart tensors={shown} />
+            <BytesPerLayerChart tensors={shown} />
+          </aside>
+        )}
       </div>
     </div>
   );

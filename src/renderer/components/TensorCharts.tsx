@@ -8,6 +8,7 @@ const W = 320;
 
 export function BytesByTypeChart({ tensors }: { tensors: readonly TensorRow[] }) {
   const data = bytesByType(tensors);
+  if (!data.length) return null;
   const total = data.reduce((a, d) => a + d.bytes, 0) || 1;
   const max = Math.max(1, ...data.map((d) => d.bytes));
   const bar = 18;
@@ -46,7 +47,8 @@ export function BytesPerLayerChart({ tensors }: { tensors: readonly TensorRow[] 
   const h = 120;
   const base = h - 16;
   const step = W / groups.length;
-  const bw = Math.max(1, step * 0.7);
+  // Bars no wider than 48 units: one or two layers should not fill the chart with a slab.
+  const bw = Math.max(1, Math.min(48, step * 0.7));
   return (
     <figure className="chart">
       <figcaption>Bytes per layer</figcaption>
@@ -61,12 +63,14 @@ export function BytesPerLayerChart({ tensors }: { tensors: readonly TensorRow[] 
             </g>
           );
         })}
-        <text x={0} y={h - 2} className="chart-label">
+        <text x={groups.length > 1 ? 0 : W / 2} y={h - 2} textAnchor={groups.length > 1 ? 'start' : 'middle'} className="chart-label">
           {groups[0].label}
         </text>
-        <text x={W} y={h - 2} textAnchor="end" className="chart-label">
-          {groups[groups.length - 1].label}
-        </text>
+        {groups.length > 1 && (
+          <text x={W} y={h - 2} textAnchor="end" className="chart-label">
+            {groups[groups.length - 1].label}
+          </text>
+        )}
       </svg>
     </figure>
   );

@@ -12,13 +12,6 @@ import { useSettings } from './settings.js';
 const LAST_CHAT_KEY = 'pantheon.lastChat';
 export const NEW_CHAT_TITLE = 'New chat';
 
-/** The exact prompt a reply was generated from (the 'prompt' generation event). */
-export interface PromptInfo {
-  text: string;
-  tokens: number;
-  templateName: string;
-}
-
 export interface Streaming {
   messageId: string;
   handle: GenerationHandle | null;
@@ -29,8 +22,6 @@ export interface ChatState {
   chats: ChatSummary[];
   chat: Chat | null;
   streaming: Streaming | null;
-  /** Prompt per assistant message id, for "Show prompt" (this session's replies). */
-  prompts: Record<string, PromptInfo>;
   /** Context gauge: tokens used by the conversation and the context size. */
   context: { used: number; size: number } | null;
   /** A calm one-line notice (context full). */
@@ -150,7 +141,8 @@ export const useChat = create<ChatState>()((set, get) => {
       const onEvent = (ev: GenerationEvent): void => {
         switch (ev.kind) {
           case 'prompt':
-            set((s) => ({ prompts: { ...s.prompts, [reply.id]: { text: ev.text, tokens: ev.tokens.length, templateName: ev.templateName } } }));
+            // Kept with the reply (and saved with it), so "Show prompt" survives a reload.
+            patchMessage(reply.id, (m) => ({ ...m, prompt: { text: ev.text, tokens: ev.tokens.length, templateName: ev.templateName } }));
             break;
           case 'token':
             pending += ev.text;
@@ -163,7 +155,8 @@ export const useChat = create<ChatState>()((set, get) => {
             break;
           case 'error': {
             if (ev.error.name === 'ContextFullError' || ev.error.code === 'CONTEXT_FULL') set({ notice: ev.error.message });
-            else if (ev.error.name !== 'CancelledError') set({ error: ev.error.message.split('\n')[0] });
+            // A crash is told once, by the engine line with its Reload button.
+            else if (ev.error.name !== 'CancelledError' && ev.error.code !== 'ENGINE_CRASHED') set({ error: ev.error.message.split('\n')[0] });
             void finish(undefined).then(resolve);
             break;
           }
@@ -206,7 +199,6 @@ export const useChat = create<ChatState>()((set, get) => {
     chats: [],
     chat: null,
     streaming: null,
-    prompts: {},
     context: null,
     notice: null,
     error: null,

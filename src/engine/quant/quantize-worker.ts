@@ -1,0 +1,21 @@
+// A quantize-pool worker: quantises the rows it is sent and sends the bytes back (see
+// quantize-pool.ts). It runs the same quantisers as the calling thread, so the bytes are the same.
+
+import { parentPort } from 'node:worker_threads';
+import { quantizeRows } from './index.js';
+import type { QuantizeJob, QuantizeReply } from './quantize-pool.js';
+
+const port = parentPort;
+if (port) {
+  port.on('message', (job: QuantizeJob) => {
+    let reply: QuantizeReply;
+    try {
+      const data = quantizeRows(job.type, job.x, job.rows, job.cols);
+      reply = { id: job.id, kind: 'done', data };
+      port.postMessage(reply, [data.buffer as ArrayBuffer]);
+    } catch (e) {
+      reply = { id: job.id, kind: 'error', message: e instanceof Error ? e.message : String(e) };
+      port.postMessage(reply);
+    }
+  });
+}
