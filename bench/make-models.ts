@@ -1,0 +1,354 @@
+// Benchmark models: realistic shapes with random weights, written by Pantheon's own GGUF writer and
+// quantiser, so the speed benchmark (bench/compare.ts) needs no download.
+//
+//   npm run bench:models [-- --only llama110m|qwen2-0.5b] [--types F16,Q8_0,Q6_K,Q4_K_M,Q4_0] [--force] [--no-check]
+//
+// Writes bench/models/<shape>-<type>.gguf (git-ignored). The F16 file is written once in a stream
+// (never the whole model in memory) and every other type is made from it by `pantheon quantize`.
+// Each file is then loaded by llama.cpp (bench/child-llama.mjs --check) to prove it is a valid model.
+//
+// Weights are random normal with std 0.02 (norm weights 1, biases random with the same std), so
+// activations stay finite; the text they produce is gibberish, which does not matter for speed.
+
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readGgufHeaderSync } from '../src/engine/gguf/file.js';
+import { GgmlType } from '../src/engine/gguf/ggml-types.js';
+import { quantMix } from '../src/engine/gguf/keys.js';
+import { GgufType, isGgufArray, type GgufKv } from '../src/engine/gguf/types.js';
+import { ggufHeaderFor, tensorBytes, type StreamTensor } from '../src/engine/gguf/stream-writer.js';
+import { kv, type WriterKv } from '../src/engine/gguf/writer.js';
+import { f32ToF16 } from '../src/engine/quant/index.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..');
+const VOCABS = resolve(ROOT, '..', 'shared', 'models', 'llama.cpp-vocab');
+export const MODELS_DIR = join(HERE, 'models');
+export const BENCH_TYPES = ['F16', 'Q8_0', 'Q6_K', 'Q4_K_M', 'Q4_0'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// The two shapes
+
+interface Shape {
+  /** File name prefix: bench/models/<name>-<type>.gguf */
+  name: string;
+  arch: 'llama' | 'qwen2';
+  nLayer: number;
+  nEmbd: number;
+  nHead: number;
+  nHeadKv: number;
+  nFf: number;
+  nVocab: number;
+  /** No output.weight: the LM head is token_embd. */
+  tied: boolean;
+  /** Biases on q, k, v (qwen2). */
+  qkvBias: boolean;
+  ropeBase: number;
+  rmsEps: number;
+  contextLength: number;
+  /** Vocab-only GGUF whose tokenizer.* keys are copied. */
+  vocabFile: string;
+}
+
+// The llama2.c "stories110M" shape (dim 768, 12 layers, 12 heads, hidden 2048, vocab 32000) with a
+// separate output matrix, as llama-family files have it: 110M parameters in the blocks and the
+// embedding, plus 24.6M in output.weight.
+const LLAMA_110M: Shape = {
+  name: 'llama110m', arch: 'llama', nLayer: 12, nEmbd: 768, nHead: 12, nHeadKv: 12, nFf: 2048, nVocab: 32000,
+  tied: false, qkvBias: false, ropeBase: 10000, rmsEps: 1e-5, contextLength: 2048,
+  vocabFile: 'ggml-vocab-llama-spm.gguf',
+};
+
+// Qwen2-0.5B's config.json (hidden 896, 24 layers, 14 heads, 2 KV heads, intermediate 4864,
+// vocab 151936, tie_word_embeddings, rope_theta 1e6, rms_norm_eps 1e-6). No Qwen2 vocabulary GGUF
+// is at hand, so the GPT-2 one is padded to 151936 tokens (see qwenTokenizer).
+const QWEN2_05B: Shape = {
+  name: 'qwen2-0.5b', arch: 'qwen2', nLayer: 24, nEmbd: 896, nHead: 14, nHeadKv: 2, nFf: 4864, nVocab: 151936,
+  tied: true, qkvBias: true, ropeBase: 1e6, rmsEps: 1e-6, contextLength: 32768,
+  vocabFile: 'ggml-vocab-gpt-2.gguf',
+};
+
+export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B];
+
+// ---------------------------------------------------------------------------------------------
+// Metadata
+
+/** tokenizer.* keys of a vocab-only GGUF, as writer entries. */
+function tokenizerKvs(vocabPath: string): WriterKv[] {
+  const h = readGgufHeaderSync(vocabPath);
+  const out: WriterKv[] = [];
+  for (const e of h.metadata.values()) if (e.key.startsWith('tokenizer.')) out.push(copyKv(e));
+  return out;
+}
+
+function copyKv(e: GgufKv): WriterKv {
+  if (!isGgufArray(e.value)) return { key: e.key, type: e.type, value: e.value };
+  return kv.arr(e.key, e.value.itemType, e.value.items);
+}
+
+/**
+ * The GPT-2 vocabulary grown to `nVocab` tokens: the extra ids are "[PAD<id>]" of type 5
+ * (LLAMA_TOKEN_TYPE_UNUSED in llama.cpp's llama-vocab.h), which no text ever tokenizes to, just as
+ * real Qwen2 files pad 151643 tokens to the 151936 rows of the embedding.
+ */
+function paddedTokenizer(vocabPath: string, nVocab: number): WriterKv[] {
+  const kvs = tokenizerKvs(vocabPath);
+  const TOKEN_TYPE_UNUSED = 5;
+  return kvs.map((e) => {
+    if (e.key === 'tokenizer.ggml.tokens' && isGgufArray(e.value)) {
+      const items = e.value.items.slice();
+      for (let id = items.length; id < nVocab; id++) items.push(`[PAD${id}]`);
+      return kv.arr(e.key, GgufType.STRING, items);
+    }
+    if (e.key === 'tokenizer.ggml.token_type' && isGgufArray(e.value)) {
+      const items = e.value.items.slice();
+      while (items.length < nVocab) items.push(TOKEN_TYPE_UNUSED);
+      return kv.arr(e.key, e.value.itemType, items);
+    }
+    if (e.key === 'tokenizer.ggml.scores' && isGgufArray(e.value)) {
+      const items = e.value.items.slice();
+      while (items.length < nVocab) items.push(0);
+      return kv.arr(e.key, e.value.itemType, items);
+    }
+    return e;
+  });
+}
+
+const ALIGNMENT = 32; // GGUF_DEFAULT_ALIGNMENT, written out
+
+function shapeKvs(s: Shape): WriterKv[] {
+  const a = s.arch;
+  const headDim = s.nEmbd / s.nHead;
+  const kvs: WriterKv[] = [
+    kv.str('general.architecture', a),
+    kv.str('general.name', `pantheon-bench-${s.name}`),
+    kv.u32('general.alignment', ALIGNMENT),
+    kv.u32('general.file_type', 1), // LLAMA_FTYPE_MOSTLY_F16
+    kv.u32(`${a}.context_length`, s.contextLength),
+    kv.u32(`${a}.embedding_length`, s.nEmbd),
+    kv.u32(`${a}.block_count`, s.nLayer),
+    kv.u32(`${a}.feed_forward_length`, s.nFf),
+    kv.u32(`${a}.attention.head_count`, s.nHead),
+    kv.u32(`${a}.attention.head_count_kv`, s.nHeadKv),
+    kv.f32(`${a}.attention.layer_norm_rms_epsilon`, s.rmsEps),
+    kv.f32(`${a}.rope.freq_base`, s.ropeBase),
+    kv.u32(`${a}.rope.dimension_count`, headDim),
+    kv.u32(`${a}.vocab_size`, s.nVocab),
+  ];
+  const vocab = join(VOCABS, s.vocabFile);
+  return kvs.concat(s.arch === 'qwen2' ? paddedTokenizer(vocab, s.nVocab) : tokenizerKvs(vocab));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensors (llama.cpp LLM_TENSOR_NAMES; dims innermost first)
+
+type Fill = 'normal' | 'ones';
+interface PlannedTensor extends StreamTensor { fill: Fill }
+
+function shapeTensors(s: Shape): PlannedTensor[] {
+  const headDim = s.nEmbd / s.nHead;
+  const kvDim = s.nHeadKv * headDim;
+  const F16 = GgmlType.F16;
+  const F32 = GgmlType.F32;
+  const m = (name: string, cols: number, rows: number): PlannedTensor => ({ name, dims: [cols, rows], type: F16, fill: 'normal' });
+  const v = (name: string, n: number, fill: Fill): PlannedTensor => ({ name, dims: [n], type: F32, fill });
+  const out: PlannedTensor[] = [m('token_embd.weight', s.nEmbd, s.nVocab)];
+  for (let i = 0; i < s.nLayer; i++) {
+    const p = `blk.${i}.`;
+    out.push(v(`${p}attn_norm.weight`, s.nEmbd, 'ones'));
+    out.push(m(`${p}attn_q.weight`, s.nEmbd, s.nEmbd));
+    out.push(m(`${p}attn_k.weight`, s.nEmbd, kvDim));
+    out.push(m(`${p}attn_v.weight`, s.nEmbd, kvDim));
+    if (s.qkvBias) {
+      out.push(v(`${p}attn_q.bias`, s.nEmbd, 'normal'));
+      out.push(v(`${p}attn_k.bias`, kvDim, 'normal'));
+      out.push(v(`${p}attn_v.bias`, kvDim, 'normal'));
+    }
+    out.push(m(`${p}attn_output.weight`, s.nEmbd, s.nEmbd));
+    out.push(v(`${p}ffn_norm.weight`, s.nEmbd, 'ones'));
+    out.push(m(`${p}ffn_gate.weight`, s.nEmbd, s.nFf));
+    out.push(m(`${p}ffn_up.weight`, s.nEmbd, s.nFf));
+    out.push(m(`${p}ffn_down.weight`, s.nFf, s.nEmbd));
+  }
+  out.push(v('output_norm.weight', s.nEmbd, 'ones'));
+  if (!s.tied) out.push(m('output.weight', s.nEmbd, s.nVocab));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random numbers: one seeded generator per tensor, so files are the same on every run
+
+/** 32-bit FNV-1a of a string (the seed of a tensor). */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** mulberry32: a small 32-bit generator, uniform in [0, 1). */
+function uniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Fill out[] with normal(0, std) numbers (Box-Muller, two per pair of uniforms). */
+function fillNormal(out: Float32Array, std: number, u: () => number): void {
+  for (let i = 0; i < out.length; i += 2) {
+    const r = std * Math.sqrt(-2 * Math.log(1 - u()));
+    const th = 2 * Math.PI * u();
+    out[i] = r * Math.cos(th);
+    if (i + 1 < out.length) out[i + 1] = r * Math.sin(th);
+  }
+}
+
+const WEIGHT_STD = 0.02;
+
+// ---------------------------------------------------------------------------------------------
+// Writing the F16 file in a stream
+
+function writeAll(fd: number, b: Uint8Array): void {
+  let done = 0;
+  while (done < b.length) done += writeSync(fd, b, done, b.length - done);
+}
+
+/** Write the F16 model of `s` to `path` without holding more than a few MB of it. */
+function writeF16Model(s: Shape, path: string): void {
+  const tensors = shapeTensors(s);
+  const header = ggufHeaderFor(shapeKvs(s), tensors);
+  const alignment = ALIGNMENT;
+  const tmp = `${path}.part`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeAll(fd, header);
+    const CHUNK = 1 << 20; // elements per piece
+    const f32 = new Float32Array(CHUNK);
+    const u16 = new Uint16Array(CHUNK);
+    for (const t of tensors) {
+      const n = t.dims.reduce((a, b) => a * b, 1);
+      const u = uniform(fnv1a(`${s.name}/${t.name}`));
+      for (let at = 0; at < n; at += CHUNK) {
+        const piece = f32.subarray(0, Math.min(CHUNK, n - at));
+        if (t.fill === 'ones') piece.fill(1);
+        else fillNormal(piece, WEIGHT_STD, u);
+        if (t.type === GgmlType.F32) {
+          writeAll(fd, new Uint8Array(piece.buffer, 0, piece.length * 4));
+        } else {
+          for (let i = 0; i < piece.length; i++) u16[i] = f32ToF16(piece[i]);
+          writeAll(fd, new Uint8Array(u16.buffer, 0, piece.length * 2));
+        }
+      }
+      const size = tensorBytes(t);
+      const pad = (alignment - (size % alignment)) % alignment;
+      if (pad) writeAll(fd, new Uint8Array(pad));
+    }
+    const written = fstatSync(fd).size;
+    const data = tensors.reduce((a, t) => a + Math.ceil(tensorBytes(t) / alignment) * alignment, 0);
+    if (written !== header.length + data) throw new Error(`wrote ${written} bytes, expected ${header.length + data}`);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantising (pantheon quantize) and checking (llama.cpp)
+
+const QUANTIZE_CMD = join(ROOT, 'src', 'cli', 'commands', 'quantize.ts');
+
+/** Quantise with Pantheon's CLI in a child process; returns an error line or null. */
+function quantize(src: string, dst: string, type: string): string | null {
+  if (!existsSync(QUANTIZE_CMD)) {
+    return `Pantheon's quantiser is not there yet (src/cli/commands/quantize.ts, \`pantheon quantize IN OUT --type ${type}\`): cannot make ${type}`;
+  }
+  const tmp = `${dst}.part`;
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'pantheon.mjs'), 'quantize', src, tmp, '--type', type], { stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8' });
+  if (r.status !== 0) return `pantheon quantize --type ${type} failed (exit ${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}`;
+  renameSync(tmp, dst);
+  return null;
+}
+
+/** Load the file in llama.cpp and greedily generate a few tokens; returns an error line or null. */
+export function checkInLlamaCpp(path: string): string | null {
+  const r = spawnSync(process.execPath, [join(HERE, 'child-llama.mjs'), JSON.stringify({ check: true, model: path })], { encoding: 'utf8' });
+  const last = (r.stdout ?? '').trim().split('\n').pop() ?? '';
+  if (r.status === 0 && last.startsWith('{')) {
+    const res = JSON.parse(last) as { tokens: number[]; loadMs: number };
+    console.log(`    llama.cpp loads it (${res.loadMs.toFixed(0)} ms) and generates ${JSON.stringify(res.tokens)}`);
+    return null;
+  }
+  return `llama.cpp cannot use ${path}: ${((r.stderr ?? '') + last).trim().split('\n').slice(-4).join(' | ')}`;
+}
+
+function describe(path: string): string {
+  const h = readGgufHeaderSync(path);
+  const mix = quantMix(h).map((m) => `${m.type} ${(100 * m.share).toFixed(0)}%`).join(', ');
+  return `${(statSync(path).size / 2 ** 20).toFixed(0)} MiB (${mix})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+function parseArgs(argv: string[]): { shapes: Shape[]; types: string[]; force: boolean; check: boolean } {
+  let shapes = SHAPES.slice();
+  let types: string[] = BENCH_TYPES.slice();
+  let force = false;
+  let check = true;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--only') {
+      const names = (argv[++i] ?? '').split(',');
+      shapes = SHAPES.filter((s) => names.includes(s.name));
+      if (!shapes.length) throw new Error(`--only takes ${SHAPES.map((s) => s.name).join(' or ')}`);
+    } else if (a === '--types') types = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a === '--force') force = true;
+    else if (a === '--no-check') check = false;
+    else throw new Error(`unknown argument ${a}; usage: npm run bench:models [-- --only NAME] [--types F16,Q8_0,…] [--force] [--no-check]`);
+  }
+  return { shapes, types, force, check };
+}
+
+export function modelPath(shape: string, type: string): string {
+  return join(MODELS_DIR, `${shape}-${type}.gguf`);
+}
+
+function main(): number {
+  const opts = parseArgs(process.argv.slice(2));
+  mkdirSync(MODELS_DIR, { recursive: true });
+  const failures: string[] = [];
+  for (const s of opts.shapes) {
+    const f16 = modelPath(s.name, 'F16');
+    for (const type of opts.types) {
+      const path = modelPath(s.name, type);
+      const t0 = performance.now();
+      let made = false;
+      if (opts.force || !existsSync(path)) {
+        if (type === 'F16') writeF16Model(s, path);
+        else {
+          if (!existsSync(f16)) writeF16Model(s, f16);
+          const err = quantize(f16, path, type);
+          if (err) { failures.push(err); console.log(`  ${s.name} ${type}: ${err}`); continue; }
+        }
+        made = true;
+      }
+      console.log(`  ${s.name} ${type}: ${made ? `written in ${((performance.now() - t0) / 1000).toFixed(1)} s` : 'exists'}, ${describe(path)}`);
+      if (opts.check) {
+        const err = checkInLlamaCpp(path);
+        if (err) { failures.push(err); console.log(`    ${err}`); }
+      }
+    }
+  }
+  if (failures.length) {
+    console.error(`\n${failures.length} model file(s) missing or not loadable:\n  ${failures.join('\n  ')}`);
+    return 1;
+  }
+  return 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main();
