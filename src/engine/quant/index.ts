@@ -6,9 +6,11 @@
 // reference): quantizeActivation(wType, x) and vecDot(wType, w, wOff, act, actOff, n).
 
 import { ModelError } from '../../shared/errors.js';
-import { ggmlTypeInfo, ggmlTypeName } from '../gguf/ggml-types.js';
+import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { FORMATS } from './formats.js';
+import { quantizeActQ8_0, quantizeActQ8_1 } from './legacy.js';
+import { quantizeQ8K } from './q8k.js';
 import type { QWeight } from './qweight.js';
 
 export type { QWeight } from './qweight.js';
@@ -108,12 +110,24 @@ export interface QuantizedActivation {
   data: Uint8Array;
 }
 
+/**
+ * Activation quantisers per vec_dot_type: llama.cpp's x86 from_float (ggml-cpu/arch/x86/quants.c),
+ * which for Q8_0 and Q8_1 rounds differently from the reference weight quantisers (legacy.ts).
+ */
+const ACTIVATION_QUANTIZERS: Record<number, (x: Float32Array, dst: Uint8Array, off: number, n: number) => void> = {
+  [GgmlType.Q8_0]: quantizeActQ8_0,
+  [GgmlType.Q8_1]: quantizeActQ8_1,
+  [GgmlType.Q8_K]: quantizeQ8K,
+};
+
 /** Quantise activations x (a whole number of blocks) into the weight type's vec_dot_type, once. */
 export function quantizeActivation(wType: number, x: Float32Array): QuantizedActivation {
   const type = vecDotType(wType);
-  if (type === 0 /* F32 */) return { type, data: new Uint8Array(x.buffer, x.byteOffset, x.byteLength) };
+  if (type === GgmlType.F32) return { type, data: new Uint8Array(x.buffer, x.byteOffset, x.byteLength) };
+  const quantize = ACTIVATION_QUANTIZERS[type];
+  if (!quantize) throw new ModelError('UNSUPPORTED_TYPE', `no activation quantiser for ${ggmlTypeName(type)} (the vec_dot_type of ${ggmlTypeName(wType)})`);
   const data = new Uint8Array(bytesFor(type, x.length));
-  blockFormat(type).quantize!(x, data, 0, x.length);
+  quantize(x, data, 0, x.length);
   return { type, data };
 }
 

@@ -13,7 +13,7 @@
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
-import { asI8, f16At, fr, putF16, roundAway, roundF16 } from './half.js';
+import { asI8, f16At, fr, nearestInt, putF16, roundAway, roundF16 } from './half.js';
 
 const QK = 32;
 
@@ -292,7 +292,7 @@ function dequantizeQ8_0(src: Uint8Array, off: number, dst: Float32Array, n: numb
   }
 }
 
-/** quantize_row_q8_0_ref: d = amax/127, q = roundf(x/d). Also the activation quantiser for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4. */
+/** quantize_row_q8_0_ref: d = amax/127, q = roundf(x/d). The weight quantiser; activations use quantizeActQ8_0. */
 export function quantizeQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 34) {
     const { amax } = absMax(x, i, QK);
@@ -300,6 +300,24 @@ export function quantizeQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: n
     const id = d ? fr(1 / d) : 0;
     putF16(dst, o, d);
     for (let j = 0; j < QK; j++) dst[o + 2 + j] = roundAway(fr(x[i + j] * id)) & 0xff;
+  }
+}
+
+/**
+ * Q8_0 for activations, as llama.cpp quantises them on x86 (ggml-cpu/arch/x86/quants.c
+ * quantize_row_q8_0, the AVX/AVX2 branch every x86-64 build takes; the AMX kernels call the same
+ * function, amx/mmq.cpp from_float<block_q8_0>). It differs from quantize_row_q8_0_ref in two
+ * ways that each flip an element now and then: the multiplier is id = 127/amax (not 1/d with
+ * d = amax/127), and x·id is rounded half to even (_mm256_round_ps with _MM_ROUND_NEAREST, then
+ * _mm256_cvtps_epi32), not with roundf. d is stored as in the reference.
+ */
+export function quantizeActQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
+  for (let i = 0, o = off; i < n; i += QK, o += 34) {
+    const { amax } = absMax(x, i, QK);
+    const d = fr(amax / 127);
+    const id = amax !== 0 ? fr(127 / amax) : 0;
+    putF16(dst, o, d);
+    for (let j = 0; j < QK; j++) dst[o + 2 + j] = nearestInt(fr(x[i + j] * id)) & 0xff;
   }
 }
 
@@ -331,7 +349,7 @@ export function dequantizeQ8_1(src: Uint8Array, off: number, dst: Float32Array, 
   }
 }
 
-/** quantize_row_q8_1_ref: as Q8_0, plus s = d·Σq (stored as half). */
+/** quantize_row_q8_1_ref: as Q8_0, plus s = d·Σq (stored as half). Activations use quantizeActQ8_1. */
 export function quantizeQ8_1(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 36) {
     const { amax } = absMax(x, i, QK);
@@ -341,6 +359,26 @@ export function quantizeQ8_1(x: Float32Array, dst: Uint8Array, off: number, n: n
     let sum = 0;
     for (let j = 0; j < QK; j++) {
       const q = roundAway(fr(x[i + j] * id));
+      dst[o + 4 + j] = q & 0xff;
+      sum += q;
+    }
+    putF16(dst, o + 2, fr(sum * d));
+  }
+}
+
+/**
+ * Q8_1 for activations on x86 (ggml-cpu/arch/x86/quants.c quantize_row_q8_1, AVX/AVX2 branch): as
+ * quantizeActQ8_0 (id = 127/amax, ties to even), plus s = f16(d·Σq) as in the reference.
+ */
+export function quantizeActQ8_1(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
+  for (let i = 0, o = off; i < n; i += QK, o += 36) {
+    const { amax } = absMax(x, i, QK);
+    const d = fr(amax / 127);
+    const id = amax !== 0 ? fr(127 / amax) : 0;
+    putF16(dst, o, d);
+    let sum = 0;
+    for (let j = 0; j < QK; j++) {
+      const q = nearestInt(fr(x[i + j] * id));
       dst[o + 4 + j] = q & 0xff;
       sum += q;
     }

@@ -3,6 +3,10 @@
 //   f32 d | i8 qs[256] | i16 bsums[16]   (bsums[j] = Σ qs[16j .. 16j+15], used for the mins)
 // x = d·q. ggml-quants.c quantize_row_q8_K_ref: d = max/-127 with max the signed value of largest
 // magnitude, q = min(127, nearest_int(x/d)).
+//
+// This reference is also what llama.cpp runs for activations on x86: ggml-cpu/arch/x86/quants.c
+// quantize_row_q8_K only calls quantize_row_q8_K_ref (no SIMD version in llama.cpp 80fb11a), and
+// the AMX kernels do the same (amx/mmq.cpp from_float<block_q8_K>). nearest_int rounds ties to even.
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';

@@ -1,11 +1,14 @@
 // Activation quantisation: f32 x[cols] → the weight type's vec_dot_type (ggml type_traits_cpu), done
-// once per matvec. Layouts are described in common.ts. Numbers follow ggml-quants.c:
-//   quantize_row_q8_0_ref  d = amax/127, q = roundf(x/d), d stored as f16
-//   quantize_row_q8_1_ref  same, plus s = f16(d·Σq)
-//   quantize_row_q8_K_ref  iscale = −127/max (max = the element of largest |x|), q = min(127, nearest(x·iscale)),
-//                          d = 1/iscale kept as f32, bsums = Σq per 16 lanes
+// once per matvec. Layouts are described in common.ts. Numbers follow what llama.cpp runs on x86
+// (byte for byte the scalar quantizeActQ8_0 / quantizeActQ8_1 / quantizeQ8K in src/engine/quant):
+//   Q8_0  ggml-cpu/arch/x86/quants.c quantize_row_q8_0 (AVX2 branch): d = amax/127 stored as f16,
+//         q = round-half-even(x·(127/amax))  (not the reference's roundf(x·(1/d)))
+//   Q8_1  quantize_row_q8_1 (AVX2 branch): same, plus s = f16(d·Σq)
+//   Q8_K  quantize_row_q8_K = ggml-quants.c quantize_row_q8_K_ref: iscale = −127/max (max = the
+//         element of largest |x|), q = min(127, nearest_int(x·iscale)) (ties to even),
+//         d = 1/iscale kept as f32, bsums = Σq per 16 lanes
 
-import { f16, f32ToBf16, f32ToF16, q8Aux, q8Scales, qKBsums, qKScales, roundAway } from './common';
+import { f16, f32ToBf16, f32ToF16, q8Aux, q8Scales, qKBsums, qKScales } from './common';
 
 /** Bytes the quantised activation of `cols` elements takes for activation kind `act` (see ACT_*). */
 export function act_bytes(act: i32, cols: i32): i32 {
@@ -53,11 +56,11 @@ export function quantize_bf16(xq: usize, x: usize, cols: i32): void {
     let amax: f32 = 0;
     for (let j = 0; j < 32; j++) amax = max<f32>(amax, abs<f32>(load<f32>(xb + (<usize>j << 2))));
     const d: f32 = amax / 127;
-    const id: f32 = d != 0 ? <f32>1.0 / d : 0;
+    const id: f32 = amax != 0 ? <f32>127.0 / amax : 0;
     let sum: i32 = 0;
     const qb = xq + (<usize>b << 5);
     for (let j = 0; j < 32; j++) {
-      const q = <i32>roundAway(load<f32>(xb + (<usize>j << 2)) * id);
+      const q = <i32>nearest<f32>(load<f32>(xb + (<usize>j << 2)) * id);
       store<i8>(qb + j, <i8>q);
       sum += q;
     }
