@@ -4,6 +4,8 @@
 //   node bench/record-goldens.mjs              # the default model list below
 //   node bench/record-goldens.mjs a.gguf ...   # these files only (e.g. quantised variants)
 //   --logprob-cases=N                          # write .f32 files for the first N cases only
+//   --prompt=TEXT --tag=T                      # one case, TEXT (may be empty: BOS alone), 32 tokens,
+//                                              # written as <model-basename>.<T>.json
 //
 // Writes tests/golden/llama.cpp/<model-basename>.json and, per case, <model-basename>.<case>.f32:
 // the log-softmax of the logits at the first generated position, little-endian float32, one per
@@ -40,6 +42,7 @@ function defaultModels() {
 
 /** Which prompts a model gets: the stories models (any quantisation) get the one story prompt. */
 function casesFor(path) {
+  if (PROMPT !== undefined) return [{ prompt: PROMPT, n: N_TOKENS }];
   if (/stories/i.test(basename(path))) return STORIES_CASES;
   return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
 }
@@ -56,7 +59,7 @@ function vocabSize(mc) {
 }
 
 async function record(path) {
-  const name = basename(path).replace(/\.gguf$/i, '');
+  const name = basename(path).replace(/\.gguf$/i, '') + (TAG ? `.${TAG}` : '');
   const mc = await loadModel(path, SETTINGS);
   try {
     const nVocab = vocabSize(mc);
@@ -145,6 +148,8 @@ function littleEndian(v) {
 
 const args = process.argv.slice(2);
 const LOGPROB_CASES = Number(args.find((a) => a.startsWith('--logprob-cases='))?.split('=')[1] ?? Infinity);
+const PROMPT = args.find((a) => a.startsWith('--prompt='))?.slice('--prompt='.length);
+const TAG = args.find((a) => a.startsWith('--tag='))?.slice('--tag='.length);
 const files = args.filter((a) => !a.startsWith('--'));
 const paths = files.length ? files.map((p) => resolve(p)) : defaultModels();
 let failed = 0;

@@ -47,13 +47,30 @@ const MUST_MATCH = 16;
  */
 const FIRST_STEP = 1e-3;
 /**
- * tiny256 variants that do NOT match llama.cpp yet, with what was measured (wasm): Q5_K_M is off by
- * 8.9e-2 at the first step and leaves llama.cpp's tokens at step 4; Q3_K_M by 1.1e-1, 27/32. Both
- * put Q5_K or Q3_K on attn_q/attn_k/ffn_gate/ffn_up, where Q4_K_S (Q5_K on attn_v only) and Q2_K
- * agree to 7e-5. Not traced yet: a systematic difference, not a rounding flip. Their sha256 is
- * still checked; the fidelity checks are left out until it is found.
+ * tiny256 variants whose 5-token prompt is chaotic, so only llama.cpp's own spread bounds them.
+ * Q5_K_M and Q3_K_M differ from llama.cpp by 8.9e-2 and 1.1e-1 at the first step (top 10) and
+ * leave its tokens at steps 4 and 27. Neither engine is wrong (issue 4 §5; bench/dequantize-gguf.ts):
+ * - Every Q5_K and Q3_K matmul of both files, scalar and wasm, n = 1 and 5, equals the float64 dot
+ *   of the dequantised weights with the dequantised Q8_K activation to 1e-6 of the output rms.
+ * - With BOS alone (one position, so attention is V itself) Pantheon and llama.cpp agree to 1e-4
+ *   on both files: the tiny256.*.bos goldens below.
+ * - With the prompt, Pantheon's scalar and wasm backends differ from EACH OTHER by 0.34 (Q5_K_M) and
+ *   0.38 (Q3_K_M): they first differ by one f16 half-ulp in the attention output (wasm sums in
+ *   another order), and each Q8_K activation quantisation turns a perturbation e into rounding flips
+ *   of a whole step d (amax/127), about sqrt(e·d), so four matmuls later it is 0.1 or more. In
+ *   Q4_K_M no flip happens at attn_output and the two backends agree to 6e-6: luck, not a property.
+ * - llama.cpp is as sensitive: its flash-attention-off run differs from its own golden by 0.46 to
+ *   0.70 at the first step on every tiny256 variant (flashAttentionOff in the golden files), and
+ *   its CPU variant matters: node-llama-cpp loads libggml-cpu-sapphirerapids.so here, whose AMX
+ *   Q5_K kernels (ggml-cpu/amx/mmq.cpp tinygemm_kernel_vnni / acc_C for block_q5_K) sum floats in
+ *   another order; without that variant (the icelake/AVX-512 one), llama.cpp's Q5_K_M run agrees
+ *   with Pantheon's wasm to 5e-5 and changes its own tokens from step 4 on.
+ * - A file with every tensor dequantised to F32 (bench/dequantize-gguf.ts) cannot decide: its first
+ *   step is 0.6 away (rms 0.14) from every quantised run of both engines, Q4_K_M included; that is
+ *   the Q8_K activation noise itself.
+ * So for these the first step must only stay within llama.cpp's own spread, and tokens are not compared.
  */
-const TINY256_KNOWN_OFF = new Set(['Q5_K_M', 'Q3_K_M']);
+const TINY256_CHAOTIC = new Set(['Q5_K_M', 'Q3_K_M']);
 const STORIES_FIRST_STEP = 0.3;
 
 /**
@@ -90,7 +107,13 @@ const TINY256: string[] = (existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR) : []
   .filter((t): t is string => t !== undefined && (process.env.PANTHEON_SLOW_TESTS === '1' || t === 'Q4_K_M'))
   .filter(() => HAVE_SHARED);
 
-describe.skipIf(TINY256.length === 0)('tiny256 K-quant variants: llama.cpp\'s greedy tokens', () => {
+/** BOS-only goldens (tiny256.<T>.bos.json): Q5_K_M by default, the others with PANTHEON_SLOW_TESTS=1. */
+const TINY256_BOS: string[] = (existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR) : [])
+  .map((f) => /^tiny256\.(\w+)\.bos\.json$/.exec(f)?.[1])
+  .filter((t): t is string => t !== undefined && (process.env.PANTHEON_SLOW_TESTS === '1' || t === 'Q5_K_M'))
+  .filter(() => HAVE_SHARED);
+
+describe.skipIf(TINY256.length + TINY256_BOS.length === 0)('tiny256 K-quant variants: llama.cpp\'s greedy tokens', () => {
   let f16 = '';
   beforeAll(() => {
     f16 = join(tmp, 'tiny256.gguf');
@@ -114,11 +137,36 @@ describe.skipIf(TINY256.length === 0)('tiny256 K-quant variants: llama.cpp\'s gr
       for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
       const agree = compareTokens(out, c);
       report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
-      if (TINY256_KNOWN_OFF.has(type)) return;
+      if (TINY256_CHAOTIC.has(type)) {
+        expect(d).toBeLessThan(c.flashAttentionOff!.firstStepMaxAbsDiff);
+        return;
+      }
       expect(d).toBeLessThan(FIRST_STEP);
       if (agree.same < Math.min(MUST_MATCH, c.n)) expect(agree.behind, `${name}: token ${agree.same} differs from llama.cpp's`).toBeLessThan(FLIP_TIE);
     } finally {
       lm.dispose();
+    }
+  }, 60_000);
+
+  // BOS alone: one position, so attention returns V and no half-ulp difference is amplified; here
+  // Pantheon must match llama.cpp over the whole vocabulary, on both backends (measured: 1e-4).
+  // Recorded with: node bench/record-goldens.mjs --logprob-cases=1 --prompt= --tag=bos tiny256.<T>.gguf
+  it.each(TINY256_BOS)('tiny256.%s, BOS alone: first step within 1e-3 of llama.cpp, scalar and wasm', async (type) => {
+    const g = readGolden(`tiny256.${type}.bos`)!;
+    const path = join(tmp, `tiny256.${type}.gguf`);
+    if (!existsSync(path)) quantizeTiny256(f16, path, type);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
+    const c = g.cases[0];
+    expect(c.promptTokens).toEqual([g.vocab.bos]);
+    const ref = readLogprobs(c.firstLogprobs);
+    for (const backend of ['scalar', 'wasm'] as const) {
+      const lm = await LoadedModel.load(path, { contextSize: 512, backend });
+      try {
+        const lp = logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0));
+        expect(maxAbsDiff(lp, ref), backend).toBeLessThan(FIRST_STEP);
+      } finally {
+        lm.dispose();
+      }
     }
   }, 60_000);
 });
