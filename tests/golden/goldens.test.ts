@@ -74,11 +74,17 @@ describe('llama.cpp golden files', () => {
       const stories = /stories/i.test(g.model);
       // A variant written by Pantheon's quantiser (tests/model/quantized.test.ts): <model>.<TYPE>.gguf.
       const quantised = /\.(Q\d\w*)\.gguf$/.test(g.model);
+      // A file recorded with --tag=T (e.g. <model>.bos.json: one case, the prompt given by --prompt).
+      const tag = file.slice(g.model.replace(/\.gguf$/, '').length + 1).replace(/\.?json$/, '') || null;
+      // tiny256 (bench/make-tiny256.ts) is chaotic (random weights amplify float-order differences): llama.cpp's own two
+      // attention paths differ by up to 0.7 at the first step there (tests/model/quantized.test.ts).
+      const chaotic = g.model.startsWith('tiny256.');
 
       it('has the prompts and lengths record-goldens.mjs promises', () => {
-        expect(g.model).toBe(file.replace(/\.json$/, '.gguf'));
+        expect(file).toBe(`${g.model.replace(/\.gguf$/, '')}${tag ? `.${tag}` : ''}.json`);
         expect(g.llamaCpp).toMatch(/^node-llama-cpp \d+\.\d+\.\d+$/);
-        expect(g.cases.map((c) => [c.prompt, c.n])).toEqual(stories ? [['Once upon a time', 64]] : PROMPTS.map((p) => [p, 32]));
+        if (tag) expect(g.cases).toHaveLength(1);
+        else expect(g.cases.map((c) => [c.prompt, c.n])).toEqual(stories ? [['Once upon a time', 64]] : PROMPTS.map((p) => [p, 32]));
         expect(g.tokenizer.map((t) => t.prompt)).toEqual(PROMPTS);
       });
 
@@ -88,7 +94,7 @@ describe('llama.cpp golden files', () => {
           expect(t.withoutBos[0]).not.toBe(g.vocab.bos);
         }
         for (const c of g.cases) {
-          const t = g.tokenizer.find((x) => x.prompt === c.prompt)!;
+          const t = c.prompt === '' ? { withBos: [g.vocab.bos!], withoutBos: [] } : g.tokenizer.find((x) => x.prompt === c.prompt)!;
           expect(c.promptTokens).toEqual(g.vocab.addBos ? t.withBos : t.withoutBos);
           expect(c.promptTokens[0] === g.vocab.bos).toBe(g.vocab.addBos);
         }
@@ -122,13 +128,14 @@ describe('llama.cpp golden files', () => {
           // activations a rounding flip in one q8 block moves these random-weight models further
           // (0.05 to 0.37 measured on the quantised variants)
           expect(off.firstStepMaxAbsDiff).toBeGreaterThanOrEqual(0);
-          expect(off.firstStepMaxAbsDiff).toBeLessThan(quantised ? 0.5 : 0.05);
+          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised ? 0.5 : 0.05);
         }
       });
 
       it('the first-step .f32 file is a log-softmax over the vocabulary that agrees with the JSON', () => {
         for (const [i, c] of g.cases.entries()) {
-          if (quantised && i > 0 && c.firstLogprobs === null) continue;
+          // Quantised variants keep case 0 only (--logprob-cases=1), the tiny256 ones only for Q4_K_M/Q6_K.
+          if (quantised && c.firstLogprobs === null && (i > 0 || chaotic)) continue;
           expect(c.firstLogprobs).toBe(`${file.replace(/\.json$/, '')}.${i}.f32`);
           const v = readF32(join(GOLDEN, c.firstLogprobs!));
           expect(v.length).toBe(g.vocab.size);
@@ -141,7 +148,8 @@ describe('llama.cpp golden files', () => {
             if (v[id] > v[argmax]) argmax = id;
           }
           expect(bad, 'first id whose log-probability is positive or NaN').toBe(-1);
-          expect(sum).toBeCloseTo(1, 4);
+          // float32 log-probabilities over up to 150k tokens: the sum of their exps is 1 to ~1e-4
+          expect(Math.abs(sum - 1)).toBeLessThan(2e-4);
           expect(v[argmax]).toBe(v[c.tokens[0]]);
           for (const e of c.topLogits[0]) expect(Math.abs(v[e.id] - e.logprob)).toBeLessThan(1e-6);
         }
