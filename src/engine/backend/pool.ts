@@ -11,7 +11,8 @@
 //   its own rows, then waits (Atomics.wait) for the workers and gathers their outputs. The forward
 //   pass stays synchronous. Workers spin briefly on the job word before sleeping, so back-to-back
 //   matvecs do not pay a futex wake each.
-// - Results equal WasmBackend's bit for bit: the same kernels compute the same rows.
+// - Results equal WasmBackend's bit for bit: the same kernels compute the same rows. For a prompt
+//   batch on a gemm kernel the widened activations (assembly/gemm.ts) travel with the quantised ones.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -19,7 +20,7 @@ import { EngineError } from '../../shared/errors.js';
 import { rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
-import { actBytes, kernelType, type ActKind, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
@@ -147,8 +148,10 @@ export class PoolBackend implements MatBackend {
   private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number): void {
     const cols = ws[0].spec.cols;
     // the activation kinds, and where each weight's quantised x sits in the xq region
+    // (for a batch on a gemm kernel, the activation's widened copy follows its quantised rows)
     const acts: ActKind[] = [];
     const actAt: number[] = [];
+    const widened: boolean[] = [];
     const xqAt: number[] = [];
     let xqBytes = 0;
     for (let i = 0; i < ws.length; i++) {
@@ -159,12 +162,15 @@ export class PoolBackend implements MatBackend {
       if (k < 0) {
         k = acts.push(kt.act) - 1;
         actAt.push(xqBytes);
-        xqBytes += n * actBytes(kt.act, cols);
+        const wide = n > 1 && ws.some((w) => w.kt.act === kt.act && w.kt.gemm);
+        widened.push(wide);
+        xqBytes += n * actBytes(kt.act, cols) + (wide ? widenBytes(kt.act, n, cols) : 0);
       }
       xqAt.push(actAt[k]);
     }
-    // this thread: [x f32][xq per kind][outputs of its own slices]
-    let mineBytes = 0;
+    // this thread: [x f32][xq per kind][outputs of its own slices][gemm scratch]
+    const gs = n > 1 && ws.some((w) => w.kt.gemm) ? gemmScratchBytes(cols) : 0;
+    let mineBytes = gs;
     for (const w of ws) for (const s of w.slices) if (s.part === 0) mineBytes += n * (s.r1 - s.r0) * 4;
     const a = this.main.arena;
     const xPtr = a.scratch(n * cols * 4 + xqBytes + mineBytes);
@@ -173,18 +179,20 @@ export class PoolBackend implements MatBackend {
     for (let k = 0; k < acts.length; k++) {
       const ab = actBytes(acts[k], cols);
       for (let t = 0; t < n; t++) this.main.quantize(acts[k], xqPtr + actAt[k] + t * ab, xPtr + t * cols * 4, cols);
+      if (widened[k]) this.main.widen(acts[k], xqPtr + actAt[k] + n * ab, xqPtr + actAt[k], n, cols, ab);
     }
     const xq = a.u8(xqPtr, xqBytes);
-    // each worker: [xq][outputs of its slices], one job per slice, one wake-up
+    // each worker: [xq][gemm scratch][outputs of its slices], one job per slice, one wake-up
     const outPtr: number[][] = ws.map(() => []);
     for (let p = 1; p < this.parts.length; p++) {
-      let bytes = xqBytes;
+      let bytes = xqBytes + gs;
       for (const w of ws) for (const s of w.slices) if (s.part === p) bytes += n * (s.r1 - s.r0) * 4;
-      if (bytes === xqBytes) continue;
+      if (bytes === xqBytes + gs) continue;
       const arena = this.parts[p].arena;
       const base = arena.scratch(bytes);
       arena.u8(base, xqBytes).set(xq);
-      let o = base + xqBytes;
+      const scratch = base + xqBytes;
+      let o = scratch + gs;
       const c = this.parts[p].ctrl!;
       let nj = 0;
       ws.forEach((w, i) => {
@@ -192,14 +200,17 @@ export class PoolBackend implements MatBackend {
           if (s.part !== p) continue;
           const lr = s.r1 - s.r0;
           outPtr[i][p] = o;
-          this.job(c, nj++, `${n === 1 ? 'matvec' : 'matmul'}_${w.kt.suffix}`, [o, s.ptr, w.rowBytes, 0, lr, base + xqAt[i], cols, n, actBytes(w.kt.act, cols), lr]);
+          const ab = actBytes(w.kt.act, cols);
+          if (n > 1 && w.kt.gemm) this.job(c, nj++, `gemm_${w.kt.suffix}`, [o, s.ptr, w.rowBytes, 0, lr, base + xqAt[i] + n * ab, cols, n, lr, scratch]);
+          else this.job(c, nj++, `${n === 1 ? 'matvec' : 'matmul'}_${w.kt.suffix}`, [o, s.ptr, w.rowBytes, 0, lr, base + xqAt[i], cols, n, ab, lr]);
           o += n * lr * 4;
         }
       });
       this.start(p, nj);
     }
     // this thread's rows
-    let o = xqPtr + xqBytes;
+    const scratch = xqPtr + xqBytes;
+    let o = scratch + gs;
     ws.forEach((w, i) => {
       for (const s of w.slices) {
         if (s.part !== 0) continue;
@@ -207,6 +218,7 @@ export class PoolBackend implements MatBackend {
         const ab = actBytes(w.kt.act, cols);
         outPtr[i][0] = o;
         if (n === 1) this.main.matvec(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i], cols);
+        else if (w.kt.gemm) this.main.gemm(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i] + n * ab, cols, n, lr, scratch);
         else this.main.matmul(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i], cols, n, ab, lr);
         o += n * lr * 4;
       }

@@ -5,7 +5,7 @@
 import { EngineError, ModelError } from '../../shared/errors.js';
 import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
-import { actBytes, kernelType, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
 
@@ -75,13 +75,22 @@ export class WasmBackend implements MatBackend {
     const { rows, cols } = spec;
     const a = this.k.arena;
     const ab = actBytes(kt.act, cols);
-    const xPtr = a.scratch(n * (cols * 4 + ab + rows * 4));
+    const gemm = n > 1 && kt.gemm;
+    const wb = gemm ? widenBytes(kt.act, n, cols) + gemmScratchBytes(cols) : 0;
+    const xPtr = a.scratch(n * (cols * 4 + ab + rows * 4) + wb);
     const xqPtr = xPtr + n * cols * 4;
     const outPtr = xqPtr + n * ab;
+    const xwPtr = outPtr + n * rows * 4;
     a.f32(xPtr, n * cols).set(x.subarray(0, n * cols));
     for (let t = 0; t < n; t++) this.k.quantize(kt.act, xqPtr + t * ab, xPtr + t * cols * 4, cols);
-    if (n === 1) this.k.matvec(kt, outPtr, ptr, rb, 0, rows, xqPtr, cols);
-    else this.k.matmul(kt, outPtr, ptr, rb, 0, rows, xqPtr, cols, n, ab, rows);
+    if (n === 1) {
+      this.k.matvec(kt, outPtr, ptr, rb, 0, rows, xqPtr, cols);
+    } else if (gemm) {
+      this.k.widen(kt.act, xwPtr, xqPtr, n, cols, ab);
+      this.k.gemm(kt, outPtr, ptr, rb, 0, rows, xwPtr, cols, n, rows, xwPtr + widenBytes(kt.act, n, cols));
+    } else {
+      this.k.matmul(kt, outPtr, ptr, rb, 0, rows, xqPtr, cols, n, ab, rows);
+    }
     out.set(a.f32(outPtr, n * rows));
   }
 

@@ -343,6 +343,9 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
     if (spec.fusedGateUp) {
       // ffn_up = [gate; up] per token: ggml_swiglu activates the first half
       for (let t = 0; t < n; t++) gatedAct(s.hb2, s.hb, s.hb, act, nFf, t * nUp, t * nUp + nFf, t * nFf);
+    } else if (s.wasm && spec.ffn === 'swiglu') {
+      // hb2 = silu(gate) · up in place, in kernel memory (the same arithmetic as gatedAct)
+      s.wasm.k.swiglu(s.hb2.byteOffset, s.hb2.byteOffset, s.hb.byteOffset, n * nFf);
     } else {
       // hb2 = act(gate) · up in place
       for (let t = 0; t < n; t++) gatedAct(s.hb2, s.hb2, s.hb, act, nFf, t * nFf, t * nFf, t * nFf);

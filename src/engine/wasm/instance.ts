@@ -44,6 +44,19 @@ export class KernelInstance {
     this.fns[`matmul_${kt.suffix}`](out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
   }
 
+  /** xw ← the widened copy of n quantised activations (act q8_0 or q8_K) for the gemm kernels. */
+  widen(act: ActKind, xw: number, xq: number, n: number, cols: number, xqStride: number): void {
+    this.fns[`widen_${act}`](xw, xq, n, cols, xqStride);
+  }
+
+  /**
+   * out[t·outStride + r] = W[r,:]·x_t for r in [r0, r1), t < n, from widened activations xw (kt.gemm);
+   * scratch: gemmScratchBytes(cols) bytes the kernel may overwrite.
+   */
+  gemm(kt: KernelType, out: number, w: number, rowBytes: number, r0: number, r1: number, xw: number, cols: number, n: number, outStride: number, scratch: number): void {
+    this.fns[`gemm_${kt.suffix}`](out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+  }
+
   /** out[cols] ← one row of W at byte w, dequantised. */
   dequant(kt: KernelType, out: number, w: number, cols: number): void {
     this.fns[`dequant_${kt.suffix}`](out, w, cols);
@@ -60,6 +73,11 @@ export class KernelInstance {
    */
   attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number): void {
     this.fns[mode === 'f16' ? 'attn_f16' : 'attn_f32'](out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch);
+  }
+
+  /** out[i] = silu(gate[i]) · up[i] for i < n (f32 arrays at byte addresses; assembly/ffn.ts). */
+  swiglu(out: number, gate: number, up: number, n: number): void {
+    this.fns.swiglu(out, gate, up, n);
   }
 
   /** dst[n] f16 bits ← src[n] f32 (one position's keys or values into the cache). */

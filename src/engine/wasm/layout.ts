@@ -14,10 +14,15 @@ export interface KernelType {
   readonly suffix: string;
   /** The activation format (ggml's vec_dot_type); its quantiser is quantize_<act>. */
   readonly act: ActKind;
+  /** True when batches take gemm_<suffix> on widened activations (assembly/gemm.ts). */
+  readonly gemm: boolean;
 }
 
+/** Weight types with a gemm_* prompt kernel. */
+const GEMM_SUFFIXES = new Set(['q8_0', 'q4_0', 'q5_0', 'q4_K', 'q6_K']);
+
 function k(type: number, suffix: string, act: ActKind): KernelType {
-  return { type, suffix, act };
+  return { type, suffix, act, gemm: GEMM_SUFFIXES.has(suffix) };
 }
 
 /** Every weight type with a WebAssembly kernel, by ggml id. */
@@ -59,4 +64,20 @@ export function actBytes(act: ActKind, cols: number): number {
   else if (act === 'q8_K') n = cols + (cols / 256) * 4 + (cols / 16) * 2;
   else n = cols * 4;
   return Math.ceil(n / 16) * 16;
+}
+
+/**
+ * Bytes of the widened copy of n quantised activations (assembly/gemm.ts widen_bytes): per group
+ * of four tokens, 272 B per 32 columns (q8_0) or 2192 B per 256 columns (q8_K).
+ */
+export function widenBytes(act: ActKind, n: number, cols: number): number {
+  const groups = Math.ceil(n / 4);
+  if (act === 'q8_0') return groups * (cols / 32) * 272;
+  if (act === 'q8_K') return groups * (cols / 256) * 2192;
+  return 0;
+}
+
+/** Bytes of scratch a gemm kernel needs for rows of `cols` (assembly/gemm.ts gemm_scratch_bytes: GEMM_ROWS = 4 prepared rows, 80 B per 32 columns). */
+export function gemmScratchBytes(cols: number): number {
+  return 4 * Math.floor(cols / 32) * 80;
 }

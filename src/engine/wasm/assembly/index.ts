@@ -4,7 +4,9 @@
 
 export * from './activation';
 export * from './attention';
+export * from './ffn';
 export * from './float';
+export * from './gemm';
 export * from './legacy';
 export * from './kquants';
 export * from './membench';
