@@ -1,7 +1,8 @@
 // Attention of one query position over the f16 KV cache, every head, in SIMD. The scalar reference
 // is src/engine/model/attention.ts (same two modes, same roundings; see there for the ggml sources):
 //   attn_f16  ggml's flash-attention path for single tokens and small batches: q rounded to f16, an
-//             online softmax, the V accumulator rounded to f16 after every position
+//             online softmax, the V accumulator rounded to f16 after every position; bit for bit
+//             the reference (ggml's AVX-512 summation order in the K dot, V += v·vs fused)
 //   attn_f32  ggml's tiled path for batches of 64 or more: plain f32 scores, softmax, weighted V
 // Query heads that share a KV head (GQA) are done together, so each cached K and V row is loaded and
 // widened to f32 once per KV head rather than once per query head.
@@ -73,6 +74,58 @@ import { f16 } from './common';
   return hsum(acc);
 }
 
+/** Σ over the 64-element chunks c of q[64c + o ..+4]·k[same]: lanes o..o+3 of ggml's accumulators. */
+// @ts-ignore: decorator
+@inline function chunkLanes(q: usize, k: usize, np: i32, o: i32): v128 {
+  let acc = f32x4.splat(0);
+  for (let c = o; c < np; c += 64) {
+    const b = <usize>c << 2;
+    acc = f32x4.add(acc, f32x4.mul(v128.load(q + b), v128.load(k + b))); // a product of halves is exact
+  }
+  return acc;
+}
+
+/**
+ * Σ q[i]·k[i] over n halves widened to f32 (n a multiple of 4) in the order of ggml_vec_dot_f16 on
+ * AVX-512 (the reference, model/attention.ts dotF16, spells it out): 64 lanes summed over the
+ * 64-element chunks, GGML_F32Cx16_REDUCE and _mm512_reduce_add_ps fold them by halves (32, 16, 8, 4,
+ * then hsum's 2 and 1), and the n mod 64 left over are added one by one in f64.
+ */
+// @ts-ignore: decorator
+@inline function dotF16(q: usize, k: usize, n: i32): f32 {
+  const np = n & ~63;
+  let sum: f64 = 0;
+  if (np > 0) {
+    // lanes 4m..4m+3 after the folds by 32 and 16, m = 0..3
+    const u0 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 0), chunkLanes(q, k, np, 32)), f32x4.add(chunkLanes(q, k, np, 16), chunkLanes(q, k, np, 48)));
+    const u1 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 4), chunkLanes(q, k, np, 36)), f32x4.add(chunkLanes(q, k, np, 20), chunkLanes(q, k, np, 52)));
+    const u2 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 8), chunkLanes(q, k, np, 40)), f32x4.add(chunkLanes(q, k, np, 24), chunkLanes(q, k, np, 56)));
+    const u3 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 12), chunkLanes(q, k, np, 44)), f32x4.add(chunkLanes(q, k, np, 28), chunkLanes(q, k, np, 60)));
+    sum = <f64>hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
+  }
+  for (let i = np; i < n; i++) {
+    const o = <usize>i << 2;
+    sum += <f64>(load<f32>(q + o) * load<f32>(k + o));
+  }
+  return <f32>sum;
+}
+
+/**
+ * Four lanes of round_f32(a + v·s), fused as _mm512_fmadd_ps is: in f64, where v·s (a half times a
+ * float, 35 bits) is exact and so is the sum unless a and v·s are ~2^29 apart (then the extra
+ * rounding cannot move the f32 result). s2 is s splatted as f64x2.
+ */
+// @ts-ignore: decorator
+@inline function fmaF(a: v128, v: v128, s2: v128): v128 {
+  const lo = f64x2.add(f64x2.promote_low_f32x4(a), f64x2.mul(f64x2.promote_low_f32x4(v), s2));
+  const aHi = i8x16.shuffle(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  const vHi = i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  const hi = f64x2.add(f64x2.promote_low_f32x4(aHi), f64x2.mul(f64x2.promote_low_f32x4(vHi), s2));
+  const l = f32x4.demote_f64x2_zero(lo);
+  const h = f32x4.demote_f64x2_zero(hi);
+  return i8x16.shuffle(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+}
+
 /** Scratch bytes attn_f16 / attn_f32 need. */
 export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
   const group = nHead / nHeadKv;
@@ -110,7 +163,7 @@ export function attn_f16(
       widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
       widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
       for (let j = 0; j < group; j++) {
-        const sc: f32 = dotF(q16 + (<usize>(j * hdK) << 2), kf, hdK) * scale;
+        const sc: f32 = dotF16(q16 + (<usize>(j * hdK) << 2), kf, hdK) * scale;
         const aj = acc + (<usize>(j * hdV) << 2);
         const M = load<f32>(ms + (<usize>j << 2));
         let msc: f32 = 1;
@@ -127,12 +180,14 @@ export function attn_f16(
         } else {
           vs = <f32>Math.exp(<f64>(sc - M));
         }
-        const v4 = f32x4.splat(vs);
+        // V += v·vs fused (ggml_vec_mad_f16), then f16
+        const v2 = f64x2.splat(<f64>vs);
         for (let i = 0; i < hdV; i += 4) {
           const o = <usize>i << 2;
-          v128.store(aj + o, roundHalf(f32x4.add(v128.load(aj + o), f32x4.mul(v128.load(vf + o), v4))));
+          v128.store(aj + o, roundHalf(fmaF(v128.load(aj + o), v128.load(vf + o), v2)));
         }
-        store<f32>(ss + (<usize>j << 2), load<f32>(ss + (<usize>j << 2)) * msc + vs);
+        // S = S·ms + vs, fused as the compiler contracts it (S·ms exact in f64)
+        store<f32>(ss + (<usize>j << 2), <f32>(<f64>load<f32>(ss + (<usize>j << 2)) * <f64>msc + <f64>vs));
       }
     }
     for (let j = 0; j < group; j++) {
