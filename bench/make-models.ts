@@ -17,10 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { readGgufHeaderSync } from '../src/engine/gguf/file.js';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
 import { quantMix } from '../src/engine/gguf/keys.js';
-import { GgufType, isGgufArray, type GgufKv } from '../src/engine/gguf/types.js';
+import { GgufType, isGgufArray } from '../src/engine/gguf/types.js';
 import { ggufHeaderFor, tensorBytes, type StreamTensor } from '../src/engine/gguf/stream-writer.js';
 import { kv, type WriterKv } from '../src/engine/gguf/writer.js';
-import { f32ToF16 } from '../src/engine/quant/index.js';
+import { f16Bytes, fillNormal, fnv1a, tokenizerKvs, uniform } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -74,19 +74,6 @@ export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B];
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
-
-/** tokenizer.* keys of a vocab-only GGUF, as writer entries. */
-function tokenizerKvs(vocabPath: string): WriterKv[] {
-  const h = readGgufHeaderSync(vocabPath);
-  const out: WriterKv[] = [];
-  for (const e of h.metadata.values()) if (e.key.startsWith('tokenizer.')) out.push(copyKv(e));
-  return out;
-}
-
-function copyKv(e: GgufKv): WriterKv {
-  if (!isGgufArray(e.value)) return { key: e.key, type: e.type, value: e.value };
-  return kv.arr(e.key, e.value.itemType, e.value.items);
-}
 
 /**
  * The GPT-2 vocabulary grown to `nVocab` tokens: the extra ids are "[PAD<id>]" of type 5
@@ -177,37 +164,7 @@ function shapeTensors(s: Shape): PlannedTensor[] {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Random numbers: one seeded generator per tensor, so files are the same on every run
-
-/** 32-bit FNV-1a of a string (the seed of a tensor). */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-/** mulberry32: a small 32-bit generator, uniform in [0, 1). */
-function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Fill out[] with normal(0, std) numbers (Box-Muller, two per pair of uniforms). */
-function fillNormal(out: Float32Array, std: number, u: () => number): void {
-  for (let i = 0; i < out.length; i += 2) {
-    const r = std * Math.sqrt(-2 * Math.log(1 - u()));
-    const th = 2 * Math.PI * u();
-    out[i] = r * Math.cos(th);
-    if (i + 1 < out.length) out[i + 1] = r * Math.sin(th);
-  }
-}
-
+/** Std of the random weights (bench/random-weights.ts: one seeded generator per tensor, the same file on every run). */
 const WEIGHT_STD = 0.02;
 
 // ---------------------------------------------------------------------------------------------
@@ -240,8 +197,7 @@ function writeF16Model(s: Shape, path: string): void {
         if (t.type === GgmlType.F32) {
           writeAll(fd, new Uint8Array(piece.buffer, 0, piece.length * 4));
         } else {
-          for (let i = 0; i < piece.length; i++) u16[i] = f32ToF16(piece[i]);
-          writeAll(fd, new Uint8Array(u16.buffer, 0, piece.length * 2));
+          writeAll(fd, f16Bytes(piece, u16));
         }
       }
       const size = tensorBytes(t);

@@ -12,13 +12,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readGgufHeaderSync } from '../src/engine/gguf/file.js';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
 import { isGgufArray } from '../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../src/engine/gguf/writer.js';
-import { f32ToF16 } from '../src/engine/quant/index.js';
 import { quantizeModelFile } from '../src/engine/quant/model.js';
 import { fileTypeByName } from '../src/engine/quant/recipe.js';
+import { normalF16, tokenizerKvs } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCAB = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab', 'ggml-vocab-llama-spm.gguf');
@@ -43,52 +42,10 @@ const STD_EMBD = 0.3;
 const STD_MAT = 0.08;
 
 // ---------------------------------------------------------------------------------------------
-// Seeded random numbers: mulberry32 per tensor, seeded by the FNV-1a hash of its name
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** n normal samples with standard deviation std (Box-Muller), as F16 bytes. */
-function normalF16(name: string, n: number, std: number): Uint8Array {
-  const u = mulberry32(fnv1a(name));
-  const out = new Uint16Array(n);
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(1 - u())) * std;
-    const th = 2 * Math.PI * u();
-    out[i] = f32ToF16(r * Math.cos(th));
-    if (i + 1 < n) out[i + 1] = f32ToF16(r * Math.sin(th));
-  }
-  return new Uint8Array(out.buffer);
-}
+// The file (random weights: bench/random-weights.ts, one generator per tensor seeded by its name)
 
 function onesF32(n: number): Uint8Array {
   return new Uint8Array(new Float32Array(n).fill(1).buffer);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The file
-
-function tokenizerKvs(): WriterKv[] {
-  const h = readGgufHeaderSync(VOCAB);
-  const out: WriterKv[] = [];
-  for (const e of h.metadata.values()) {
-    if (!e.key.startsWith('tokenizer.')) continue;
-    out.push(isGgufArray(e.value) ? kv.arr(e.key, e.value.itemType, e.value.items) : { key: e.key, type: e.type, value: e.value });
-  }
-  return out;
 }
 
 function metadata(): WriterKv[] {
@@ -106,7 +63,7 @@ function metadata(): WriterKv[] {
     kv.f32(`${a}.attention.layer_norm_rms_epsilon`, 1e-5),
     kv.f32(`${a}.rope.freq_base`, 10000),
     kv.u32(`${a}.rope.dimension_count`, HEAD_DIM),
-    ...tokenizerKvs(),
+    ...tokenizerKvs(VOCAB),
   ];
 }
 

@@ -2,42 +2,20 @@
 // the model files they name. Reads only the JSON/.f32 files and the GGUF headers, never llama.cpp.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync } from '../../src/engine/gguf/file.js';
 import { getArray, getBool, getNumber, getString } from '../../src/engine/gguf/keys.js';
 import type { GgufHeader } from '../../src/engine/gguf/types.js';
 import { MODELS, ROOT } from '../helpers.js';
+import { GOLDEN_DIR, readGolden, readLogprobs } from '../model/golden.js';
 
-const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), 'llama.cpp');
 const PROMPTS = ['Once upon a time', 'The capital of France is', 'Hello, my name is'];
 const TOP_K = 10;
 // Where record-goldens.mjs finds its models (the shared ones, and local quantised variants).
 const MODEL_DIRS = [MODELS, join(MODELS, 'tiny-random'), join(ROOT, 'bench', 'models'), join(ROOT, 'bench', 'models', 'quantized')];
 
-interface TopEntry { id: number; logprob: number }
-interface GoldenCase {
-  prompt: string;
-  n: number;
-  promptTokens: number[];
-  tokens: number[];
-  eogAt: number | null;
-  text: string;
-  firstLogprobs: string | null; // null past --logprob-cases (quantised variants keep case 0 only)
-  topLogits: TopEntry[][];
-  flashAttentionOff: { tokens: number[]; divergesAt: number | null; firstStepMaxAbsDiff: number };
-}
-interface Golden {
-  model: string;
-  sha256: string;
-  llamaCpp: string;
-  vocab: { size: number; bos: number | null; eos: number | null; addBos: boolean; addEos: boolean };
-  tokenizer: { prompt: string; withBos: number[]; withoutBos: number[] }[];
-  cases: GoldenCase[];
-}
-
-const files = existsSync(GOLDEN) ? readdirSync(GOLDEN).filter((f) => f.endsWith('.json')).sort() : [];
+const files = existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR).filter((f) => f.endsWith('.json')).sort() : [];
 
 function findModel(name: string): string | undefined {
   return MODEL_DIRS.map((d) => join(d, name)).find((p) => existsSync(p));
@@ -52,24 +30,17 @@ function addsBos(h: GgufHeader): boolean {
   return getBool(h, 'tokenizer.ggml.add_bos_token') ?? getString(h, 'tokenizer.ggml.model') === 'llama';
 }
 
-function readF32(path: string): Float32Array {
-  const b = readFileSync(path);
-  const v = new Float32Array(b.length / 4);
-  for (let i = 0; i < v.length; i++) v[i] = b.readFloatLE(i * 4);
-  return v;
-}
-
 describe('llama.cpp golden files', () => {
   it('exist for the default model list and stay small', () => {
     const names = files.map((f) => f.replace(/\.json$/, ''));
     expect(names).toEqual(expect.arrayContaining(['stories260K', 'llama-2-tiny-random', 'tiny-llama-s5', 'tiny-qwen2-s5']));
-    const bytes = readdirSync(GOLDEN).reduce((s, f) => s + statSync(join(GOLDEN, f)).size, 0);
+    const bytes = readdirSync(GOLDEN_DIR).reduce((s, f) => s + statSync(join(GOLDEN_DIR, f)).size, 0);
     expect(bytes).toBeLessThan(12 * 2 ** 20); // ~3.6 MiB for the models, ~5.2 MiB for their quantised variants
   });
 
   for (const file of files) {
     describe(file, () => {
-      const g = JSON.parse(readFileSync(join(GOLDEN, file), 'utf8')) as Golden;
+      const g = readGolden(file.replace(/\.json$/, ''))!;
       const modelPath = findModel(g.model);
       const stories = /stories/i.test(g.model);
       // A variant written by Pantheon's quantiser (tests/model/quantized.test.ts): <model>.<TYPE>.gguf.
@@ -120,7 +91,7 @@ describe('llama.cpp golden files', () => {
 
       it('the flash-attention-off run is consistent with the main one', () => {
         for (const c of g.cases) {
-          const off = c.flashAttentionOff;
+          const off = c.flashAttentionOff!;
           expect(off.tokens).toHaveLength(c.n);
           const k = off.tokens.findIndex((t, i) => t !== c.tokens[i]);
           expect(off.divergesAt).toBe(k < 0 ? null : k);
@@ -137,7 +108,7 @@ describe('llama.cpp golden files', () => {
           // Quantised variants keep case 0 only (--logprob-cases=1), the tiny256 ones only for Q4_K_M/Q6_K.
           if (quantised && c.firstLogprobs === null && (i > 0 || chaotic)) continue;
           expect(c.firstLogprobs).toBe(`${file.replace(/\.json$/, '')}.${i}.f32`);
-          const v = readF32(join(GOLDEN, c.firstLogprobs!));
+          const v = readLogprobs(c.firstLogprobs);
           expect(v.length).toBe(g.vocab.size);
           let sum = 0;
           let argmax = 0;

@@ -22,11 +22,15 @@ export interface GoldenCase {
 export interface Golden {
   model: string;
   sha256: string;
+  /** "node-llama-cpp X.Y.Z", the recorder. */
+  llamaCpp: string;
   vocab: { size: number; bos: number | null; eos: number | null; addBos: boolean; addEos: boolean };
+  /** llama.cpp's tokens for each standard prompt, with and without BOS. */
+  tokenizer: { prompt: string; withBos: number[]; withoutBos: number[] }[];
   cases: GoldenCase[];
 }
 
-/** The golden file for a model base name, or null when it has not been recorded. */
+/** The golden file `<name>.json` (name: the model's base name, plus .<tag> for a tagged file), or null when it has not been recorded. */
 export function readGolden(name: string): Golden | null {
   const p = join(GOLDEN_DIR, `${name}.json`);
   return existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Golden) : null;

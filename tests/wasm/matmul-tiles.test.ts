@@ -1,4 +1,4 @@
-// The tiled matmul kernels (legacy.ts, kquants.ts tile_*: tiles of tokens, blocks of 64 tokens)
+// The tiled matmul kernels (kquants.ts tile_*: tiles of tokens, blocks of 64 tokens; Q8_0/Q5_0 loop tokens over their matvec)
 // form each token's sums exactly as the one-token matvec kernel, which kernels.test.ts checks
 // against the scalar reference; so here, at the kernel level: matmul_* over batches that fill
 // tiles, leave partial tiles and cross token blocks equals matvec_* token by token, bit for bit.

@@ -14,19 +14,30 @@ export interface BuiltinTemplate {
   render(messages: readonly ChatMessage[], bos: string, eos: string, addGenerationPrompt: boolean): string;
 }
 
+/**
+ * A format where every message is one framed turn: the text opens with BOS (when `withBos`), each
+ * message becomes turn(m), and the generation prompt opens the assistant's turn.
+ */
+function turnByTurn(
+  name: BuiltinTemplateName, stops: readonly string[], withBos: boolean, turn: (m: ChatMessage) => string, generationPrompt: string,
+): BuiltinTemplate {
+  return {
+    name,
+    stops,
+    render(messages, bos, _eos, addGen) {
+      let s = withBos ? bos : '';
+      for (const m of messages) s += turn(m);
+      if (addGen) s += generationPrompt;
+      return s;
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // ChatML (OpenAI chatml.md; Qwen, Hermes, SmolLM): no BOS, every turn framed by im_start/im_end.
 
-const chatml: BuiltinTemplate = {
-  name: 'chatml',
-  stops: ['<|im_end|>'],
-  render(messages, _bos, _eos, addGen) {
-    let s = '';
-    for (const m of messages) s += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
-    if (addGen) s += '<|im_start|>assistant\n';
-    return s;
-  },
-};
+const chatml = turnByTurn('chatml', ['<|im_end|>'], false,
+  (m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`, '<|im_start|>assistant\n');
 
 // ---------------------------------------------------------------------------------------------
 // Llama 2 chat (Meta llama `generation.py` chat_completion; HF blog "How to prompt Llama 2"):
@@ -61,30 +72,14 @@ const llama2: BuiltinTemplate = {
 // Llama 3 / 3.x (Meta llama3 model card "prompt format"): header-framed turns ended by <|eot_id|>,
 // contents trimmed (the official template applies `| trim`).
 
-const llama3: BuiltinTemplate = {
-  name: 'llama3',
-  stops: ['<|eot_id|>'],
-  render(messages, bos, _eos, addGen) {
-    let s = bos;
-    for (const m of messages) s += `<|start_header_id|>${m.role}<|end_header_id|>\n\n${m.content.trim()}<|eot_id|>`;
-    if (addGen) s += '<|start_header_id|>assistant<|end_header_id|>\n\n';
-    return s;
-  },
-};
+const llama3 = turnByTurn('llama3', ['<|eot_id|>'], true,
+  (m) => `<|start_header_id|>${m.role}<|end_header_id|>\n\n${m.content.trim()}<|eot_id|>`,
+  '<|start_header_id|>assistant<|end_header_id|>\n\n');
 
 // ---------------------------------------------------------------------------------------------
 // Phi-3 / Phi-3.5 (Microsoft Phi-3 model card "chat format"): "<|role|>\n{content}<|end|>\n".
 
-const phi3: BuiltinTemplate = {
-  name: 'phi3',
-  stops: ['<|end|>'],
-  render(messages, bos, _eos, addGen) {
-    let s = bos;
-    for (const m of messages) s += `<|${m.role}|>\n${m.content}<|end|>\n`;
-    if (addGen) s += '<|assistant|>\n';
-    return s;
-  },
-};
+const phi3 = turnByTurn('phi3', ['<|end|>'], true, (m) => `<|${m.role}|>\n${m.content}<|end|>\n`, '<|assistant|>\n');
 
 // ---------------------------------------------------------------------------------------------
 // Gemma (Google Gemma model card "formatting"): roles "user" and "model", contents trimmed. Gemma
@@ -172,19 +167,10 @@ const mistralV7: BuiltinTemplate = {
 // Plain "User:/Assistant:" transcript for models with no chat format at all (base models such as
 // the stories260K demo). The reply ends when the model starts the next "User:" line.
 
-const plain: BuiltinTemplate = {
-  name: 'plain',
-  stops: ['\nUser:'],
-  render(messages, bos, _eos, addGen) {
-    let s = bos;
-    for (const m of messages) {
-      const label = m.role === 'system' ? 'System' : m.role === 'user' ? 'User' : 'Assistant';
-      s += `${label}: ${m.content}\n`;
-    }
-    if (addGen) s += 'Assistant:';
-    return s;
-  },
-};
+const plain = turnByTurn('plain', ['\nUser:'], true, (m) => {
+  const label = m.role === 'system' ? 'System' : m.role === 'user' ? 'User' : 'Assistant';
+  return `${label}: ${m.content}\n`;
+}, 'Assistant:');
 
 export const BUILTIN_TEMPLATES: Readonly<Record<BuiltinTemplateName, BuiltinTemplate>> = {
   chatml,

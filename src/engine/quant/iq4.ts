@@ -11,7 +11,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, f16At, f32At, fr, nearestInt, putF16 } from './half.js';
-import { GROUP_MAX_EPS } from './kscales.js';
+import { GROUP_MAX_EPS, signedMax } from './kscales.js';
 import { Q8K_BYTES, Q8K_QS, QK_K } from './q8k.js';
 
 /** ggml-common.h kvalues_iq4nl. */
@@ -34,17 +34,36 @@ export function bestIndexInt8(val: Int8Array, x: number): number {
   return idx;
 }
 
+/**
+ * 32 values from 16 bytes of 4-bit table indices at src[qs..] (Q4_0 nibble order): dst[y + j] =
+ * d·table[q_j]. Shared by IQ4_NL, IQ4_XS and MXFP4.
+ */
+export function dequantizeNibbles(table: Int8Array, d: number, src: Uint8Array, qs: number, dst: Float32Array, y: number): void {
+  for (let j = 0; j < 16; j++) {
+    const q = src[qs + j];
+    dst[y + j] = fr(d * table[q & 0xf]);
+    dst[y + j + 16] = fr(d * table[q >> 4]);
+  }
+}
+
+/** Σ a8[ao + j]·table[q_j] over one such 32-value block (the integer part of ggml's *_q8_0 / *_q8_K dots). */
+export function nibbleDot(table: Int8Array, w: Uint8Array, qs: number, a8: Int8Array, ao: number): number {
+  let sumi1 = 0;
+  let sumi2 = 0;
+  for (let j = 0; j < 16; j++) {
+    const b = w[qs + j];
+    sumi1 += a8[ao + j] * table[b & 0xf];
+    sumi2 += a8[ao + 16 + j] * table[b >> 4];
+  }
+  return sumi1 + sumi2;
+}
+
 // ---------------------------------------------------------------------------------------------
 // IQ4_NL
 
 function dequantizeIq4Nl(src: Uint8Array, off: number, dst: Float32Array, n: number): void {
   for (let i = 0, o = off; i < n; i += 32, o += NL_BYTES) {
-    const d = f16At(src, o);
-    for (let j = 0; j < 16; j++) {
-      const q = src[o + 2 + j];
-      dst[i + j] = fr(d * KVALUES_IQ4NL[q & 0xf]);
-      dst[i + j + 16] = fr(d * KVALUES_IQ4NL[q >> 4]);
-    }
+    dequantizeNibbles(KVALUES_IQ4NL, f16At(src, o), src, o + 2, dst, i);
   }
 }
 
@@ -57,13 +76,8 @@ function dequantizeIq4Nl(src: Uint8Array, off: number, dst: Float32Array, n: num
 const trial = new Uint8Array(32);
 
 function blockScale(x: Float32Array, xo: number, bs: number, L: Uint8Array, lo: number, ntry: number): number {
-  let amax = 0;
-  let max = 0;
-  for (let j = 0; j < bs; j++) {
-    const ax = Math.abs(x[xo + j]);
-    if (ax > amax) { amax = ax; max = x[xo + j]; }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedMax(x, xo, bs);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     L.fill(0, lo, lo + bs);
     return 0;
   }
@@ -136,14 +150,7 @@ function vecDotIq4Nl(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff
   let sumf = 0;
   for (let i = 0, p = wOff, q = aOff; i < n; i += 32, p += NL_BYTES, q += 34) {
     const d = fr(f16At(a, q) * f16At(w, p));
-    let sumi1 = 0;
-    let sumi2 = 0;
-    for (let j = 0; j < 16; j++) {
-      const b = w[p + 2 + j];
-      sumi1 += a8[q + 2 + j] * KVALUES_IQ4NL[b & 0xf];
-      sumi2 += a8[q + 2 + 16 + j] * KVALUES_IQ4NL[b >> 4];
-    }
-    sumf = fr(sumf + fr(d * (sumi1 + sumi2)));
+    sumf = fr(sumf + fr(d * nibbleDot(KVALUES_IQ4NL, w, p + 2, a8, q + 2)));
   }
   return sumf;
 }
@@ -164,13 +171,7 @@ function dequantizeIq4Xs(src: Uint8Array, off: number, dst: Float32Array, n: num
   for (let i = 0, o = off; i < n; i += QK_K, o += XS_BYTES) {
     const d = f16At(src, o);
     for (let ib = 0; ib < 8; ib++) {
-      const dl = fr(d * (xsScale(src, o, ib) - 32));
-      const qs = o + 8 + 16 * ib;
-      const y = i + 32 * ib;
-      for (let j = 0; j < 16; j++) {
-        dst[y + j] = fr(dl * KVALUES_IQ4NL[src[qs + j] & 0xf]);
-        dst[y + j + 16] = fr(dl * KVALUES_IQ4NL[src[qs + j] >> 4]);
-      }
+      dequantizeNibbles(KVALUES_IQ4NL, fr(d * (xsScale(src, o, ib) - 32)), src, o + 8 + 16 * ib, dst, i + 32 * ib);
     }
   }
 }
@@ -180,17 +181,8 @@ function quantizeIq4Xs(x: Float32Array, dst: Uint8Array, off: number, n: number)
   const L = new Uint8Array(QK_K);
   const scales = new Float32Array(8);
   for (let i = 0, o = off; i < n; i += QK_K, o += XS_BYTES) {
-    let maxScale = 0;
-    let amaxScale = 0;
-    for (let ib = 0; ib < 8; ib++) {
-      const d = blockScale(x, i + 32 * ib, 32, L, 32 * ib, 7);
-      scales[ib] = d;
-      if (Math.abs(d) > amaxScale) {
-        amaxScale = Math.abs(d);
-        maxScale = d;
-      }
-    }
-    const d = fr(-maxScale / 32);
+    for (let ib = 0; ib < 8; ib++) scales[ib] = blockScale(x, i + 32 * ib, 32, L, 32 * ib, 7);
+    const d = fr(-signedMax(scales, 0, 8) / 32);
     putF16(dst, o, d);
     const id = d ? fr(1 / d) : 0;
     let scalesH = 0;
@@ -220,15 +212,7 @@ function vecDotIq4Xs(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff
     const d4d8 = fr(f16At(w, p) * f32At(a, q));
     for (let ib = 0; ib < 8; ib++) {
       const dl = fr(d4d8 * (xsScale(w, p, ib) - 32));
-      const qs = p + 8 + 16 * ib;
-      const q8 = q + Q8K_QS + 32 * ib;
-      let sumi1 = 0;
-      let sumi2 = 0;
-      for (let j = 0; j < 16; j++) {
-        sumi1 += a8[q8 + j] * KVALUES_IQ4NL[w[qs + j] & 0xf];
-        sumi2 += a8[q8 + j + 16] * KVALUES_IQ4NL[w[qs + j] >> 4];
-      }
-      sumf = fr(sumf + fr(dl * (sumi1 + sumi2)));
+      sumf = fr(sumf + fr(dl * nibbleDot(KVALUES_IQ4NL, w, p + 8 + 16 * ib, a8, q + Q8K_QS + 32 * ib)));
     }
   }
   return sumf;

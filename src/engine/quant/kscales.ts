@@ -4,11 +4,26 @@
 // Arrays are passed with an element offset (x, xo) so the callers never allocate per group.
 
 import { fr, nearestInt } from './half.js';
+import { QK_K } from './q8k.js';
 
 /** ggml-quants.c GROUP_MAX_EPS: a group whose largest magnitude is below this is all zero. */
 export const GROUP_MAX_EPS = fr(1e-15);
 
 const F01 = fr(0.1);
+
+/**
+ * The value of x[xo..xo+n) with the largest magnitude, keeping its sign (the first one on ties;
+ * 0 when all are 0): the `max` every ggml reference quantiser scales from.
+ */
+export function signedMax(x: ArrayLike<number>, xo: number, n: number): number {
+  let amax = 0;
+  let max = 0;
+  for (let i = xo; i < xo + n; i++) {
+    const ax = Math.abs(x[i]);
+    if (ax > amax) { amax = ax; max = x[i]; }
+  }
+  return max;
+}
 
 /** Scratch for makeQxQuants' trial levels. */
 let trialLevels = new Int8Array(32);
@@ -22,13 +37,8 @@ export function makeQxQuants(
   n: number, nmax: number, x: Float32Array, xo: number, L: Uint8Array, lo: number, rmseType: number,
   qw: Float32Array | null, qo = 0,
 ): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const ax = Math.abs(x[xo + i]);
-    if (ax > amax) { amax = ax; max = x[xo + i]; }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedMax(x, xo, n);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     L.fill(0, lo, lo + n);
     return 0;
   }
@@ -101,13 +111,8 @@ export function makeQxQuants(
  * moving single levels while the x²-weighted fit improves. L gets values in [0, 2·nmax). Returns the scale.
  */
 export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number, doRmse: boolean): number {
-  let max = 0;
-  let amax = 0;
-  for (let i = 0; i < n; i++) {
-    const ax = Math.abs(x[xo + i]);
-    if (ax > amax) { amax = ax; max = x[xo + i]; }
-  }
-  if (amax < GROUP_MAX_EPS) {
+  const max = signedMax(x, xo, n);
+  if (Math.abs(max) < GROUP_MAX_EPS) {
     L.fill(0, lo, lo + n);
     return 0;
   }
@@ -256,4 +261,52 @@ export function makeQkx2Quants(
   }
   mins[mi] = -min;
   return scale;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The float side of ggml_vec_dot_q{3,4,5,6}_K_q8_K_generic: integer products go to 8 lanes
+// (element j to lane j % 8), each lane's float sum is kept across blocks, and the lanes are added
+// at the end.
+
+/** sums[l] += d·lane_l for the 8 integer lane sums of one block (each step in float32). */
+export function addLanes(
+  sums: Float32Array, d: number, l0: number, l1: number, l2: number, l3: number, l4: number, l5: number, l6: number, l7: number,
+): void {
+  sums[0] += fr(d * fr(l0));
+  sums[1] += fr(d * fr(l1));
+  sums[2] += fr(d * fr(l2));
+  sums[3] += fr(d * fr(l3));
+  sums[4] += fr(d * fr(l4));
+  sums[5] += fr(d * fr(l5));
+  sums[6] += fr(d * fr(l6));
+  sums[7] += fr(d * fr(l7));
+}
+
+/** sumf + the 8 lane sums, added in lane order. */
+export function laneTotal(sums: Float32Array, sumf = 0): number {
+  for (let l = 0; l < 8; l++) sumf = fr(sumf + sums[l]);
+  return sumf;
+}
+
+/**
+ * One block of Q3_K / Q6_K: levels q[0..256) (signed, already unpacked), signed group scales
+ * sc[so + j/16]; lane l gets sc·a·q over j ≡ l (mod 8), then addLanes with d.
+ */
+export function addScaledLanes16(
+  sums: Float32Array, d: number, q: Int8Array, sc: Int8Array, so: number, a8: Int8Array, ao: number,
+): void {
+  let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
+  for (let j = 0; j < QK_K; j += 8) {
+    const s = sc[so + (j >> 4)];
+    const a = ao + j;
+    l0 += s * a8[a] * q[j];
+    l1 += s * a8[a + 1] * q[j + 1];
+    l2 += s * a8[a + 2] * q[j + 2];
+    l3 += s * a8[a + 3] * q[j + 3];
+    l4 += s * a8[a + 4] * q[j + 4];
+    l5 += s * a8[a + 5] * q[j + 5];
+    l6 += s * a8[a + 6] * q[j + 6];
+    l7 += s * a8[a + 7] * q[j + 7];
+  }
+  addLanes(sums, d, l0, l1, l2, l3, l4, l5, l6, l7);
 }

@@ -14,6 +14,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, f16At, fr, nearestInt, putF16, roundAway, roundF16 } from './half.js';
+import { signedMax } from './kscales.js';
 
 const QK = 32;
 
@@ -26,20 +27,6 @@ function putQh(b: Uint8Array, o: number, qh: number): void {
   b[o + 1] = (qh >>> 8) & 0xff;
   b[o + 2] = (qh >>> 16) & 0xff;
   b[o + 3] = qh >>> 24;
-}
-
-/** Index and value of the element with the largest magnitude (first one on ties), as the _ref quantisers find it. */
-function absMax(x: Float32Array, from: number, n: number): { amax: number; max: number } {
-  let amax = 0;
-  let max = 0;
-  for (let j = from; j < from + n; j++) {
-    const v = x[j];
-    if (amax < Math.abs(v)) {
-      amax = Math.abs(v);
-      max = v;
-    }
-  }
-  return { amax, max };
 }
 
 function minMax(x: Float32Array, from: number, n: number): { min: number; max: number } {
@@ -70,7 +57,7 @@ function dequantizeQ4_0(src: Uint8Array, off: number, dst: Float32Array, n: numb
 /** ggml-quants.c quantize_row_q4_0_ref: d = max/-8 where max is the signed value of largest magnitude. */
 function quantizeQ4_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 18) {
-    const { max } = absMax(x, i, QK);
+    const max = signedMax(x, i, QK);
     const d = fr(max / -8);
     const id = d ? fr(1 / d) : 0;
     putF16(dst, o, d);
@@ -178,7 +165,7 @@ function dequantizeQ5_0(src: Uint8Array, off: number, dst: Float32Array, n: numb
 /** quantize_row_q5_0_ref: d = max/-16. */
 function quantizeQ5_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 22) {
-    const { max } = absMax(x, i, QK);
+    const max = signedMax(x, i, QK);
     const d = fr(max / -16);
     const id = d ? fr(1 / d) : 0;
     putF16(dst, o, d);
@@ -295,7 +282,7 @@ function dequantizeQ8_0(src: Uint8Array, off: number, dst: Float32Array, n: numb
 /** quantize_row_q8_0_ref: d = amax/127, q = roundf(x/d). The weight quantiser; activations use quantizeActQ8_0. */
 export function quantizeQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 34) {
-    const { amax } = absMax(x, i, QK);
+    const amax = Math.abs(signedMax(x, i, QK));
     const d = fr(amax / 127);
     const id = d ? fr(1 / d) : 0;
     putF16(dst, o, d);
@@ -313,7 +300,7 @@ export function quantizeQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: n
  */
 export function quantizeActQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 34) {
-    const { amax } = absMax(x, i, QK);
+    const amax = Math.abs(signedMax(x, i, QK));
     const d = fr(amax / 127);
     const id = amax !== 0 ? fr(127 / amax) : 0;
     putF16(dst, o, d);
@@ -352,7 +339,7 @@ export function dequantizeQ8_1(src: Uint8Array, off: number, dst: Float32Array, 
 /** quantize_row_q8_1_ref: as Q8_0, plus s = d·Σq (stored as half). Activations use quantizeActQ8_1. */
 export function quantizeQ8_1(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 36) {
-    const { amax } = absMax(x, i, QK);
+    const amax = Math.abs(signedMax(x, i, QK));
     const d = fr(amax / 127);
     const id = d ? fr(1 / d) : 0;
     putF16(dst, o, d);
@@ -372,7 +359,7 @@ export function quantizeQ8_1(x: Float32Array, dst: Uint8Array, off: number, n: n
  */
 export function quantizeActQ8_1(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 36) {
-    const { amax } = absMax(x, i, QK);
+    const amax = Math.abs(signedMax(x, i, QK));
     const d = fr(amax / 127);
     const id = amax !== 0 ? fr(127 / amax) : 0;
     putF16(dst, o, d);

@@ -5,6 +5,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, e8m0HalfToF32, f16At, fr } from './half.js';
+import { dequantizeNibbles, nibbleDot } from './iq4.js';
 
 /** ggml-common.h kvalues_mxfp4: E2M1 values ×2. */
 export const KVALUES_MXFP4 = new Int8Array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12]);
@@ -13,12 +14,7 @@ const BYTES = 17;
 
 function dequantizeMxfp4(src: Uint8Array, off: number, dst: Float32Array, n: number): void {
   for (let i = 0, o = off; i < n; i += 32, o += BYTES) {
-    const d = e8m0HalfToF32(src[o]);
-    for (let j = 0; j < 16; j++) {
-      const q = src[o + 1 + j];
-      dst[i + j] = fr(KVALUES_MXFP4[q & 0xf] * d);
-      dst[i + j + 16] = fr(KVALUES_MXFP4[q >> 4] * d);
-    }
+    dequantizeNibbles(KVALUES_MXFP4, e8m0HalfToF32(src[o]), src, o + 1, dst, i);
   }
 }
 
@@ -53,14 +49,7 @@ function vecDotMxfp4(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff
   let sumf = 0;
   for (let i = 0, p = wOff, q = aOff; i < n; i += 32, p += BYTES, q += 34) {
     const d = fr(f16At(a, q) * e8m0HalfToF32(w[p]));
-    let sumi1 = 0;
-    let sumi2 = 0;
-    for (let j = 0; j < 16; j++) {
-      const b = w[p + 1 + j];
-      sumi1 += a8[q + 2 + j] * KVALUES_MXFP4[b & 0xf];
-      sumi2 += a8[q + 2 + 16 + j] * KVALUES_MXFP4[b >> 4];
-    }
-    sumf = fr(sumf + fr(d * (sumi1 + sumi2)));
+    sumf = fr(sumf + fr(d * nibbleDot(KVALUES_MXFP4, w, p + 1, a8, q + 2)));
   }
   return sumf;
 }

@@ -8,7 +8,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, F16, f16At, f32At, fr, nearestInt, putF16, toI8 } from './half.js';
-import { makeQ3Quants } from './kscales.js';
+import { addScaledLanes16, laneTotal, makeQ3Quants, signedMax } from './kscales.js';
 import { pack2bit } from './q2k.js';
 import { Q8K_BYTES, Q8K_QS, QK_K } from './q8k.js';
 
@@ -52,13 +52,8 @@ function quantizeQ3K(x: Float32Array, dst: Uint8Array, off: number, n: number): 
   const L = new Int8Array(QK_K);
   const scales = new Float32Array(16);
   for (let i = 0, o = off; i < n; i += QK_K, o += BYTES) {
-    let maxScale = 0;
-    let amax = 0;
-    for (let j = 0; j < 16; j++) {
-      scales[j] = makeQ3Quants(16, 4, x, i + 16 * j, L, 16 * j, true);
-      const scale = Math.abs(scales[j]);
-      if (scale > amax) { amax = scale; maxScale = scales[j]; }
-    }
+    for (let j = 0; j < 16; j++) scales[j] = makeQ3Quants(16, 4, x, i + 16 * j, L, 16 * j, true);
+    const maxScale = signedMax(scales, 0, 16);
     dst.fill(0, o + SCALES, o + SCALES + 12);
     if (maxScale) {
       const iscale = fr(-32 / maxScale);
@@ -119,32 +114,9 @@ function vecDotQ3K(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: 
       }
     }
     for (let j = 0; j < 16; j++) sc16[j] = scaleAt(w, p + SCALES, j);
-    let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
-    for (let j = 0; j < QK_K; j += 8) {
-      const sc = sc16[j >> 4];
-      const q8 = q + Q8K_QS + j;
-      l0 += sc * a8[q8] * aux8[j];
-      l1 += sc * a8[q8 + 1] * aux8[j + 1];
-      l2 += sc * a8[q8 + 2] * aux8[j + 2];
-      l3 += sc * a8[q8 + 3] * aux8[j + 3];
-      l4 += sc * a8[q8 + 4] * aux8[j + 4];
-      l5 += sc * a8[q8 + 5] * aux8[j + 5];
-      l6 += sc * a8[q8 + 6] * aux8[j + 6];
-      l7 += sc * a8[q8 + 7] * aux8[j + 7];
-    }
-    const d = fr(f16At(w, p + D) * f32At(a, q));
-    sums[0] += fr(d * fr(l0));
-    sums[1] += fr(d * fr(l1));
-    sums[2] += fr(d * fr(l2));
-    sums[3] += fr(d * fr(l3));
-    sums[4] += fr(d * fr(l4));
-    sums[5] += fr(d * fr(l5));
-    sums[6] += fr(d * fr(l6));
-    sums[7] += fr(d * fr(l7));
+    addScaledLanes16(sums, fr(f16At(w, p + D) * f32At(a, q)), aux8, sc16, 0, a8, q + Q8K_QS);
   }
-  let sumf = 0;
-  for (let l = 0; l < 8; l++) sumf = fr(sumf + sums[l]);
-  return sumf;
+  return laneTotal(sums);
 }
 
 export const Q3_K_FORMAT: BlockFormat = {

@@ -11,7 +11,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, F16, f16At, f32At, fr, nearestInt, putF16 } from './half.js';
-import { makeQkx2Quants } from './kscales.js';
+import { addLanes, laneTotal, makeQkx2Quants } from './kscales.js';
 import { Q8K_BYTES, Q8K_QS, q8kBsum, QK_K } from './q8k.js';
 
 const D = 0;
@@ -217,19 +217,11 @@ function vecDotKx(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: n
     }
     const yd = f32At(a, q);
     const d = fr(f16At(w, p + D) * yd);
-    sums[0] += fr(d * fr(l0));
-    sums[1] += fr(d * fr(l1));
-    sums[2] += fr(d * fr(l2));
-    sums[3] += fr(d * fr(l3));
-    sums[4] += fr(d * fr(l4));
-    sums[5] += fr(d * fr(l5));
-    sums[6] += fr(d * fr(l6));
-    sums[7] += fr(d * fr(l7));
+    addLanes(sums, d, l0, l1, l2, l3, l4, l5, l6, l7);
     const dmin = fr(f16At(w, p + DMIN) * yd);
     sumf = fr(sumf - fr(dmin * fr(sumi)));
   }
-  for (let l = 0; l < 8; l++) sumf = fr(sumf + sums[l]);
-  return sumf;
+  return laneTotal(sums, sumf);
 }
 
 function vecDotQ4K(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: number): number {

@@ -11,7 +11,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, F16, f16At, f32At, fr, nearestInt, putF16 } from './half.js';
-import { GROUP_MAX_EPS, makeQxQuants } from './kscales.js';
+import { addScaledLanes16, GROUP_MAX_EPS, laneTotal, makeQxQuants, signedMax } from './kscales.js';
 import { Q8K_BYTES, Q8K_QS, QK_K } from './q8k.js';
 
 const BYTES = 210;
@@ -53,17 +53,9 @@ function quantizeQ6K(x: Float32Array, dst: Uint8Array, off: number, n: number): 
   const scales = new Float32Array(16);
   const d8 = asI8(dst);
   for (let i = 0, o = off; i < n; i += QK_K, o += BYTES) {
-    let maxScale = 0;
-    let maxAbsScale = 0;
-    for (let ib = 0; ib < 16; ib++) {
-      const scale = makeQxQuants(16, 32, x, i + 16 * ib, L, 16 * ib, 1, null);
-      scales[ib] = scale;
-      if (Math.abs(scale) > maxAbsScale) {
-        maxAbsScale = Math.abs(scale);
-        maxScale = scale;
-      }
-    }
-    if (maxAbsScale < GROUP_MAX_EPS) {
+    for (let ib = 0; ib < 16; ib++) scales[ib] = makeQxQuants(16, 32, x, i + 16 * ib, L, 16 * ib, 1, null);
+    const maxScale = signedMax(scales, 0, 16);
+    if (Math.abs(maxScale) < GROUP_MAX_EPS) {
       dst.fill(0, o, o + BYTES);
       continue;
     }
@@ -101,32 +93,9 @@ function vecDotQ6K(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: 
   sums.fill(0);
   for (let i = 0, p = wOff, q = aOff; i < n; i += QK_K, p += BYTES, q += Q8K_BYTES) {
     unpack(w, p, vals);
-    let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
-    for (let j = 0; j < QK_K; j += 8) {
-      const sc = w8[p + SCALES + (j >> 4)];
-      const q8 = q + Q8K_QS + j;
-      l0 += sc * a8[q8] * vals[j];
-      l1 += sc * a8[q8 + 1] * vals[j + 1];
-      l2 += sc * a8[q8 + 2] * vals[j + 2];
-      l3 += sc * a8[q8 + 3] * vals[j + 3];
-      l4 += sc * a8[q8 + 4] * vals[j + 4];
-      l5 += sc * a8[q8 + 5] * vals[j + 5];
-      l6 += sc * a8[q8 + 6] * vals[j + 6];
-      l7 += sc * a8[q8 + 7] * vals[j + 7];
-    }
-    const d = fr(f16At(w, p + D) * f32At(a, q));
-    sums[0] += fr(d * fr(l0));
-    sums[1] += fr(d * fr(l1));
-    sums[2] += fr(d * fr(l2));
-    sums[3] += fr(d * fr(l3));
-    sums[4] += fr(d * fr(l4));
-    sums[5] += fr(d * fr(l5));
-    sums[6] += fr(d * fr(l6));
-    sums[7] += fr(d * fr(l7));
+    addScaledLanes16(sums, fr(f16At(w, p + D) * f32At(a, q)), vals, w8, p + SCALES, a8, q + Q8K_QS);
   }
-  let sumf = 0;
-  for (let l = 0; l < 8; l++) sumf = fr(sumf + sums[l]);
-  return sumf;
+  return laneTotal(sums);
 }
 
 export const Q6_K_FORMAT: BlockFormat = {

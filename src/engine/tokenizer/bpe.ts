@@ -6,6 +6,7 @@
 
 import { Heap } from './heap.js';
 import { splitWords } from './pre-tokenize.js';
+import { codepointSymbols, mergeSymbols, WordCache } from './symbols.js';
 import { utf8Bytes } from './unicode.js';
 import type { Vocab } from './vocab.js';
 
@@ -29,23 +30,8 @@ function tokenizeWord(vocab: Vocab, word: string, out: number[]): void {
     out.push(whole);
     return;
   }
-  // symbols: one per code point; start/len in UTF-16 units of `word`
-  const start: number[] = [];
-  const len: number[] = [];
-  for (let i = 0; i < word.length;) {
-    const c = word.charCodeAt(i);
-    const n = c >= 0xd800 && c <= 0xdbff && i + 1 < word.length && (word.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
-    start.push(i);
-    len.push(n);
-    i += n;
-  }
-  const count = start.length;
-  const prev = new Int32Array(count);
-  const next = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    prev[i] = i - 1;
-    next[i] = i + 1 < count ? i + 1 : -1;
-  }
+  const syms = codepointSymbols(word);
+  const { count, start, len, prev, next } = syms;
   const queue = new Heap<Bigram>(before);
   const tryAdd = (left: number, right: number) => {
     if (left === -1 || right === -1) return;
@@ -58,10 +44,7 @@ function tokenizeWord(vocab: Vocab, word: string, out: number[]): void {
   while (queue.size > 0) {
     const b = queue.pop()!;
     if (len[b.left] !== b.leftLen || len[b.right] !== b.rightLen || len[b.left] === 0 || len[b.right] === 0) continue;
-    len[b.left] += len[b.right];
-    len[b.right] = 0;
-    next[b.left] = next[b.right];
-    if (next[b.right] >= 0) prev[next[b.right]] = b.left;
+    mergeSymbols(syms, b.left, b.right);
     tryAdd(prev[b.left], b.left);
     tryAdd(b.left, next[b.left]);
   }
@@ -85,26 +68,18 @@ function tokenizeWord(vocab: Vocab, word: string, out: number[]): void {
   }
 }
 
-const CACHE_LIMIT = 1 << 16;
-
-/** A BPE tokenizer session with a cache of merged words (merging is deterministic). */
+/** A BPE tokenizer session with a cache of merged words. */
 export class BpeSession {
-  private readonly cache = new Map<string, number[]>();
+  private readonly cache: WordCache;
 
-  constructor(private readonly vocab: Vocab) {}
+  constructor(private readonly vocab: Vocab) {
+    this.cache = new WordCache((word, out) => tokenizeWord(vocab, word, out));
+  }
 
   tokenize(text: string, out: number[]): void {
     const v = this.vocab;
     for (const word of splitWords(text, v.preRegexes, v.byteEncode)) {
-      if (word.length === 0) continue;
-      let ids = this.cache.get(word);
-      if (!ids) {
-        ids = [];
-        tokenizeWord(v, word, ids);
-        if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-        this.cache.set(word, ids);
-      }
-      for (const id of ids) out.push(id);
+      if (word.length > 0) this.cache.append(word, out);
     }
   }
 }

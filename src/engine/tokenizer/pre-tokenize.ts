@@ -40,17 +40,83 @@ function isContractionAt(cps: readonly number[], pos: number, end: number, lower
   return 0;
 }
 
+/**
+ * The walk state of a hand-written splitter over cps[ini..end): the code point (OUT outside) and
+ * its flags (0 outside) at a position, and add(e) to close the piece that ends at e (an empty one
+ * is not emitted); add returns the piece's length.
+ */
+interface Cursor {
+  cpt(p: number): number;
+  flags(p: number): number;
+  add(e: number): number;
+}
+
+function cursor(cps: readonly number[], ini: number, end: number, out: number[]): Cursor {
+  let prev = ini;
+  return {
+    cpt: (p) => (p >= ini && p < end ? cps[p] : OUT),
+    flags: (p) => (p >= ini && p < end ? cptFlags(cps[p]) : 0),
+    add: (e) => {
+      const n = e - prev;
+      if (n > 0) out.push(n);
+      prev = e;
+      return n;
+    },
+  };
+}
+
+/** '\p{N}{1,3}' repeated: the number run at pos in pieces of up to three. Returns its end. */
+function numberRun(k: Cursor, pos: number): number {
+  let ini3 = pos;
+  while (k.flags(pos) & CPT_NUMBER) {
+    if (++pos - ini3 >= 3) {
+      k.add(pos);
+      ini3 = pos;
+    }
+  }
+  k.add(pos);
+  return pos;
+}
+
+/**
+ * ' ?[^\s\p{L}\p{N}]+', then '[\r\n]*' when `newlines`: c is the code point at pos, f2 the flags
+ * of the first symbol (at pos, or pos + 1 after a space). Returns the piece's end.
+ */
+function symbolRun(k: Cursor, pos: number, c: number, f2: number, newlines: boolean): number {
+  if (c === 0x20) pos++;
+  while (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f2) f2 = k.flags(++pos);
+  if (newlines) {
+    let c2 = k.cpt(pos);
+    while (c2 === 0x0d || c2 === 0x0a) c2 = k.cpt(++pos);
+  }
+  k.add(pos);
+  return pos;
+}
+
+/**
+ * The alternatives Llama 3 and Kimi-K2 end with: '\s*[\r\n]+', '\s+(?!\S)', '\s+', and
+ * otherwise the code point at pos alone. Returns the piece's end.
+ */
+function whitespaceRun(k: Cursor, pos: number): number {
+  let nws = 0;
+  let lastNl = 0;
+  while (k.flags(pos + nws) & CPT_WHITESPACE) {
+    const c2 = k.cpt(pos + nws);
+    if (c2 === 0x0d || c2 === 0x0a) lastNl = pos + nws + 1;
+    nws++;
+  }
+  if (lastNl > 0) pos = lastNl; // '\s*[\r\n]+'
+  else if (nws > 1 && k.cpt(pos + nws) !== OUT) pos += nws - 1; // '\s+(?!\S)': leave the last space for the next word
+  else if (nws > 0) pos += nws; // '\s+'
+  else pos++;
+  k.add(pos);
+  return pos;
+}
+
 /** 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S) (unicode_regex_split_custom_gpt2) */
 const splitGpt2: Splitter = (cps, ini, end, out) => {
-  const cpt = (p: number) => (p >= ini && p < end ? cps[p] : OUT);
-  const flags = (p: number) => (p >= ini && p < end ? cptFlags(cps[p]) : 0);
-  let prev = ini;
-  const add = (e: number) => {
-    const n = e - prev;
-    if (n > 0) out.push(n);
-    prev = e;
-    return n;
-  };
+  const k = cursor(cps, ini, end, out);
+  const { cpt, flags, add } = k;
   for (let pos = ini; pos < end;) {
     const c = cpt(pos);
     const contraction = isContractionAt(cps, pos, end, false);
@@ -72,9 +138,7 @@ const splitGpt2: Splitter = (cps, ini, end, out) => {
       continue;
     }
     if (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f2) { // ' ?[^\s\p{L}\p{N}]+'
-      if (c === 0x20) pos++;
-      while (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f2) f2 = flags(++pos);
-      add(pos);
+      pos = symbolRun(k, pos, c, f2, false);
       continue;
     }
     let nws = 0;
@@ -98,15 +162,8 @@ const splitGpt2: Splitter = (cps, ini, end, out) => {
  * \s*[\r\n]+|\s+(?!\S)|\s+ (unicode_regex_split_custom_llama3)
  */
 const splitLlama3: Splitter = (cps, ini, end, out) => {
-  const cpt = (p: number) => (p >= ini && p < end ? cps[p] : OUT);
-  const flags = (p: number) => (p >= ini && p < end ? cptFlags(cps[p]) : 0);
-  let prev = ini;
-  const add = (e: number) => {
-    const n = e - prev;
-    if (n > 0) out.push(n);
-    prev = e;
-    return n;
-  };
+  const k = cursor(cps, ini, end, out);
+  const { cpt, flags, add } = k;
   for (let pos = ini; pos < end;) {
     const c = cpt(pos);
     const f = flags(pos);
@@ -124,49 +181,16 @@ const splitLlama3: Splitter = (cps, ini, end, out) => {
       }
     }
     if (f & CPT_NUMBER) { // '\p{N}{1,3}'
-      let ini3 = pos;
-      while (flags(pos) & CPT_NUMBER) {
-        if (++pos - ini3 >= 3) {
-          add(pos);
-          ini3 = pos;
-        }
-      }
-      add(pos);
+      pos = numberRun(k, pos);
       continue;
     }
-    let f2 = c === 0x20 ? flags(pos + 1) : f;
+    const f2 = c === 0x20 ? flags(pos + 1) : f;
     // ' ?[^\s\p{L}\p{N}]+[\r\n]*' (llama.cpp tests the current code point's flags for "defined")
     if (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f) {
-      if (c === 0x20) pos++;
-      while (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f2) f2 = flags(++pos);
-      let c2 = cpt(pos);
-      while (c2 === 0x0d || c2 === 0x0a) c2 = cpt(++pos);
-      add(pos);
+      pos = symbolRun(k, pos, c, f2, true);
       continue;
     }
-    let nws = 0;
-    let lastNl = 0;
-    while (flags(pos + nws) & CPT_WHITESPACE) {
-      const c2 = cpt(pos + nws);
-      if (c2 === 0x0d || c2 === 0x0a) lastNl = pos + nws + 1;
-      nws++;
-    }
-    if (lastNl > 0) { // '\s*[\r\n]+'
-      pos = lastNl;
-      add(pos);
-      continue;
-    }
-    if (nws > 1 && cpt(pos + nws) !== OUT) { // '\s+(?!\S)'
-      pos += nws - 1;
-      add(pos);
-      continue;
-    }
-    if (nws > 0) { // '\s+'
-      pos += nws;
-      add(pos);
-      continue;
-    }
-    add(++pos);
+    pos = whitespaceRun(k, pos);
   }
 };
 
@@ -179,16 +203,9 @@ function isHan(cp: number): boolean {
 
 /** Kimi-K2's pattern set, \p{Han}+ first (unicode_regex_split_custom_kimi_k2). */
 const splitKimiK2: Splitter = (cps, ini, end, out) => {
-  const cpt = (p: number) => (p >= ini && p < end ? cps[p] : OUT);
-  const flags = (p: number) => (p >= ini && p < end ? cptFlags(cps[p]) : 0);
+  const k = cursor(cps, ini, end, out);
+  const { cpt, flags, add } = k;
   const nonHanLetter = (p: number) => (flags(p) & CPT_LETTER) !== 0 && !isHan(cpt(p));
-  let prev = ini;
-  const add = (e: number) => {
-    const n = e - prev;
-    if (n > 0) out.push(n);
-    prev = e;
-    return n;
-  };
   for (let pos = ini; pos < end;) {
     const c = cpt(pos);
     const f = flags(pos);
@@ -220,48 +237,15 @@ const splitKimiK2: Splitter = (cps, ini, end, out) => {
       }
     }
     if (f & CPT_NUMBER) {
-      let ini3 = pos;
-      while (flags(pos) & CPT_NUMBER) {
-        if (++pos - ini3 >= 3) {
-          add(pos);
-          ini3 = pos;
-        }
-      }
-      add(pos);
+      pos = numberRun(k, pos);
       continue;
     }
-    let f2 = c === 0x20 ? flags(pos + 1) : f;
+    const f2 = c === 0x20 ? flags(pos + 1) : f;
     if (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f2) {
-      if (c === 0x20) pos++;
-      while (!(f2 & (CPT_WHITESPACE | CPT_LETTER | CPT_NUMBER)) && f2) f2 = flags(++pos);
-      let c2 = cpt(pos);
-      while (c2 === 0x0d || c2 === 0x0a) c2 = cpt(++pos);
-      add(pos);
+      pos = symbolRun(k, pos, c, f2, true);
       continue;
     }
-    let nws = 0;
-    let lastNl = 0;
-    while (flags(pos + nws) & CPT_WHITESPACE) {
-      const c2 = cpt(pos + nws);
-      if (c2 === 0x0d || c2 === 0x0a) lastNl = pos + nws + 1;
-      nws++;
-    }
-    if (lastNl > 0) {
-      pos = lastNl;
-      add(pos);
-      continue;
-    }
-    if (nws > 1 && cpt(pos + nws) !== OUT) {
-      pos += nws - 1;
-      add(pos);
-      continue;
-    }
-    if (nws > 0) {
-      pos += nws;
-      add(pos);
-      continue;
-    }
-    add(++pos);
+    pos = whitespaceRun(k, pos);
   }
 };
 
@@ -270,12 +254,7 @@ const splitKimiK2: Splitter = (cps, ini, end, out) => {
  * line up at its end. As in llama.cpp, the text before a run is joined to the run's first group.
  */
 const splitAfmoeDigits: Splitter = (cps, ini, end, out) => {
-  let prev = ini;
-  const add = (e: number) => {
-    const n = e - prev;
-    if (n > 0) out.push(n);
-    prev = e;
-  };
+  const { add } = cursor(cps, ini, end, out);
   for (let pos = ini; pos < end;) {
     if (cptFlags(cps[pos]) & CPT_NUMBER) {
       const start = pos;
@@ -294,7 +273,7 @@ const splitAfmoeDigits: Splitter = (cps, ini, end, out) => {
     }
     pos++;
   }
-  if (prev < end) add(end);
+  add(end);
 };
 
 const CUSTOM = new Map<string, Splitter>([

@@ -7,6 +7,7 @@
 
 import { ModelError } from '../../shared/errors.js';
 import { Heap } from './heap.js';
+import { codepointSymbols, mergeSymbols, WordCache } from './symbols.js';
 import { utf8Bytes } from './unicode.js';
 import type { Vocab } from './vocab.js';
 
@@ -34,24 +35,9 @@ export function spmByteToken(vocab: Vocab, byte: number): number {
 
 /** One run of the merge algorithm over all of `text`. */
 export function spmTokenize(vocab: Vocab, text: string, out: number[]): void {
-  // symbols: one per code point; start/len in UTF-16 units of `text`
-  const start: number[] = [];
-  const len: number[] = [];
-  for (let i = 0; i < text.length;) {
-    const c = text.charCodeAt(i);
-    const n = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
-    start.push(i);
-    len.push(n);
-    i += n;
-  }
-  const count = start.length;
+  const syms = codepointSymbols(text);
+  const { count, start, len, prev, next } = syms;
   if (count === 0) return;
-  const prev = new Int32Array(count);
-  const next = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    prev[i] = i - 1;
-    next[i] = i + 1 < count ? i + 1 : -1;
-  }
 
   const queue = new Heap<Bigram>(before);
   const tryAdd = (left: number, right: number) => {
@@ -65,10 +51,7 @@ export function spmTokenize(vocab: Vocab, text: string, out: number[]): void {
   while (queue.size > 0) {
     const b = queue.pop()!;
     if (len[b.left] === 0 || len[b.right] === 0 || len[b.left] + len[b.right] !== b.size) continue;
-    len[b.left] += len[b.right];
-    len[b.right] = 0;
-    next[b.left] = next[b.right];
-    if (next[b.right] >= 0) prev[next[b.right]] = b.left;
+    mergeSymbols(syms, b.left, b.right);
     tryAdd(prev[b.left], b.left);
     tryAdd(b.left, next[b.left]);
   }
@@ -86,17 +69,17 @@ export function spmTokenize(vocab: Vocab, text: string, out: number[]): void {
   }
 }
 
-const CACHE_LIMIT = 1 << 16;
-
 /**
  * An SPM tokenizer session. When the vocabulary allows it (Vocab.spmWordSplit) the text is cut
  * before each run of U+2581 and the words are merged separately, with a cache: merges inside one
  * word never depend on another word, so the ids are the same as merging the whole text at once.
  */
 export class SpmSession {
-  private readonly cache = new Map<string, number[]>();
+  private readonly cache: WordCache;
 
-  constructor(private readonly vocab: Vocab) {}
+  constructor(private readonly vocab: Vocab) {
+    this.cache = new WordCache((word, out) => spmTokenize(vocab, word, out));
+  }
 
   tokenize(text: string, out: number[]): void {
     if (!this.vocab.spmWordSplit) {
@@ -108,14 +91,7 @@ export class SpmSession {
       if (i < text.length && !(text.charCodeAt(i) === 0x2581 && text.charCodeAt(i - 1) !== 0x2581)) continue;
       const word = text.slice(start, i);
       start = i;
-      let ids = this.cache.get(word);
-      if (!ids) {
-        ids = [];
-        spmTokenize(this.vocab, word, ids);
-        if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-        this.cache.set(word, ids);
-      }
-      for (const id of ids) out.push(id);
+      this.cache.append(word, out);
     }
   }
 }

@@ -180,3 +180,38 @@ export const SCRATCH: usize = memory.data(64, 16);
 export const TILE_ACC: usize = memory.data(256, 16);
 /** … and one weight block unpacked and widened to i16 (256 elements). */
 export const TILE_W: usize = memory.data(512, 16);
+
+// ---- four blocks at a time ------------------------------------------------------------------
+
+/**
+ * Four IEEE halves (in the low 16 bits of each u32 lane) → f32x4, exactly as f16() does per lane:
+ * normal halves rebias the exponent, subnormals are m·2^-24, Inf/NaN keep an all-ones exponent.
+ */
+// @ts-ignore: decorator
+@inline export function f16x4(h: v128): v128 {
+  const e = v128.and(h, i32x4.splat(0x7c00));
+  const bias = v128.bitselect(i32x4.splat(0x70000000), i32x4.splat(0x38000000), i32x4.eq(e, i32x4.splat(0x7c00)));
+  const normal = i32x4.add(i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13), bias);
+  const sub = f32x4.mul(f32x4.convert_i32x4_s(v128.and(h, i32x4.splat(0x3ff))), f32x4.splat(5.9604644775390625e-8));
+  const mag = v128.bitselect(sub, normal, i32x4.eq(e, i32x4.splat(0)));
+  return v128.or(mag, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+}
+
+/** The f16 at p, p + stride, p + 2·stride, p + 3·stride as f32x4 (block scales of four blocks). */
+// @ts-ignore: decorator
+@inline export function f16x4At(p: usize, stride: usize): v128 {
+  let v = v128.load16_lane(p, i32x4.splat(0), 0);
+  v = v128.load16_lane(p + stride, v, 2);
+  v = v128.load16_lane(p + 2 * stride, v, 4);
+  v = v128.load16_lane(p + 3 * stride, v, 6);
+  return f16x4(v);
+}
+
+/** [Σa, Σb, Σc, Σd]: the lane sums of four i32x4 vectors, one lane each. */
+// @ts-ignore: decorator
+@inline export function sum4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = i32x4.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  const cd = i32x4.add(i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  // ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise
+  return i32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+}

@@ -10,7 +10,7 @@
 // sum per block, times d_w·d_x; offsets (−8, −16) are taken out with the activation's Σq, and the
 // Q4_1/Q5_1 minimum adds m·s.
 
-import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF, lo4, q8Aux, q8Scales, whi, wlo } from './common';
+import { TILE_ACC, TOKEN_BLOCK, dotS, dotU, dotUw, f16, f16x4At, fmaI, hi4, hsumF, lo4, q8Aux, q8Scales, sum4, whi, wlo } from './common';
 
 // kvalues_iq4nl (ggml-common.h)
 // @ts-ignore: decorator
@@ -39,31 +39,6 @@ import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF,
 }
 
 // ---- dots over one row ------------------------------------------------------------------------
-
-// @ts-ignore: decorator
-@inline function dot_q8_0(w: usize, xq: usize, cols: i32): f32 {
-  const nb = cols >> 5;
-  const dp = q8Scales(xq, cols);
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0);
-  let b = 0;
-  for (; b + 2 <= nb; b += 2) {
-    const wb = w + <usize>b * 34;
-    const xb = xq + (<usize>b << 5);
-    let s0 = dotS(v128.load(wb, 2), v128.load(xb), i32x4.splat(0));
-    let s1 = dotS(v128.load(wb, 36), v128.load(xb, 32), i32x4.splat(0));
-    s0 = dotS(v128.load(wb, 18), v128.load(xb, 16), s0);
-    s1 = dotS(v128.load(wb, 52), v128.load(xb, 48), s1);
-    a0 = fmaI(a0, s0, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-    a1 = fmaI(a1, s1, f16(load<u16>(wb, 34)) * load<f32>(dp + (<usize>b << 2), 4));
-  }
-  if (b < nb) {
-    const wb = w + <usize>b * 34;
-    const xb = xq + (<usize>b << 5);
-    const s = dotS(v128.load(wb, 18), v128.load(xb, 16), dotS(v128.load(wb, 2), v128.load(xb), i32x4.splat(0)));
-    a0 = fmaI(a0, s, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-  }
-  return hsumF(f32x4.add(a0, a1));
-}
 
 // @ts-ignore: decorator
 @inline function dot_q4_0(w: usize, xq: usize, cols: i32): f32 {
@@ -98,24 +73,6 @@ import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF,
     accm += f16(load<u16>(wb, 2)) * load<f32>(sp + (<usize>b << 2));
   }
   return hsumF(acc) + accm;
-}
-
-// @ts-ignore: decorator
-@inline function dot_q5_0(w: usize, xq: usize, cols: i32): f32 {
-  const nb = cols >> 5;
-  const dp = q8Scales(xq, cols);
-  const ap = q8Aux(xq, cols);
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 22;
-    const xb = xq + (<usize>b << 5);
-    const qhv = i32x4.splat(load<u32>(wb, 2));
-    const q = v128.load(wb, 6);
-    let s = dotU(v128.or(lo4(q), fifthBits(qhv, selLo())), v128.load(xb), lane0(-16 * load<i32>(ap + (<usize>b << 2))));
-    s = dotU(v128.or(hi4(q), fifthBits(qhv, selHi())), v128.load(xb, 16), s);
-    acc = fmaI(acc, s, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-  }
-  return hsumF(acc);
 }
 
 // @ts-ignore: decorator
@@ -154,6 +111,79 @@ import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF,
   return hsumF(acc);
 }
 
+// ---- dots over four blocks at a time (generation) ----------------------------------------------
+// matvec's dots: four blocks' exact integer sums are folded into one i32x4 (one lane per block)
+// and scaled by one f32x4 multiply with the four blocks' d_w·d_x, the halves converted four at a
+// time (f16x4At). The integer sums are dot_*'s; only the order of the float additions differs.
+// (Two rows per pass, sharing each widened activation vector, measured slower: V8 spills the
+// eight live block sums.)
+
+/** Row w · x (Q8_0). */
+// @ts-ignore: decorator
+@inline function dot4_q8_0(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 5;
+  const dp = q8Scales(xq, cols);
+  let acc = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const pa = w + <usize>b * 34;
+    const xb = xq + (<usize>b << 5);
+    const a0 = q8BlockX(pa, xb), a1 = q8BlockX(pa + 34, xb + 32), a2 = q8BlockX(pa + 68, xb + 64), a3 = q8BlockX(pa + 102, xb + 96);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sum4(a0, a1, a2, a3)), f32x4.mul(f16x4At(pa, 34), v128.load(dp + (<usize>b << 2)))));
+  }
+  for (; b < nb; b++) {
+    const pa = w + <usize>b * 34;
+    acc = fmaI(acc, q8BlockX(pa, xq + (<usize>b << 5)), f16(load<u16>(pa)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+// @ts-ignore: decorator
+@inline function q8BlockX(wj: usize, xb: usize): v128 {
+  return dotS(v128.load(wj, 18), v128.load(xb, 16), dotS(v128.load(wj, 2), v128.load(xb), i32x4.splat(0)));
+}
+
+/** The 32 Q5_0 quants of the block at wj minus 16, as signed bytes: elements 0-15 (lo), 16-31 (hi). */
+// The fifth bit of element j is bit j of qh: broadcast qh's bytes over the lanes they cover, test
+// each lane's bit, and where it is clear set the top nibble (nibble | 0xF0 = nibble − 16 as i8),
+// as ggml's x86 dot does with bytes_from_bits_32.
+// @ts-ignore: decorator
+@inline function q5Lo(wj: usize): v128 {
+  const qh = v128.load32_zero(wj, 2);
+  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  const set = i8x16.eq(v128.and(i8x16.shuffle(qh, qh, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), bm), bm);
+  return v128.or(lo4(v128.load(wj, 6)), v128.andnot(i8x16.splat(-16), set));
+}
+// @ts-ignore: decorator
+@inline function q5Hi(wj: usize): v128 {
+  const qh = v128.load32_zero(wj, 2);
+  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  const set = i8x16.eq(v128.and(i8x16.shuffle(qh, qh, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), bm), bm);
+  return v128.or(hi4(v128.load(wj, 6)), v128.andnot(i8x16.splat(-16), set));
+}
+/** Row w · x (Q5_0): the quants minus 16 as signed bytes, so no Σx correction. */
+// @ts-ignore: decorator
+@inline function dot4_q5_0(w: usize, xq: usize, cols: i32): f32 {
+  const nb = cols >> 5;
+  const dp = q8Scales(xq, cols);
+  let acc = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const pa = w + <usize>b * 22;
+    const xb = xq + (<usize>b << 5);
+    const a0 = q5BlockX(pa, xb), a1 = q5BlockX(pa + 22, xb + 32), a2 = q5BlockX(pa + 44, xb + 64), a3 = q5BlockX(pa + 66, xb + 96);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sum4(a0, a1, a2, a3)), f32x4.mul(f16x4At(pa, 22), v128.load(dp + (<usize>b << 2)))));
+  }
+  for (; b < nb; b++) {
+    const pa = w + <usize>b * 22;
+    acc = fmaI(acc, q5BlockX(pa, xq + (<usize>b << 5)), f16(load<u16>(pa)) * load<f32>(dp + (<usize>b << 2)));
+  }
+  return hsumF(acc);
+}
+// @ts-ignore: decorator
+@inline function q5BlockX(wj: usize, xb: usize): v128 {
+  return dotS(q5Hi(wj), v128.load(xb, 16), dotS(q5Lo(wj), v128.load(xb), i32x4.splat(0)));
+}
+
 // ---- tiles: one row against up to four activations ---------------------------------------------
 // For prompt batches. Each weight block is loaded and unpacked (and, in the plain build, widened to
 // i16) once for the tile's tokens; each token's sums are formed exactly as by the one-token dot
@@ -161,36 +191,6 @@ import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF,
 // bit for bit. Accumulators live in TILE_ACC (16 bytes per token and accumulator).
 
 /** Writes W·x_t for t < nt into out + t·outStride (bytes); x_t at xq + t·stride. */
-// @ts-ignore: decorator
-@inline function tile_q8_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
-  const nb = cols >> 5;
-  const dOff = q8Scales(0, cols);
-  for (let t = 0; t < nt; t++) {
-    v128.store(TILE_ACC + (<usize>t << 5), f32x4.splat(0));
-    v128.store(TILE_ACC + (<usize>t << 5), f32x4.splat(0), 16);
-  }
-  for (let b = 0; b < nb; b++) {
-    // dot_q8_0 alternates two accumulators: even blocks into the first, odd into the second
-    const wb = w + <usize>b * 34;
-    const w0 = v128.load(wb, 2);
-    const w1 = v128.load(wb, 18);
-    const l0 = wlo(w0), h0 = whi(w0), l1 = wlo(w1), h1 = whi(w1);
-    const dw = f16(load<u16>(wb));
-    const ap = TILE_ACC + (<usize>(b & 1) << 4);
-    for (let t = 0; t < nt; t++) {
-      const xt = xq + <usize>t * stride;
-      const xb = xt + (<usize>b << 5);
-      const s = dotSw(l1, h1, v128.load(xb, 16), dotSw(l0, h0, v128.load(xb), i32x4.splat(0)));
-      const at = ap + (<usize>t << 5);
-      v128.store(at, fmaI(v128.load(at), s, dw * load<f32>(xt + dOff + (<usize>b << 2))));
-    }
-  }
-  for (let t = 0; t < nt; t++) {
-    const at = TILE_ACC + (<usize>t << 5);
-    store<f32>(out + <usize>t * outStride, hsumF(f32x4.add(v128.load(at), v128.load(at, 16))));
-  }
-}
-
 // @ts-ignore: decorator
 @inline function tile_q4_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
   const nb = cols >> 5;
@@ -215,31 +215,6 @@ import { TILE_ACC, TOKEN_BLOCK, dotS, dotSw, dotU, dotUw, f16, fmaI, hi4, hsumF,
   for (let t = 0; t < nt; t++) store<f32>(out + <usize>t * outStride, hsumF(v128.load(TILE_ACC + (<usize>t << 4))));
 }
 
-// @ts-ignore: decorator
-@inline function tile_q5_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
-  const nb = cols >> 5;
-  const dOff = q8Scales(0, cols);
-  const aOff = q8Aux(0, cols);
-  for (let t = 0; t < nt; t++) v128.store(TILE_ACC + (<usize>t << 4), f32x4.splat(0));
-  for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 22;
-    const qhv = i32x4.splat(load<u32>(wb, 2));
-    const q = v128.load(wb, 6);
-    const lo = v128.or(lo4(q), fifthBits(qhv, selLo()));
-    const hi = v128.or(hi4(q), fifthBits(qhv, selHi()));
-    const ll = wlo(lo), lh = whi(lo), hl = wlo(hi), hh = whi(hi);
-    const dw = f16(load<u16>(wb));
-    for (let t = 0; t < nt; t++) {
-      const xt = xq + <usize>t * stride;
-      const xb = xt + (<usize>b << 5);
-      let s = dotUw(lo, ll, lh, v128.load(xb), lane0(-16 * load<i32>(xt + aOff + (<usize>b << 2))));
-      s = dotUw(hi, hl, hh, v128.load(xb, 16), s);
-      const at = TILE_ACC + (<usize>t << 4);
-      v128.store(at, fmaI(v128.load(at), s, dw * load<f32>(xt + dOff + (<usize>b << 2))));
-    }
-  }
-  for (let t = 0; t < nt; t++) store<f32>(out + <usize>t * outStride, hsumF(v128.load(TILE_ACC + (<usize>t << 4))));
-}
 
 /** Tokens per tile. */
 const TILE: i32 = 4;
@@ -247,17 +222,13 @@ const TILE: i32 = 4;
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q8_0(w + <usize>r * rowBytes, xq, cols));
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot4_q8_0(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
-  const os = <usize>outStride << 2;
-  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = t0; t < t1; t += TILE) tile_q8_0(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
-    }
+  // prompt batches take gemm_q8_0 (gemm.ts); this one-token-at-a-time form equals matvec bit for bit
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot4_q8_0(wr, xq + <usize>t * xqStride, cols));
   }
 }
 export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
@@ -319,17 +290,13 @@ export function dequant_q4_1(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_0(w + <usize>r * rowBytes, xq, cols));
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot4_q5_0(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
-  const os = <usize>outStride << 2;
-  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = t0; t < t1; t += TILE) tile_q5_0(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
-    }
+  // prompt batches take gemm_q5_0 (gemm.ts); this one-token-at-a-time form equals matvec bit for bit
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot4_q5_0(wr, xq + <usize>t * xqStride, cols));
   }
 }
 export function dequant_q5_0(out: usize, w: usize, cols: i32): void {
