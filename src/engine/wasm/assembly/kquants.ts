@@ -93,6 +93,61 @@ const Z: v128 = i32x4.splat(0);
   return dotU(hi4(v128.load(q, 16)), v128.load(x, 48), dotU(hi4(v128.load(q)), v128.load(x, 32), Z));
 }
 
+/**
+ * Q4_K nibbles dotted in i16 lanes with no byte widening, each product scaled by 256: lane i of q
+ * as i16 holds bytes 2i (even element) and 2i+1 (odd). Even nibbles are masked to the low byte and
+ * meet the even activation byte shifted into the high byte (256·x); odd nibbles are masked in place
+ * (256·w) and meet the odd activation byte shifted down (sar 8). Low nibbles (q4LoW) …
+ */
+// @ts-ignore: decorator
+@inline function q4LoW(q: v128, x: v128): v128 {
+  return i32x4.add(
+    i32x4.dot_i16x8_s(v128.and(q, i16x8.splat(0x000f)), i16x8.shl(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(q, i16x8.splat(0x0f00)), i16x8.shr_s(x, 8)),
+  );
+}
+/** … and high nibbles (q4HiW). */
+// @ts-ignore: decorator
+@inline function q4HiW(q: v128, x: v128): v128 {
+  const h = i16x8.shr_u(q, 4);
+  return i32x4.add(
+    i32x4.dot_i16x8_s(v128.and(h, i16x8.splat(0x000f)), i16x8.shl(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(h, i16x8.splat(0x0f00)), i16x8.shr_s(x, 8)),
+  );
+}
+
+/** Two vectors a, b folded to lanes [a0+a2, b0+b2, a1+a3, b1+b3]. */
+// @ts-ignore: decorator
+@inline function foldPair(a: v128, b: v128): v128 {
+  return i32x4.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+}
+/**
+ * 256·Σ w·x over 16 lanes, w unsigned bytes below 128 and x signed, without widening either: the
+ * q4LoW split, with the weight given as its even bytes (we = w & 0x00ff per i16, met by 256·x_even)
+ * and odd bytes (wo = w & 0xff00, met by x_odd). The matmul tile masks a weight once per tile.
+ */
+// @ts-ignore: decorator
+@inline function dot256m(we: v128, wo: v128, x: v128): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(we, i16x8.shl(x, 8)), i32x4.dot_i16x8_s(wo, i16x8.shr_s(x, 8)));
+}
+// @ts-ignore: decorator
+@inline function evenB(w: v128): v128 {
+  return v128.and(w, i16x8.splat(0x00ff));
+}
+// @ts-ignore: decorator
+@inline function oddB(w: v128): v128 {
+  return v128.and(w, i16x8.splat(-256));
+}
+/**
+ * Two 256-scaled sub-block sums a, b folded (foldPair), unscaled (exact shift) and multiplied by
+ * their i8 scales sc[0] and sc[2].
+ */
+// @ts-ignore: decorator
+@inline function pairB(a: v128, b: v128, sc: usize): v128 {
+  const s = <u64><u32><i32>load<i8>(sc) | (<u64><u32><i32>load<i8>(sc, 2) << 32);
+  return i32x4.mul(i32x4.shr_s(foldPair(a, b), 8), i64x2.splat(s));
+}
+
 // ---- dots over one row ------------------------------------------------------------------------
 
 // @ts-ignore: decorator
@@ -110,12 +165,36 @@ const Z: v128 = i32x4.splat(0);
     // Σ_j m_j·(bsum_2j + bsum_2j+1): each min covers two 16-lane bsums.
     const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
     const minsum = hsumI(bsumDotU(bs, mdup));
-    // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
-    // scaled with one i32x4 multiply per four sub-blocks.
-    const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
-    const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
-    const sc16 = i16x8.extend_low_i8x16_u(sm);
-    const isum = i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
+    let isum: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
+      // scaled with one i32x4 multiply per four sub-blocks.
+      const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
+      const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
+      const sc16 = i16x8.extend_low_i8x16_u(sm);
+      isum = i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
+    } else {
+      // One 64-element chunk (sub-blocks 2c, 2c+1) per pass of a loop the compiler keeps rolled, so
+      // V8 keeps one chunk's values in registers instead of spilling all eight sub-blocks' (measured).
+      // The scales s_0..7 as bytes of a u64, consumed a pair per pass as lanes [s_2c, s_2c+1, s_2c, s_2c+1].
+      // Lanes end as the tile kernel's (lane j = s_j·S_j + s_j+4·S_j+4) so matvec = matmul bit for
+      // bit: chunks 0, 2 land in lanes 0–1 (accA) and chunks 1, 3 in lanes 2–3 (accB), swapped each pass.
+      let scw = i64x2.extract_lane(sm, 0);
+      let accA = Z, accB = Z;
+      for (let c = 0; c < 4; c++) {
+        const q = wb + 16 + (<usize>c << 5);
+        const x = xb + (<usize>c << 6);
+        const sl = i32x4.add(q4LoW(v128.load(q), v128.load(x)), q4LoW(v128.load(q, 16), v128.load(x, 16)));
+        const sh = i32x4.add(q4HiW(v128.load(q), v128.load(x, 32)), q4HiW(v128.load(q, 16), v128.load(x, 48)));
+        const t = i32x4.shr_s(foldPair(sl, sh), 8);
+        const m = i32x4.mul(i32x4.add(t, i8x16.shuffle(t, t, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)), i64x2.splat((scw & 0xff) | ((scw & 0xff00) << 24)));
+        const next = i32x4.add(accA, m);
+        accA = accB;
+        accB = next;
+        scw >>= 16;
+      }
+      isum = i8x16.shuffle(accA, accB, 0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31);
+    }
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
     accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
@@ -183,14 +262,21 @@ const Z: v128 = i32x4.splat(0);
         const c = v128.load(ql + 32 + (<usize>v << 4));
         const h = v128.load(qh + (<usize>v << 4));
         const xv = xn + (<usize>v << 4);
-        const q1 = v128.or(lo4(a), i16x8.shl(bits(h, 0, 3), 4));
-        const q2 = v128.or(lo4(c), i16x8.shl(bits(h, 2, 3), 4));
-        const q3 = v128.or(hi4(a), i16x8.shl(bits(h, 4, 3), 4));
-        const q4 = v128.or(hi4(c), i16x8.shl(bits(h, 6, 3), 4));
-        isum = mulAdd(isum, dotU(q1, v128.load(xv), Z), <i32>load<i8>(sc + v));
-        isum = mulAdd(isum, dotU(q2, v128.load(xv, 32), Z), <i32>load<i8>(sc + 2 + v));
-        isum = mulAdd(isum, dotU(q3, v128.load(xv, 64), Z), <i32>load<i8>(sc + 4 + v));
-        isum = mulAdd(isum, dotU(q4, v128.load(xv, 96), Z), <i32>load<i8>(sc + 6 + v));
+        // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
+        const m = i8x16.splat(0x30);
+        const q1 = v128.or(lo4(a), v128.and(i16x8.shl(h, 4), m));
+        const q2 = v128.or(lo4(c), v128.and(i16x8.shl(h, 2), m));
+        const q3 = v128.or(hi4(a), v128.and(h, m));
+        const q4 = v128.or(hi4(c), v128.and(i16x8.shr_u(h, 2), m));
+        if (ASC_FEATURE_RELAXED_SIMD) {
+          isum = mulAdd(isum, dotU(q1, v128.load(xv), Z), <i32>load<i8>(sc + v));
+          isum = mulAdd(isum, dotU(q2, v128.load(xv, 32), Z), <i32>load<i8>(sc + 2 + v));
+          isum = mulAdd(isum, dotU(q3, v128.load(xv, 64), Z), <i32>load<i8>(sc + 4 + v));
+          isum = mulAdd(isum, dotU(q4, v128.load(xv, 96), Z), <i32>load<i8>(sc + 6 + v));
+        } else {
+          isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
+          isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
+        }
       }
     }
     acc = fmaI(acc, isum, f16(load<u16>(wb, 208)) * load<f32>(dp + (<usize>b << 2)));
@@ -451,16 +537,22 @@ const Z: v128 = i32x4.splat(0);
         const q2 = v128.or(lo4(c), i16x8.shl(bits(h, 2, 3), 4));
         const q3 = v128.or(hi4(a), i16x8.shl(bits(h, 4, 3), 4));
         const q4 = v128.or(hi4(c), i16x8.shl(bits(h, 6, 3), 4));
-        const l1 = wlo(q1), h1 = whi(q1), l2 = wlo(q2), h2 = whi(q2), l3 = wlo(q3), h3 = whi(q3), l4 = wlo(q4), h4 = whi(q4);
+        // plain build: each weight's even and odd bytes (dot256m), as the one-token kernel dots them
+        const l1 = evenB(q1), h1 = oddB(q1), l2 = evenB(q2), h2 = oddB(q2), l3 = evenB(q3), h3 = oddB(q3), l4 = evenB(q4), h4 = oddB(q4);
         const s1 = <i32>load<i8>(sc + v), s2 = <i32>load<i8>(sc + 2 + v), s3 = <i32>load<i8>(sc + 4 + v), s4 = <i32>load<i8>(sc + 6 + v);
         for (let t = 0; t < nt; t++) {
           const xv = xq + <usize>t * stride + (<usize>b << 8) + (<usize>n << 7) + (<usize>v << 4);
           const at = TILE_ACC + (<usize>t << 5);
           let isum = v128.load(at, 16);
-          isum = mulAdd(isum, dotUw(q1, l1, h1, v128.load(xv), Z), s1);
-          isum = mulAdd(isum, dotUw(q2, l2, h2, v128.load(xv, 32), Z), s2);
-          isum = mulAdd(isum, dotUw(q3, l3, h3, v128.load(xv, 64), Z), s3);
-          isum = mulAdd(isum, dotUw(q4, l4, h4, v128.load(xv, 96), Z), s4);
+          if (ASC_FEATURE_RELAXED_SIMD) {
+            isum = mulAdd(isum, dotUw(q1, l1, h1, v128.load(xv), Z), s1);
+            isum = mulAdd(isum, dotUw(q2, l2, h2, v128.load(xv, 32), Z), s2);
+            isum = mulAdd(isum, dotUw(q3, l3, h3, v128.load(xv, 64), Z), s3);
+            isum = mulAdd(isum, dotUw(q4, l4, h4, v128.load(xv, 96), Z), s4);
+          } else {
+            isum = i32x4.add(isum, pairB(dot256m(l1, h1, v128.load(xv)), dot256m(l2, h2, v128.load(xv, 32)), sc + v));
+            isum = i32x4.add(isum, pairB(dot256m(l3, h3, v128.load(xv, 64)), dot256m(l4, h4, v128.load(xv, 96)), sc + 4 + v));
+          }
           v128.store(at, isum, 16);
         }
       }
