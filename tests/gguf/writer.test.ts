@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { GgufError } from '../../src/shared/errors.js';
 import { GGML_TYPES } from '../../src/engine/gguf/ggml-types.js';
 import { parseGgufHeader } from '../../src/engine/gguf/parse.js';
-import { GgufType, isGgufArray, type GgufValue } from '../../src/engine/gguf/types.js';
+import { arrayAt, arrayHead, arrayLength, GgufType, isGgufArray, type GgufValue } from '../../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../../src/engine/gguf/writer.js';
 
 /** Arbitrary for a value of a given GGUF type, as the reader returns it. */
@@ -63,6 +63,19 @@ describe('GGUF writer → reader', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('big string arrays decode lazily: length, head and at agree with the decoded items', () => {
+    const words = Array.from({ length: 1000 }, (_, i) => (i % 3 === 0 ? `Ġtok${i}` : i % 3 === 1 ? `▁é${i}` : `😀${i}`));
+    const h = parseGgufHeader(writeGguf([kv.arr('tokenizer.ggml.tokens', GgufType.STRING, words)], []));
+    const a = h.metadata.get('tokenizer.ggml.tokens')!.value;
+    if (!isGgufArray(a)) throw new Error('not an array');
+    expect(arrayLength(a)).toBe(1000);
+    expect(arrayHead(a, 4)).toEqual(words.slice(0, 4));
+    expect([0, 1, 2, 998, 999].map((i) => arrayAt(a, i))).toEqual([0, 1, 2, 998, 999].map((i) => words[i]));
+    expect(arrayAt(a, 1000)).toBeUndefined();
+    expect(a.items).toEqual(words);
+    expect(arrayAt(a, 500)).toBe(words[500]);
   });
 
   it('round-trips a tensor of every ggml type id, aligned, bytes intact', () => {

@@ -6,22 +6,14 @@
 
 import { describe, expect, it } from 'vitest';
 import { GgmlType, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
-import { dequantizeRow, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
+import { quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, widenBytes } from '../../src/engine/wasm/layout.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
-import { quantisedWeights, randomBlocks, randomFloats } from './gen.js';
+import { absDot, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_K, GgmlType.Q6_K];
 const TOL = 2e-6;
-
-function absDot(type: number, data: Uint8Array, off: number, x: Float32Array, cols: number): number {
-  const w = new Float32Array(cols);
-  dequantizeRow(type, data, off, w, cols);
-  let s = 0;
-  for (let i = 0; i < cols; i++) s += Math.abs(w[i] * x[i]);
-  return s;
-}
 
 describe('gemm kernels against the scalar reference', () => {
   const k = new KernelInstance(loadKernelModule({ simd: 'simd' }));

@@ -1,7 +1,7 @@
 // Test inputs for the WebAssembly kernels: deterministic random weights (ggml-quantised floats, and
 // raw random block bytes that reach every bit pattern) and activations.
 import { ggmlTypeInfo, GgmlType, rowBytes } from '../../src/engine/gguf/ggml-types.js';
-import { f32ToF16, quantizeRows } from '../../src/engine/quant/index.js';
+import { dequantizeRow, f32ToF16, quantizeRows } from '../../src/engine/quant/index.js';
 import type { FillFn } from '../../src/engine/backend/types.js';
 
 /** A small LCG: the same numbers on every run. */
@@ -63,4 +63,13 @@ export function quantisedWeights(type: number, rows: number, cols: number, seed:
 /** A FillFn over a byte array holding the whole tensor. */
 export function fillFrom(data: Uint8Array): FillFn {
   return (dst, from) => dst.set(data.subarray(from, from + dst.length));
+}
+
+/** Σ|w_i·x_i| for one row: the scale the rounding error is measured against. */
+export function absDot(type: number, data: Uint8Array, off: number, x: Float32Array, cols: number): number {
+  const w = new Float32Array(cols);
+  dequantizeRow(type, data, off, w, cols);
+  let s = 0;
+  for (let i = 0; i < cols; i++) s += Math.abs(w[i] * x[i]);
+  return s;
 }

@@ -13,7 +13,7 @@ import { dequantizeRow, f16ToF32, quantizeActivation, vecDot } from '../../src/e
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, KERNEL_TYPES, type ActKind, type KernelType } from '../../src/engine/wasm/layout.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
-import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
+import { absDot, fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const TYPES = [...KERNEL_TYPES.values()];
 
@@ -22,15 +22,6 @@ function shapesFor(type: number): { rows: number; cols: number }[] {
   if (bs === 1) return [{ rows: 3, cols: 1 }, { rows: 5, cols: 15 }, { rows: 7, cols: 37 }, { rows: 4, cols: 1029 }];
   if (bs === 32) return [{ rows: 1, cols: 32 }, { rows: 7, cols: 96 }, { rows: 5, cols: 352 }];
   return [{ rows: 1, cols: 256 }, { rows: 6, cols: 768 }, { rows: 3, cols: 2816 }];
-}
-
-/** Σ|w_i·x_i| for one row: the scale the rounding error is measured against. */
-function absDot(type: number, data: Uint8Array, off: number, x: Float32Array, cols: number): number {
-  const w = new Float32Array(cols);
-  dequantizeRow(type, data, off, w, cols);
-  let s = 0;
-  for (let i = 0; i < cols; i++) s += Math.abs(w[i] * x[i]);
-  return s;
 }
 
 describe('activation quantisation matches the scalar quantizeActivation byte for byte', () => {

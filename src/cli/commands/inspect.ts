@@ -3,8 +3,8 @@
 import { UsageError } from '../../shared/errors.js';
 import { readGgufHeader } from '../../engine/gguf/file.js';
 import { ggmlTypeName } from '../../engine/gguf/ggml-types.js';
-import { arrayLengthOf, getArray, getNumber, getString, hyperparameters, quantMix, summarize } from '../../engine/gguf/keys.js';
-import { arrayHead, arrayLength, GGUF_TYPE_NAMES, GgufType, isGgufArray, type GgufArray, type GgufHeader, type GgufKv, type GgufValue } from '../../engine/gguf/types.js';
+import { arrayLengthOf, getNumber, getString, hyperparameters, quantMix, summarize } from '../../engine/gguf/keys.js';
+import { arrayAt, arrayHead, arrayLength, GGUF_TYPE_NAMES, GgufType, isGgufArray, type GgufArray, type GgufHeader, type GgufKv, type GgufValue } from '../../engine/gguf/types.js';
 import { parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { formatBytes, formatCount, table } from '../format.js';
@@ -83,7 +83,8 @@ export function inspectText(path: string, h: GgufHeader): string {
     if (nMerges !== null) lines.push(`  merges           ${nMerges}`);
     for (const [label, key] of [['bos', 'bos_token_id'], ['eos', 'eos_token_id'], ['eot', 'eot_token_id']] as const) {
       const id = getNumber(h, `tokenizer.ggml.${key}`);
-      const text = id !== undefined && id < nTokens ? getArray(h, 'tokenizer.ggml.tokens')?.[id] : undefined;
+      const tokens = h.metadata.get('tokenizer.ggml.tokens')?.value;
+      const text = id !== undefined && isGgufArray(tokens) ? arrayAt(tokens, id) : undefined;
       if (id !== undefined) lines.push(`  ${label.padEnd(16)} ${id}${typeof text === 'string' ? ` ${JSON.stringify(text)}` : ''}`);
     }
     lines.push(`  chat template    ${getString(h, 'tokenizer.chat_template') ? 'yes' : 'no'}`);

@@ -2,7 +2,7 @@
 
 import { ModelError } from '../../shared/errors.js';
 import { ggmlTypeInfo, rowBytes } from '../gguf/ggml-types.js';
-import { dequantizeRow, matmul, matvec, type QWeight } from '../quant/index.js';
+import { dequantizeRow, isSupportedType, matmul, matvec, type QWeight } from '../quant/index.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
 
 interface ScalarWeight extends WeightHandle {
@@ -16,12 +16,7 @@ export class ScalarBackend implements MatBackend {
   private nextId = 0;
 
   supports(type: number): boolean {
-    try {
-      dequantizeRow(type, new Uint8Array(ggmlTypeInfo(type)?.typeSize ?? 0), 0, new Float32Array(ggmlTypeInfo(type)?.blockSize ?? 0), ggmlTypeInfo(type)?.blockSize ?? 0);
-      return true;
-    } catch {
-      return false;
-    }
+    return isSupportedType(type);
   }
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {

@@ -140,6 +140,10 @@ function lazyStrings(c: Cursor, n: number, what: string): GgufArray {
     head(k: number): string[] {
       return cache ? cache.slice(0, k) : decode(Math.min(k, n));
     },
+    at(i: number): string | undefined {
+      if (!(i >= 0 && i < n)) return undefined;
+      return cache ? cache[i] : decodeUtf8(bytes, starts[i], end(i) - starts[i]);
+    },
   };
 }
 

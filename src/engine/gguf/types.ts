@@ -34,10 +34,16 @@ export interface GgufArray {
   readonly length?: number;
   /** The first `n` elements without decoding the rest (set by the parser). */
   head?(n: number): GgufValue[];
+  /** Element `i` without decoding the rest (set by the parser). */
+  at?(i: number): GgufValue | undefined;
 }
 
 export function arrayLength(a: GgufArray): number {
   return a.length ?? a.items.length;
+}
+
+export function arrayAt(a: GgufArray, i: number): GgufValue | undefined {
+  return a.at ? a.at(i) : a.items[i];
 }
 
 export function arrayHead(a: GgufArray, n: number): GgufValue[] {

@@ -5,7 +5,7 @@
 import { GgmlType } from '../gguf/ggml-types.js';
 
 /** The activation formats the kernels read. */
-export type ActKind = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q8_1' | 'q8_K';
+export type ActKind = 'f32' | 'q8_0' | 'q8_1' | 'q8_K';
 
 export interface KernelType {
   /** ggml type id of the weights. */
@@ -56,7 +56,7 @@ export function kernelType(type: number): KernelType | undefined {
 /**
  * Bytes of one quantised activation of `cols` elements (assembly/activation.ts act_bytes):
  *   q8_0/q8_1: cols i8 + per 32: f32 d + 4-byte aux;  q8_K: cols i8 + per 256: f32 d + per 16: i16 bsum;
- *   f32/f16/bf16: cols f32. Rounded up to 16 so consecutive activations stay v128-aligned.
+ *   f32: cols f32. Rounded up to 16 so consecutive activations stay v128-aligned.
  */
 export function actBytes(act: ActKind, cols: number): number {
   let n: number;

@@ -8,7 +8,7 @@
 //         element of largest |x|), q = min(127, nearest_int(x·iscale)) (ties to even),
 //         d = 1/iscale kept as f32, bsums = Σq per 16 lanes
 
-import { f16, f32ToBf16, f32ToF16, q8Aux, q8Scales, qKBsums, qKScales } from './common';
+import { f16, f32ToF16, q8Aux, q8Scales, qKBsums, qKScales } from './common';
 
 /** Bytes the quantised activation of `cols` elements takes for activation kind `act` (see ACT_*). */
 export function act_bytes(act: i32, cols: i32): i32 {
@@ -18,8 +18,6 @@ export function act_bytes(act: i32, cols: i32): i32 {
 }
 
 export const ACT_F32: i32 = 0;
-export const ACT_F16: i32 = 1;
-export const ACT_BF16: i32 = 2;
 export const ACT_Q8_0: i32 = 3;
 export const ACT_Q8_1: i32 = 4;
 export const ACT_Q8_K: i32 = 5;
@@ -27,22 +25,6 @@ export const ACT_Q8_K: i32 = 5;
 /** xq = x (F32 weights take the activation as it is). */
 export function quantize_f32(xq: usize, x: usize, cols: i32): void {
   memory.copy(xq, x, <usize>cols << 2);
-}
-
-/** xq = x rounded to f16 (ggml converts the activation with GGML_FP32_TO_FP16 for F16 weights). */
-export function quantize_f16(xq: usize, x: usize, cols: i32): void {
-  for (let i = 0; i < cols; i++) {
-    const o = <usize>i << 2;
-    store<f32>(xq + o, f16(f32ToF16(load<f32>(x + o))));
-  }
-}
-
-/** xq = x rounded to bf16 (GGML_FP32_TO_BF16). */
-export function quantize_bf16(xq: usize, x: usize, cols: i32): void {
-  for (let i = 0; i < cols; i++) {
-    const o = <usize>i << 2;
-    store<f32>(xq + o, reinterpret<f32>(f32ToBf16(load<f32>(x + o)) << 16));
-  }
 }
 
 /** Shared body of q8_0 / q8_1: returns nothing, writes qs, d and (q8_1 ? s : Σq). */

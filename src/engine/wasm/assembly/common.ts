@@ -43,21 +43,6 @@ export function f32ToF16(f: f32): u32 {
   return f16(f32ToF16(f));
 }
 
-/** f32 → bfloat16 bits, ties to even, NaN made quiet (ggml_compute_fp32_to_bf16). */
-// @ts-ignore: decorator
-@inline export function f32ToBf16(f: f32): u32 {
-  const u = reinterpret<u32>(f);
-  if ((u & 0x7fffffff) > 0x7f800000) return (u >> 16) | 64;
-  return (u + (0x7fff + ((u >> 16) & 1))) >> 16;
-}
-
-/** C roundf: nearest integer, halfway cases away from zero (used by ggml's quantize_row_q8_0_ref). */
-// @ts-ignore: decorator
-@inline export function roundAway(x: f32): f32 {
-  const t = trunc<f32>(x);
-  return abs<f32>(x - t) >= 0.5 ? t + copysign<f32>(1.0, x) : t;
-}
-
 // ---- 16-lane integer dot products -------------------------------------------------------------
 
 /**
