@@ -63,7 +63,7 @@ class Cursor {
     const v = hi * 4294967296 + lo;
     if (hi >= 0x200000 || v > max) {
       const exact = (BigInt(hi) << 32n) | BigInt(lo);
-      throw new GgufError('GGUF_TOO_LARGE', `${what} is ${exact}, more than the rest of the file can hold: the file is corrupt`, at);
+      throw new GgufError('GGUF_TOO_LARGE', `${what} is ${exact}, more than the rest of the file can hold: the file is truncated or corrupt; download or convert it again`, at);
     }
     return v;
   }
