@@ -16,6 +16,7 @@ import { crashMessage } from '../../src/main/services/engine-supervisor.js';
 import { exitReason } from '../../src/main/services/node-engine-transport.js';
 import { validateRequest } from '../../src/main/services/validate.js';
 import { ROOT } from '../helpers.js';
+import type { StoredMessage } from '../../src/shared/contract.js';
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
 
@@ -203,6 +204,57 @@ describe('chat store', () => {
     expect(bad({ text: 3, tokens: 1, templateName: 'x' })).toThrow('chat.messages[0].prompt.text must be a string.');
     expect(bad({ ...prompt, templateName: 'x'.repeat(201) })).toThrow('chat.messages[0].prompt.templateName is too long (201 characters; at most 200).');
     expect(bad('the prompt')).toThrow('chat.messages[0].prompt must be an object.');
+  });
+
+  it('stores each reply\'s prompt against the previous one: files grow linearly, prompts come back whole', async () => {
+    // ChatML: every prompt is the previous prompt, the previous reply and the new user turn.
+    const conversation = (turns: number): StoredMessage[] => {
+      const messages: StoredMessage[] = [];
+      let text = '<|im_start|>system\nBe brief.<|im_end|>\n';
+      for (let i = 0; i < turns; i++) {
+        const user = `Question ${i}: ${'why '.repeat(20)}🙂`;
+        messages.push({ id: `u${i}`, role: 'user', content: user, createdAt: 2 * i });
+        text += `<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
+        const content = `Answer ${i}: ${'because '.repeat(20)}`;
+        messages.push({ id: `a${i}`, role: 'assistant', content, createdAt: 2 * i + 1, prompt: { text, tokens: text.length >> 2, templateName: 'chatml' } });
+        text += `${content}<|im_end|>\n`;
+      }
+      return messages;
+    };
+    const store = new ChatStore(tmp, () => {});
+    const saved = async (messages: StoredMessage[]) => {
+      const c = await store.create({});
+      await store.save({ ...c, messages });
+      expect((await new ChatStore(tmp, () => {}).get(c.id)).messages).toEqual(messages);
+      return readFileSync(join(tmp, 'chats', `${c.id}.json`), 'utf8').length;
+    };
+    // Twice the turns: twice the file (stored whole, the prompts alone would be four times).
+    const [n30, n60] = [await saved(conversation(30)), await saved(conversation(60))];
+    expect(n60 / n30).toBeLessThan(2.2);
+    const whole = (m: StoredMessage[]) => m.reduce((n, x) => n + (x.prompt?.text.length ?? 0), 0);
+    expect(whole(conversation(60)) / whole(conversation(30))).toBeGreaterThan(3.8);
+    // A template that rewrites the past (common prefix only the first characters), an emoji exactly
+    // where the common prefix ends, and a reply without a prompt in between.
+    const odd = conversation(3);
+    odd.push({ id: 'x', role: 'assistant', content: 'x', createdAt: 200, prompt: { text: '<|im_start|>system\nOther', tokens: 3, templateName: 't' } });
+    odd.push({ id: 'y', role: 'assistant', content: 'y', createdAt: 201 });
+    odd.push({ id: 'z', role: 'assistant', content: 'z', createdAt: 202, prompt: { text: '<|im_start|>system\nOther🙂', tokens: 4, templateName: 't' } });
+    odd.push({ id: 'w', role: 'assistant', content: 'w', createdAt: 203, prompt: { text: '<|im_start|>system\nOther🙃', tokens: 4, templateName: 't' } });
+    await saved(odd);
+  });
+
+  it('reads files whose prompts are stored whole, and skips a file whose prompt delta points past the previous prompt', async () => {
+    const lines: string[] = [];
+    const store = new ChatStore(tmp, (l) => lines.push(l));
+    const c = await store.create({});
+    const prompt = { text: 'p1', tokens: 1, templateName: 't' };
+    const file = join(tmp, 'chats', `${c.id}.json`);
+    writeFileSync(file, JSON.stringify({ ...c, messages: [{ id: 'r', role: 'assistant', content: 'a', createdAt: 1, prompt }] }));
+    expect((await store.get(c.id)).messages[0].prompt).toEqual(prompt);
+    writeFileSync(file, JSON.stringify({ ...c, messages: [{ id: 'r', role: 'assistant', content: 'a', createdAt: 1, prompt: { keep: 5, rest: 'x', tokens: 1, templateName: 't' } }] }));
+    await expect(store.get(c.id)).rejects.toThrow('chat.messages[0].prompt.keep must be between 0 and 0');
+    expect(await store.list()).toEqual([]);
+    expect(lines.join('\n')).toContain('prompt.keep must be between 0 and 0');
   });
 
   it('writes concurrent saves of one chat in order; the file is always whole JSON', async () => {

@@ -2,6 +2,15 @@
 // (temp file + fsync + rename, atomic-file.ts) so a crash or power cut never loses or corrupts a
 // conversation. Ids are random; a file that does not parse is skipped with a log line, never
 // breaking the list.
+//
+// Each reply keeps the exact prompt it was generated from, and each prompt repeats the whole
+// conversation before it, so stored whole they would grow with the square of the chat's length.
+// On disk a reply's prompt is therefore stored against the previous reply's prompt:
+//   { "keep": N, "rest": "…", "tokens": T, "templateName": "…" }
+// means the first N characters of the previous stored prompt, then `rest` (N is their common
+// prefix, so it works for any template; a first prompt or one sharing nothing has keep 0). The
+// page and the IPC contract only ever see whole prompts (`text`); files written before this
+// (whole `text` everywhere) still read.
 
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -53,9 +62,61 @@ function replyPrompt(v: unknown, what: string): ReplyPrompt {
   return {
     // The whole conversation after the template: as long as the longest message may be.
     text: string(p.text, `${what}.text`, MAX_MESSAGE_CHARS),
+    ...promptMeta(p, what),
+  };
+}
+
+function promptMeta(p: Record<string, unknown>, what: string): Omit<ReplyPrompt, 'text'> {
+  return {
     tokens: integer(p.tokens, `${what}.tokens`, 0, Number.MAX_SAFE_INTEGER),
     templateName: string(p.templateName, `${what}.templateName`, MAX_TEMPLATE_NAME),
   };
+}
+
+/** On-disk form of a chat: every reply's prompt stored against the previous one (see the top). */
+export function encodeChat(chat: Chat): unknown {
+  let prev = '';
+  const messages = chat.messages.map((m) => {
+    if (!m.prompt) return m;
+    const { text, ...meta } = m.prompt;
+    let keep = 0;
+    const n = Math.min(text.length, prev.length);
+    while (keep < n && text.charCodeAt(keep) === prev.charCodeAt(keep)) keep++;
+    // Never split a surrogate pair: `rest` must be valid text on its own.
+    if (keep > 0 && keep < text.length && isHighSurrogate(text.charCodeAt(keep - 1))) keep--;
+    prev = text;
+    return { ...m, prompt: { keep, rest: text.slice(keep), ...meta } };
+  });
+  return { ...chat, messages };
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
+/** A chat file's content with every prompt made whole again; then checked by validateChat. */
+export function decodeChat(v: unknown): Chat {
+  const c = record(v, 'chat');
+  const raw = array(c.messages, 'chat.messages', MAX_MESSAGES);
+  let prev = '';
+  const messages = raw.map((m, i) => {
+    const what = `chat.messages[${i}].prompt`;
+    const r = record(m, `chat.messages[${i}]`);
+    if (r.prompt === undefined) return r;
+    const p = record(r.prompt, what);
+    let text: string;
+    if (p.text !== undefined) {
+      text = string(p.text, `${what}.text`, MAX_MESSAGE_CHARS);
+    } else {
+      const keep = integer(p.keep, `${what}.keep`, 0, prev.length);
+      const rest = string(p.rest, `${what}.rest`, MAX_MESSAGE_CHARS);
+      if (keep + rest.length > MAX_MESSAGE_CHARS) throw new UsageError(`${what} is longer than ${MAX_MESSAGE_CHARS} characters.`);
+      text = prev.slice(0, keep) + rest;
+    }
+    prev = text;
+    return { ...r, prompt: { text, ...promptMeta(p, what) } };
+  });
+  return validateChat({ ...c, messages });
 }
 
 /** A whole chat from the page (chats:save) or from disk: every field checked. */
@@ -108,7 +169,7 @@ export class ChatStore {
     const prev = this.writing.get(chat.id) ?? Promise.resolve();
     const next = prev.catch(() => {}).then(async () => {
       await fsp.mkdir(this.dir, { recursive: true });
-      await writeJsonAtomic(this.file(chat.id), chat);
+      await writeJsonAtomic(this.file(chat.id), encodeChat(chat));
     });
     this.writing.set(chat.id, next);
     try {
@@ -144,7 +205,7 @@ export class ChatStore {
   private async read(id: string): Promise<Chat> {
     const raw = await readJson(this.file(id));
     if (raw === undefined) throw new UsageError('That chat does not exist (it may have been deleted).');
-    const chat = validateChat(raw);
+    const chat = decodeChat(raw);
     if (chat.id !== id) throw new UsageError(`the file holds chat ${chat.id}, not ${id}`);
     return chat;
   }
