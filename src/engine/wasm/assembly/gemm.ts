@@ -390,24 +390,18 @@ const PREP_K: i32 = 560;
   }
 }
 
-/** Sub-block j (32 elements, prepared at pb) dotted with the activations at x: classes 0-3 and 4-7 added to lo, hi. */
+/** Plain: classes 0-3 (wa, wb = the i16 weights of elements 0-15, 16-31) or 4-7 of one sub-block and one token. */
 // @ts-ignore: decorator
-@inline function subLo(pb: usize, j: usize, x: usize, q6: bool): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    let d = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x + (j << 5)), v128.load(pb + (j << 5)));
-    if (q6) d = i16x8.sub(d, v128.load(x + 256 + (j << 5)));
-    return i32x4.dot_i16x8_s(d, v128.load(pb + 256 + (j << 4)));
-  }
-  return i32x4.add(i32x4.dot_i16x8_s(v128.load(pb + (j << 6)), v128.load(x + (j << 6))), i32x4.dot_i16x8_s(v128.load(pb + (j << 6), 32), v128.load(x + (j << 6), 32)));
+@inline function pd(wa: v128, wb: v128, x: usize): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(wa, v128.load(x)), i32x4.dot_i16x8_s(wb, v128.load(x, 32)));
 }
+
+/** Relaxed: classes 0-3 or 4-7 of one sub-block and one token (w: 16 permuted codes, sc: their scales). */
 // @ts-ignore: decorator
-@inline function subHi(pb: usize, j: usize, x: usize, q6: bool): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    let d = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x + (j << 5), 16), v128.load(pb + (j << 5), 16));
-    if (q6) d = i16x8.sub(d, v128.load(x + 256 + (j << 5), 16));
-    return i32x4.dot_i16x8_s(d, v128.load(pb + 256 + (j << 4)));
-  }
-  return i32x4.add(i32x4.dot_i16x8_s(v128.load(pb + (j << 6), 16), v128.load(x + (j << 6), 16)), i32x4.dot_i16x8_s(v128.load(pb + (j << 6), 48), v128.load(x + (j << 6), 48)));
+@inline function rd(w: v128, sc: v128, x: usize, q6: bool): v128 {
+  let d = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), w);
+  if (q6) d = i16x8.sub(d, v128.load(x, 256));
+  return i32x4.dot_i16x8_s(d, sc);
 }
 
 /** sums + f32(isum)·d lane-wise (addLanes: one class per lane). */
@@ -416,17 +410,26 @@ const PREP_K: i32 = 560;
   return f32x4.add(sums, f32x4.mul(f32x4.convert_i32x4_s(isum), d));
 }
 
-/** sumf + the eight lane sums in lane order (laneTotal). */
+/**
+ * sumf + the eight lane sums in lane order (laneTotal), four tokens at once: l0..l3 are tokens
+ * 0..3's lanes 0-3, h0..h3 their lanes 4-7; transposed so each add takes one lane of every token.
+ */
 // @ts-ignore: decorator
-@inline function laneTotal(sumf: f32, lo: v128, hi: v128): f32 {
-  let s = sumf + f32x4.extract_lane(lo, 0);
-  s += f32x4.extract_lane(lo, 1);
-  s += f32x4.extract_lane(lo, 2);
-  s += f32x4.extract_lane(lo, 3);
-  s += f32x4.extract_lane(hi, 0);
-  s += f32x4.extract_lane(hi, 1);
-  s += f32x4.extract_lane(hi, 2);
-  return s + f32x4.extract_lane(hi, 3);
+@inline function laneTotal4(sumf: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128): v128 {
+  let t0 = v128.shuffle<i32>(l0, l1, 0, 4, 1, 5), t1 = v128.shuffle<i32>(l2, l3, 0, 4, 1, 5);
+  let t2 = v128.shuffle<i32>(l0, l1, 2, 6, 3, 7), t3 = v128.shuffle<i32>(l2, l3, 2, 6, 3, 7);
+  let s = f32x4.add(sumf, v128.shuffle<i32>(t0, t1, 0, 1, 4, 5));
+  s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
+  s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 0, 1, 4, 5));
+  s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 2, 3, 6, 7));
+  t0 = v128.shuffle<i32>(h0, h1, 0, 4, 1, 5);
+  t1 = v128.shuffle<i32>(h2, h3, 0, 4, 1, 5);
+  t2 = v128.shuffle<i32>(h0, h1, 2, 6, 3, 7);
+  t3 = v128.shuffle<i32>(h2, h3, 2, 6, 3, 7);
+  s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 0, 1, 4, 5));
+  s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
+  s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 0, 1, 4, 5));
+  return f32x4.add(s, v128.shuffle<i32>(t2, t3, 2, 3, 6, 7));
 }
 
 /**
@@ -444,15 +447,41 @@ const PREP_K: i32 = 560;
     const xb = xg + <usize>b * WQ8_K_BLOCK;
     const x0 = xb + XK, x1 = x0 + XK_TOKEN, x2 = x1 + XK_TOKEN, x3 = x2 + XK_TOKEN;
     let a0l = Z, a0h = Z, a1l = Z, a1h = Z, a2l = Z, a2h = Z, a3l = Z, a3h = Z;
+    // classes 0-3, then 4-7 (four accumulators live at a time); each sub-block's weights are
+    // loaded once for the four tokens
     for (let j: usize = 0; j < 8; j++) {
-      a0l = i32x4.add(a0l, subLo(pb, j, x0, q6));
-      a1l = i32x4.add(a1l, subLo(pb, j, x1, q6));
-      a2l = i32x4.add(a2l, subLo(pb, j, x2, q6));
-      a3l = i32x4.add(a3l, subLo(pb, j, x3, q6));
-      a0h = i32x4.add(a0h, subHi(pb, j, x0, q6));
-      a1h = i32x4.add(a1h, subHi(pb, j, x1, q6));
-      a2h = i32x4.add(a2h, subHi(pb, j, x2, q6));
-      a3h = i32x4.add(a3h, subHi(pb, j, x3, q6));
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        const w = v128.load(pb + (j << 5)), sc = v128.load(pb + 256 + (j << 4));
+        const xo = j << 5;
+        a0l = i32x4.add(a0l, rd(w, sc, x0 + xo, q6));
+        a1l = i32x4.add(a1l, rd(w, sc, x1 + xo, q6));
+        a2l = i32x4.add(a2l, rd(w, sc, x2 + xo, q6));
+        a3l = i32x4.add(a3l, rd(w, sc, x3 + xo, q6));
+      } else {
+        const pj = pb + (j << 6), xo = j << 6;
+        const w0 = v128.load(pj), w2 = v128.load(pj, 32);
+        a0l = i32x4.add(a0l, pd(w0, w2, x0 + xo));
+        a1l = i32x4.add(a1l, pd(w0, w2, x1 + xo));
+        a2l = i32x4.add(a2l, pd(w0, w2, x2 + xo));
+        a3l = i32x4.add(a3l, pd(w0, w2, x3 + xo));
+      }
+    }
+    for (let j: usize = 0; j < 8; j++) {
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        const w = v128.load(pb + (j << 5), 16), sc = v128.load(pb + 256 + (j << 4));
+        const xo = (j << 5) + 16;
+        a0h = i32x4.add(a0h, rd(w, sc, x0 + xo, q6));
+        a1h = i32x4.add(a1h, rd(w, sc, x1 + xo, q6));
+        a2h = i32x4.add(a2h, rd(w, sc, x2 + xo, q6));
+        a3h = i32x4.add(a3h, rd(w, sc, x3 + xo, q6));
+      } else {
+        const pj = pb + (j << 6), xo = (j << 6) + 16;
+        const w1 = v128.load(pj, 16), w3 = v128.load(pj, 48);
+        a0h = i32x4.add(a0h, pd(w1, w3, x0 + xo));
+        a1h = i32x4.add(a1h, pd(w1, w3, x1 + xo));
+        a2h = i32x4.add(a2h, pd(w1, w3, x2 + xo));
+        a3h = i32x4.add(a3h, pd(w1, w3, x3 + xo));
+      }
     }
     const dx = v128.load(xb);
     const d = f32x4.mul(f32x4.splat(load<f32>(pb, 512)), dx);
@@ -474,10 +503,7 @@ const PREP_K: i32 = 560;
       sumf = f32x4.sub(sumf, f32x4.mul(dmin, f32x4.convert_i32x4_s(ms)));
     }
   }
-  let r = f32x4.splat(laneTotal(f32x4.extract_lane(sumf, 0), f0l, f0h));
-  r = f32x4.replace_lane(r, 1, laneTotal(f32x4.extract_lane(sumf, 1), f1l, f1h));
-  r = f32x4.replace_lane(r, 2, laneTotal(f32x4.extract_lane(sumf, 2), f2l, f2h));
-  return f32x4.replace_lane(r, 3, laneTotal(f32x4.extract_lane(sumf, 3), f3l, f3h));
+  return laneTotal4(sumf, f0l, f1l, f2l, f3l, f0h, f1h, f2h, f3h);
 }
 
 // ---- exported kernels ---------------------------------------------------------------------------
