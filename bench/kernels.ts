@@ -6,6 +6,9 @@
 //   npm run bench:kernels                      all types
 //   npm run bench:kernels -- q8_0,q4_K         some types
 //   npm run bench:kernels -- --no-scalar       skip the (slow) scalar column
+//   npm run bench:kernels -- --gemm            prompt matmul instead: GMAC/s of a GEMM_TOKENS-token
+//                                              batch through a GEMM_ROWS × GEMM_COLS matrix
+//   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
 //
 // Each figure is the best of several runs (the least disturbed by other processes). The scalar
 // column times 128 rows only: it runs at well under 1 GB/s and the rate does not depend on rows.
@@ -30,6 +33,8 @@ const BW_BYTES = 512 * 2 ** 20;
 
 const args = process.argv.slice(2);
 const noScalar = args.includes('--no-scalar');
+const gemmMode = args.includes('--gemm');
+const wasmDir = args.find((a) => a.startsWith('--wasm-dir='))?.slice(11);
 const picked = args.find((a) => !a.startsWith('--'));
 const types = picked ? picked.split(',').map((n) => ggmlTypeByName(n)!) : [...KERNEL_TYPES.keys()];
 
@@ -48,7 +53,7 @@ function best(fn: () => void, minRuns = 5, minSeconds = 0.6): number {
 
 // ---- memory bandwidth ------------------------------------------------------------------------
 
-const km = loadKernelModule();
+const km = loadKernelModule({ dir: wasmDir });
 
 function bandwidth1(): number {
   const k = new KernelInstance(km, newSharedMemory(BW_BYTES + 2 ** 20));
@@ -126,6 +131,38 @@ function gbps(be: MatBackend, type: number, rows: number): number {
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
+
+// ---- prompt matmul (gemm) per type -----------------------------------------------------------
+
+const GEMM_ROWS = 2048;
+const GEMM_COLS = 2048;
+const GEMM_TOKENS = 128;
+
+/** GMAC/s of be.matmul on a GEMM_TOKENS-token batch (quantise + widen + gemm, as in a prompt). */
+function gmacs(be: MatBackend, type: number): number {
+  const tile = quantizeRows(type, new Float32Array(16 * GEMM_COLS).map((_, i) => Math.sin(i * 0.37) * Math.cos(i * 0.011)), 16, GEMM_COLS);
+  const h = be.addWeight({ name: ggmlTypeName(type), type, rows: GEMM_ROWS, cols: GEMM_COLS }, (dst, from) => {
+    for (let o = 0; o < dst.length; o++) dst[o] = tile[(from + o) % tile.length];
+  });
+  const x = new Float32Array(GEMM_TOKENS * GEMM_COLS).map((_, i) => Math.sin(i * 0.013));
+  const out = new Float32Array(GEMM_TOKENS * GEMM_ROWS);
+  return (GEMM_ROWS * GEMM_COLS * GEMM_TOKENS) / best(() => be.matmul(out, h, x, GEMM_TOKENS), 5, 1) / 1e9;
+}
+
+if (gemmMode) {
+  const gemmTypes = types.filter((t) => KERNEL_TYPES.get(t)!.gemm);
+  console.log(`Pantheon prompt matmul: ${GEMM_TOKENS} tokens × [${GEMM_ROWS}, ${GEMM_COLS}], GMAC/s (best of several runs)`);
+  console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}\n`);
+  console.log(`${'type'.padEnd(7)} ${pad('simd×1', 7)} ${pad(`pool×${THREADS}`, 7)}`);
+  for (const type of gemmTypes) {
+    const single = gmacs(new WasmBackend({ dir: wasmDir }), type);
+    const pool = new PoolBackend({ threads: THREADS, dir: wasmDir });
+    const multi = gmacs(pool, type);
+    pool.dispose();
+    console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(f(single), 7)} ${pad(f(multi), 7)}`);
+  }
+  process.exit(0);
+}
 
 console.log(`Pantheon kernels: ${ROWS}×${COLS} matvec, GB/s of weight bytes (best of several runs)`);
 console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}`);

@@ -1,72 +1,141 @@
 // The prompt kernels of assembly/gemm.ts (widened activations, four tokens per weight block) against
-// the scalar reference in src/engine/quant (ggml's generic C): the integer block sums are exact, only
-// the order of float roundings differs, so |gemm − ref| ≤ 2e-6 · Σ|w·x| as for the one-token
-// kernels (kernels.test.ts). Shapes: partial groups of four tokens, row ranges that start inside a
-// matrix and do not fill a row block, several blocks per row; outputs outside the range stay untouched.
+// the scalar reference in src/engine/quant (ggml's *_generic dots with f32 rounding): every output
+// must have the reference's exact bits (compared as Uint32), for every token count 2..17 (partial
+// groups of four), row ranges that start inside a matrix and do not fill a row block, several
+// blocks per row, random block bytes (every bit pattern), ggml-quantised weights and rows of real
+// GGUF files when bench/models has them. Outputs outside the row range stay untouched. Runs the
+// plain SIMD build, and the relaxed build too where the engine has relaxed SIMD (Node 24, Electron).
 
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WasmBackend } from '../../src/engine/backend/wasm.js';
+import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
 import { GgmlType, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
-import { quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
+import { dequantizeRow, matmul } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, widenBytes } from '../../src/engine/wasm/layout.js';
-import { loadKernelModule } from '../../src/engine/wasm/loader.js';
-import { absDot, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
+import { hasRelaxedSimd, loadKernelModule, type SimdLevel } from '../../src/engine/wasm/loader.js';
+import { ROOT } from '../helpers.js';
+import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
-const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_K, GgmlType.Q6_K];
-const TOL = 2e-6;
+const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_1, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
+const LEVELS: SimdLevel[] = hasRelaxedSimd() ? ['simd', 'relaxed'] : ['simd'];
+const BENCH_MODELS = join(ROOT, 'bench', 'models');
 
-describe('gemm kernels against the scalar reference', () => {
-  const k = new KernelInstance(loadKernelModule({ simd: 'simd' }));
+/** Real rows: the first `rows` rows of a tensor of this type in one of bench/models' llama110m files. */
+const REAL: Partial<Record<number, { file: string; tensor: string }>> = {
+  [GgmlType.Q4_K]: { file: 'llama110m-Q4_K_M.gguf', tensor: 'blk.0.attn_q.weight' },
+  [GgmlType.Q6_K]: { file: 'llama110m-Q6_K.gguf', tensor: 'blk.0.ffn_down.weight' },
+  [GgmlType.Q4_0]: { file: 'llama110m-Q4_0.gguf', tensor: 'blk.0.attn_q.weight' },
+  [GgmlType.Q8_0]: { file: 'llama110m-Q8_0.gguf', tensor: 'blk.0.ffn_down.weight' },
+};
+
+function realRows(type: number, rows: number): { data: Uint8Array; cols: number } | undefined {
+  const r = REAL[type];
+  const path = r && join(BENCH_MODELS, r.file);
+  if (!r || !path || !existsSync(path)) return undefined;
+  const header = readGgufHeaderSync(path);
+  const t = header.tensors.find((x) => x.name === r.tensor)!;
+  expect(t.type, `${r.file} ${r.tensor}`).toBe(type);
+  const cols = Number(t.dims[0]);
+  return { data: readTensorBytes(path, header, r.tensor).slice(0, rows * rowBytes(type, cols)), cols };
+}
+
+/**
+ * n activations: odd tokens random, even tokens a weight row plus noise, so that their block sums
+ * run up to the largest integers the formats reach and products like sumi·d_w need every bit
+ * (with small random sums, different float orders often round alike).
+ */
+function activations(type: number, data: Uint8Array, rows: number, cols: number, n: number, seed: number): Float32Array {
+  const x = randomFloats(n * cols, seed, 2);
+  const w = new Float32Array(cols);
+  for (let t = 0; t < n; t += 2) {
+    dequantizeRow(type, data, (t % rows) * rowBytes(type, cols), w, cols);
+    for (let i = 0; i < cols; i++) x[t * cols + i] = w[i] + 0.01 * x[t * cols + i];
+  }
+  return x;
+}
+
+/** The reference's out[n, rows] as bits. */
+function reference(type: number, data: Uint8Array, rows: number, cols: number, x: Float32Array, n: number): Uint32Array {
+  const out = new Float32Array(n * rows);
+  matmul(out, { type, rows, cols, rowBytes: rowBytes(type, cols), data }, x, n);
+  return new Uint32Array(out.buffer);
+}
+
+describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit for bit', (simd) => {
+  const k = new KernelInstance(loadKernelModule({ simd }));
+
+  /** Rows [r0, r1) of out[n, rows] from the kernels; the other rows' outputs must stay NaN. */
+  function gemm(type: number, data: Uint8Array, rows: number, cols: number, x: Float32Array, n: number, r0: number, r1: number): Float32Array {
+    const kt = kernelType(type)!;
+    const rb = rowBytes(type, cols);
+    const ab = actBytes(kt.act, cols);
+    const sizes = [rb * rows, n * cols * 4, n * ab, widenBytes(kt.act, n, cols), n * rows * 4, gemmScratchBytes(cols)];
+    const [w, xp, xq, xw, out, scratch] = sizes.map((b) => k.arena.alloc(b));
+    k.arena.u8(w, rb * rows).set(data);
+    k.arena.f32(xp, n * cols).set(x);
+    k.arena.f32(out, n * rows).fill(NaN);
+    for (let t = 0; t < n; t++) k.quantize(kt.act, xq + t * ab, xp + t * cols * 4, cols);
+    k.widen(kt.act, xw, xq, n, cols, ab);
+    k.gemm(kt, out, w, rb, r0, r1, xw, cols, n, rows, scratch);
+    const got = k.arena.f32(out, n * rows).slice();
+    [w, xp, xq, xw, out, scratch].forEach((p, i) => k.arena.free(p, sizes[i]));
+    return got;
+  }
 
   it('widen_bytes and gemm_scratch_bytes in the module equal widenBytes and gemmScratchBytes in layout.ts', () => {
     for (const [n, cols] of [[1, 256], [5, 768], [128, 2048]]) {
       expect(k.call('gemm_scratch_bytes', cols)).toBe(gemmScratchBytes(cols));
       expect(k.call('widen_bytes', 0, n, cols)).toBe(widenBytes('q8_0', n, cols));
+      expect(k.call('widen_bytes', 0, n, cols)).toBe(widenBytes('q8_1', n, cols));
       expect(k.call('widen_bytes', 1, n, cols)).toBe(widenBytes('q8_K', n, cols));
     }
   });
 
   for (const type of GEMM) {
-    it(`${ggmlTypeName(type)}: within ${TOL} of Σ|w·x| for every token and row; rows outside [r0, r1) untouched`, () => {
-      const kt = kernelType(type)!;
-      expect(kt.gemm).toBe(true);
-      let seed = 300;
-      for (const [rows, cols] of [[11, 256], [19, 768]]) {
-        const rb = rowBytes(type, cols);
-        const ab = actBytes(kt.act, cols);
-        for (const data of [randomBlocks(type, rows, cols, seed++), quantisedWeights(type, rows, cols, seed++)]) {
-          for (const [n, r0, r1] of [[2, 0, rows], [5, 3, rows - 1], [9, 1, 10]]) {
-            const xs = randomFloats(n * cols, seed++, 2);
-            const w = k.arena.alloc(rb * rows);
-            const x = k.arena.alloc(n * cols * 4);
-            const xq = k.arena.alloc(n * ab);
-            const xw = k.arena.alloc(widenBytes(kt.act, n, cols));
-            const out = k.arena.alloc(n * rows * 4);
-            const scratch = k.arena.alloc(gemmScratchBytes(cols));
-            k.arena.u8(w, rb * rows).set(data);
-            k.arena.f32(x, n * cols).set(xs);
-            k.arena.f32(out, n * rows).fill(NaN);
-            for (let t = 0; t < n; t++) k.quantize(kt.act, xq + t * ab, x + t * cols * 4, cols);
-            k.widen(kt.act, xw, xq, n, cols, ab);
-            k.gemm(kt, out, w, rb, r0, r1, xw, cols, n, rows, scratch);
-            const got = k.arena.f32(out, n * rows);
-            for (let t = 0; t < n; t++) {
-              const xt = xs.subarray(t * cols, (t + 1) * cols);
-              const act = quantizeActivation(type, xt).data;
-              for (let r = 0; r < rows; r++) {
-                const v = got[t * rows + r];
-                if (r < r0 || r >= r1) {
-                  expect(v, `row ${r} is outside [${r0}, ${r1})`).toBeNaN();
-                  continue;
-                }
-                const ref = vecDot(type, data, r * rb, act, 0, cols);
-                const bound = TOL * absDot(type, data, r * rb, xt, cols) + 1e-30;
-                expect(Math.abs(v - ref), `${rows}x${cols} n=${n} token ${t} row ${r}: ${v} vs ${ref}`).toBeLessThanOrEqual(bound);
-              }
+    it(`${ggmlTypeName(type)}: n = 2..17 tokens, every output equals the reference's bits; rows outside [r0, r1) untouched`, () => {
+      expect(kernelType(type)!.gemm).toBe(true);
+      const rows = 9;
+      let seed = 300 + type * 100;
+      const sources: [string, Uint8Array, number][] = [];
+      for (const cols of [256, 768]) {
+        sources.push([`random blocks ${cols}`, randomBlocks(type, rows, cols, seed++), cols]);
+        sources.push([`ggml-quantised ${cols}`, quantisedWeights(type, rows, cols, seed++), cols]);
+      }
+      const real = realRows(type, rows);
+      if (real) sources.push([`${REAL[type]!.file} ${REAL[type]!.tensor}`, real.data, real.cols]);
+      for (const [what, data, cols] of sources) {
+        for (let n = 2; n <= 17; n++) {
+          const r0 = n % 3;
+          const r1 = rows - (n % 2);
+          const x = activations(type, data, rows, cols, n, seed++);
+          const want = reference(type, data, rows, cols, x, n);
+          const got = gemm(type, data, rows, cols, x, n, r0, r1);
+          const bits = new Uint32Array(got.buffer);
+          for (let t = 0; t < n; t++) {
+            for (let r = 0; r < rows; r++) {
+              const i = t * rows + r;
+              if (r < r0 || r >= r1) expect(got[i], `${what} n=${n}: row ${r} is outside [${r0}, ${r1})`).toBeNaN();
+              else if (bits[i] !== want[i]) expect.fail(`${what} n=${n} token ${t} row ${r}: ${got[i]} vs reference ${new Float32Array(want.buffer)[i]}`);
             }
           }
         }
       }
     });
   }
+
+  it('WasmBackend.matmul (widen + gemm) equals the reference bit for bit', () => {
+    const be = new WasmBackend({ simd });
+    for (const type of [GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
+      const [rows, cols, n] = [37, 512, 13];
+      const data = quantisedWeights(type, rows, cols, 77 + type);
+      const h = be.addWeight({ name: ggmlTypeName(type), type, rows, cols }, fillFrom(data));
+      const x = randomFloats(n * cols, 78 + type);
+      const out = new Float32Array(n * rows);
+      be.matmul(out, h, x, n);
+      expect(new Uint32Array(out.buffer)).toEqual(reference(type, data, rows, cols, x, n));
+    }
+  });
 });

@@ -19,7 +19,7 @@ export interface KernelType {
 }
 
 /** Weight types with a gemm_* prompt kernel. */
-const GEMM_SUFFIXES = new Set(['q8_0', 'q4_0', 'q5_0', 'q4_K', 'q6_K']);
+const GEMM_SUFFIXES = new Set(['q8_0', 'q4_0', 'q5_0', 'q4_1', 'q5_1', 'q4_K', 'q5_K', 'q6_K']);
 
 function k(type: number, suffix: string, act: ActKind): KernelType {
   return { type, suffix, act, gemm: GEMM_SUFFIXES.has(suffix) };
@@ -68,11 +68,11 @@ export function actBytes(act: ActKind, cols: number): number {
 
 /**
  * Bytes of the widened copy of n quantised activations (assembly/gemm.ts widen_bytes): per group
- * of four tokens, 272 B per 32 columns (q8_0) or 2192 B per 256 columns (q8_K).
+ * of four tokens, 288 B per 32 columns (q8_0, q8_1) or 2192 B per 256 columns (q8_K).
  */
 export function widenBytes(act: ActKind, n: number, cols: number): number {
   const groups = Math.ceil(n / 4);
-  if (act === 'q8_0') return groups * (cols / 32) * 272;
+  if (act === 'q8_0' || act === 'q8_1') return groups * (cols / 32) * 288;
   if (act === 'q8_K') return groups * (cols / 256) * 2192;
   return 0;
 }

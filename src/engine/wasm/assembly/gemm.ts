@@ -1,44 +1,89 @@
-// Prompt matmul (many tokens × one weight matrix) for Q8_0, Q4_0, Q5_0, Q4_K and Q6_K on plain
-// SIMD128, in two steps:
+// Prompt matmul (many tokens × one weight matrix) for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K and
+// Q6_K, bit for bit equal to the scalar reference (src/engine/quant: ggml's *_generic dots with f32
+// rounding) for every token. Two steps:
 //   1. widen_*: the batch's quantised activations (layouts in common.ts) are copied once into
-//      groups of four tokens with every int8 already widened to i16 and the four tokens' scales
-//      side by side as one f32x4, so no weight block ever widens an activation again;
-//   2. gemm_*: the rows of a block of GEMM_ROWS rows are unpacked once into scratch as i16 (for
-//      K-quants with the sub-block scale multiplied in, still exact in i16) and stay in L1 while
-//      every group of four tokens passes (the widened batch stays in L2): each weight block is
-//      dotted with the four tokens by i32x4.dot_i16x8_s, the four integer sums folded into one
-//      i32x4 (one lane per token) and scaled by one f32x4 multiply: d_w · [d_x0, d_x1, d_x2, d_x3].
-// The integer sums per block are the same as the one-token kernels'; only the order of the float
-// additions differs, so results match matvec to within float rounding, not bit for bit
-// (tests/wasm/gemm.test.ts).
+//      groups of four tokens, rearranged for the dot instruction the build uses, with the four
+//      tokens' scales side by side as one f32x4;
+//   2. gemm_*: the rows of a block of GEMM_ROWS rows are unpacked once into scratch (same
+//      arrangement) and stay in L1 while every group of four tokens passes (the widened batch stays
+//      in L2): each weight block is dotted with the four tokens, then the float steps are the
+//      reference's, lane for lane, with one f32 lane per token or per reference lane.
+//
+// Exactness. Integer sums are exact in any order, so only the float steps must match:
+//   32-element formats: one integer sum per block and token (fold4 puts the four tokens in the
+//   four lanes), then sumf += … in the type's own order (Q4_0 multiplies by d_w first, Q8_0/Q5_0
+//   by d_w·d_x, Q4_1/Q5_1 add m_w·s_x).
+//   K-quants: ggml keeps eight integer lanes per block (element e goes to lane e % 8), each scaled
+//   by d = d_w·d_x and added to its own f32 lane sum; the lane sums are added in order at the end.
+//   So each 16 (plain) or 32 (relaxed) elements are stored permuted so that every i32 lane of the
+//   dot holds elements of one class e % 8: lanes 0-3 of one vector, 4-7 of the next.
+//
+// Plain SIMD: activations and weights widened to i16, pairs (e, e+8) side by side, so
+//   i32x4.dot_i16x8_s gives classes 0-3 from the first eight i16 and 4-7 from the next eight;
+//   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
+// Relaxed SIMD: bytes stay bytes, (e, e+8, e+16, e+24) of a 32-element sub-block side by side;
+//   i16x8.relaxed_dot_i8x16_i7x16_s (x86 pmaddubsw: 16 products in pairs, exact because the weight
+//   operand is an unsigned code ≤ 63 and |x| ≤ 127, so no pair reaches the i16 limit) gives the
+//   pairs (e, e+8) and (e+16, e+24) of each class, and i32x4.dot_i16x8_s with the sub-block
+//   scales (Q6_K: the two 16-element groups' scales) adds them into the class lanes. Q6_K's codes
+//   are stored unsigned (q + 32); the activations' pair sums times 32, kept beside them, are
+//   subtracted in i16 before the scales (|result| ≤ 8128).
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
-//   q8_0 (32-element blocks): per block  d[4] f32 | x[4][32] i16                       272 B
-//   q8_K (256-element blocks): per block d[4] f32 | sum32[8][4] i32 | x[4][256] i16   2192 B
-//     sum32[j][t] = Σ of token t's 32 activations in sub-block j (for Q4_K's minimums)
+//   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x[4][32] i16                 288 B
+//     aux: q8_1's s = d·Σq (f32); q8_0's Σq (unused here)
+//   q8_K (256-element blocks): per block d[4] f32 | sum32[8][4] i32 | x[4] (512 B each)         2192 B
+//     sum32[j][t] = Σ of token t's 32 activations in sub-block j (for the K-quants' minimums)
+//     x, plain:   i16[256], per 16 elements e0 e8 e1 e9 … e7 e15
+//     x, relaxed: i8[256], per 32 elements A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27,
+//                 B = the same for classes 4-7; then i16 32·(pair sums of A, B) per 32 elements
 
-import { f16, lo4, hi4, bits, q8Scales, qKBsums, qKScales } from './common';
+import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 
 const Z: v128 = i32x4.splat(0);
 
 /** Rows per cache block. */
 const GEMM_ROWS: i32 = 4;
 
-export const WQ8_0_BLOCK: i32 = 272;
+export const WQ8_0_BLOCK: i32 = 288;
 export const WQ8_K_BLOCK: i32 = 2192;
+/** Offset of token 0's activations in a widened q8_K block, and the bytes per token. */
+const XK: usize = 144;
+const XK_TOKEN: usize = 512;
+
+// ---- permutations -------------------------------------------------------------------------------
+
+/** Plain: 16 elements → e0 e8 e1 e9 … e7 e15 (widened halves: classes 0-3, 4-7). */
+// @ts-ignore: decorator
+@inline function perm16(x: v128): v128 {
+  return i8x16.swizzle(x, i8x16(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+}
+
+/** Relaxed: elements 0-15 (x0) and 16-31 (x1) → the four elements of classes 0-3 in order. */
+// @ts-ignore: decorator
+@inline function permA(x0: v128, x1: v128): v128 {
+  return i8x16.shuffle(x0, x1, 0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
+}
+/** … and of classes 4-7. */
+// @ts-ignore: decorator
+@inline function permB(x0: v128, x1: v128): v128 {
+  return i8x16.shuffle(x0, x1, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31);
+}
 
 // ---- widening -----------------------------------------------------------------------------------
 
-/** Bytes of the widened copy of n activations of `cols` (kind 0: q8_0, 1: q8_K). */
+/** Bytes of the widened copy of n activations of `cols` (kind 0: q8_0 or q8_1, 1: q8_K). */
 export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
   const groups = (n + 3) >> 2;
   return kind == 0 ? groups * (cols >> 5) * WQ8_0_BLOCK : groups * (cols >> 8) * WQ8_K_BLOCK;
 }
 
-/** dst ← the widened q8_0 copy of n activations at xq, xqStride bytes apart. */
-export function widen_q8_0(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
+/** q8_0 and q8_1: d and aux per block beside the widened quants. */
+// @ts-ignore: decorator
+@inline function widen32(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
   const nb = cols >> 5;
   const dOff = q8Scales(0, cols);
+  const aOff = q8Aux(0, cols);
   const groups = (n + 3) >> 2;
   for (let g = 0; g < groups; g++) {
     const gp = dst + <usize>(g * nb) * WQ8_0_BLOCK;
@@ -47,9 +92,10 @@ export function widen_q8_0(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
       const xt = xq + <usize>tok * xqStride;
       for (let b = 0; b < nb; b++) {
         const bp = gp + <usize>b * WQ8_0_BLOCK;
-        const xp = bp + 16 + (<usize>t << 6);
+        const xp = bp + 32 + (<usize>t << 6);
         if (tok < n) {
-          store<f32>(bp + (<usize>t << 2), load<f32>(xt + dOff + (<usize>b << 2)));
+          store<u32>(bp + (<usize>t << 2), load<u32>(xt + dOff + (<usize>b << 2)));
+          store<u32>(bp + 16 + (<usize>t << 2), load<u32>(xt + aOff + (<usize>b << 2)));
           const x0 = v128.load(xt + (<usize>b << 5));
           const x1 = v128.load(xt + (<usize>b << 5), 16);
           v128.store(xp, i16x8.extend_low_i8x16_s(x0));
@@ -57,7 +103,8 @@ export function widen_q8_0(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
           v128.store(xp, i16x8.extend_low_i8x16_s(x1), 32);
           v128.store(xp, i16x8.extend_high_i8x16_s(x1), 48);
         } else {
-          store<f32>(bp + (<usize>t << 2), 0);
+          store<u32>(bp + (<usize>t << 2), 0);
+          store<u32>(bp + 16 + (<usize>t << 2), 0);
           v128.store(xp, Z);
           v128.store(xp, Z, 16);
           v128.store(xp, Z, 32);
@@ -66,6 +113,16 @@ export function widen_q8_0(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
       }
     }
   }
+}
+
+/** dst ← the widened q8_0 copy of n activations at xq, xqStride bytes apart. */
+export function widen_q8_0(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
+  widen32(dst, xq, n, cols, xqStride);
+}
+
+/** dst ← the widened q8_1 copy of n activations at xq, xqStride bytes apart. */
+export function widen_q8_1(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
+  widen32(dst, xq, n, cols, xqStride);
 }
 
 /** dst ← the widened q8_K copy of n activations at xq, xqStride bytes apart. */
@@ -81,7 +138,7 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
       const xt = xq + <usize>tok * xqStride;
       for (let b = 0; b < nb; b++) {
         const bp = gp + <usize>b * WQ8_K_BLOCK;
-        const xp = bp + 144 + (<usize>t << 9);
+        const xp = bp + XK + <usize>t * XK_TOKEN;
         const live = tok < n;
         store<f32>(bp + (<usize>t << 2), live ? load<f32>(xt + dOff + (<usize>b << 2)) : 0);
         for (let j = 0; j < 8; j++) {
@@ -89,10 +146,24 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
           const bs = xt + sOff + (<usize>(b * 16 + 2 * j) << 1);
           store<i32>(bp + 16 + (<usize>(j * 4 + t) << 2), live ? <i32>load<i16>(bs) + <i32>load<i16>(bs, 2) : 0);
         }
-        for (let k = 0; k < 16; k++) {
-          const x = live ? v128.load(xt + (<usize>b << 8) + (<usize>k << 4)) : Z;
-          v128.store(xp + (<usize>k << 5), i16x8.extend_low_i8x16_s(x));
-          v128.store(xp + (<usize>k << 5), i16x8.extend_high_i8x16_s(x), 16);
+        const xb = xt + (<usize>b << 8);
+        if (ASC_FEATURE_RELAXED_SIMD) {
+          for (let j = 0; j < 8; j++) {
+            const x0 = live ? v128.load(xb + (<usize>j << 5)) : Z;
+            const x1 = live ? v128.load(xb + (<usize>j << 5), 16) : Z;
+            const a = permA(x0, x1), bb = permB(x0, x1);
+            const p = xp + (<usize>j << 5);
+            v128.store(p, a);
+            v128.store(p, bb, 16);
+            v128.store(p, i16x8.shl(i16x8.extadd_pairwise_i8x16_s(a), 5), 256);
+            v128.store(p, i16x8.shl(i16x8.extadd_pairwise_i8x16_s(bb), 5), 272);
+          }
+        } else {
+          for (let k = 0; k < 16; k++) {
+            const x = perm16(live ? v128.load(xb + (<usize>k << 4)) : Z);
+            v128.store(xp + (<usize>k << 5), i16x8.extend_low_i8x16_s(x));
+            v128.store(xp + (<usize>k << 5), i16x8.extend_high_i8x16_s(x), 16);
+          }
         }
       }
     }
@@ -121,12 +192,6 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
   return i32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
 }
 
-/** acc + f32(isum) · d_w · dx (dx: the four tokens' activation scales). */
-// @ts-ignore: decorator
-@inline function scaleAdd(acc: v128, isum: v128, dw: f32, dx: v128): v128 {
-  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(isum), f32x4.mul(f32x4.splat(dw), dx)));
-}
-
 /** Write the four lanes of acc (tokens 4g..4g+3, those below n) to out[t·outStride + r]. */
 // @ts-ignore: decorator
 @inline function put4(out: usize, os: usize, acc: v128, live: i32): void {
@@ -136,73 +201,122 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
   if (live > 3) store<f32>(out + 3 * os, f32x4.extract_lane(acc, 3));
 }
 
-// ---- rows prepared once per row block ------------------------------------------------------------
-// Each row of a block of GEMM_ROWS rows is unpacked into scratch once (quants widened to i16, with
-// the K-quants' sub-block scales multiplied in), then dotted with every group of four tokens.
-// Prepared 32-element block, PREP_32 bytes: q[32] i16 | d f32 | 12 B pad
+// ---- 32-element formats -------------------------------------------------------------------------
+// Prepared block, PREP_32 bytes: q[32] i16 | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
 
 const PREP_32: i32 = 80;
 
-/** Prepare one row of a 32-element format (kind 0: Q8_0, 1: Q4_0, 2: Q5_0) as signed i16 quants. */
+/** Prepare one row of a 32-element format (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) as i16 quants. */
 // @ts-ignore: decorator
 @inline function prep_32(kind: i32, dst: usize, w: usize, nb: i32): void {
   const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  const bsz: usize = kind == 0 ? 34 : kind == 1 ? 18 : kind == 2 ? 22 : kind == 3 ? 20 : 24;
   for (let b = 0; b < nb; b++) {
     const pb = dst + <usize>b * PREP_32;
+    const wb = w + <usize>b * bsz;
     let w0: v128, w1: v128;
-    let wb: usize;
     if (kind == 0) {
-      wb = w + <usize>b * 34;
       w0 = v128.load(wb, 2);
       w1 = v128.load(wb, 18);
-    } else if (kind == 1) {
-      // x = d·(q − 8); low nibbles are elements 0-15, high nibbles 16-31
-      wb = w + <usize>b * 18;
-      const q = v128.load(wb, 2);
-      w0 = i8x16.sub(lo4(q), i8x16.splat(8));
-      w1 = i8x16.sub(hi4(q), i8x16.splat(8));
+    } else if (kind == 1 || kind == 3) {
+      // Q4_0: x = d·(q − 8); Q4_1: x = d·q + m. Low nibbles are elements 0-15, high 16-31
+      const q = v128.load(wb + (kind == 1 ? 2 : 4));
+      w0 = lo4(q);
+      w1 = hi4(q);
+      if (kind == 1) {
+        w0 = i8x16.sub(w0, i8x16.splat(8));
+        w1 = i8x16.sub(w1, i8x16.splat(8));
+      }
     } else {
-      // x = d·(q − 16), the 5th bit of element j is bit j of qh
-      wb = w + <usize>b * 22;
-      const qhv = i32x4.splat(load<u32>(wb, 2));
-      const q = v128.load(wb, 6);
+      // Q5_0: x = d·(q − 16); Q5_1: x = d·q + m; the 5th bit of element j is bit j of qh
+      const qo: usize = kind == 2 ? 2 : 4;
+      const qhv = i32x4.splat(load<u32>(wb + qo));
+      const q = v128.load(wb + qo + 4);
       const hl = v128.and(i8x16.eq(v128.and(i8x16.swizzle(qhv, i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)), bm), bm), i8x16.splat(16));
       const hh = v128.and(i8x16.eq(v128.and(i8x16.swizzle(qhv, i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)), bm), bm), i8x16.splat(16));
-      w0 = i8x16.sub(v128.or(lo4(q), hl), i8x16.splat(16));
-      w1 = i8x16.sub(v128.or(hi4(q), hh), i8x16.splat(16));
+      w0 = v128.or(lo4(q), hl);
+      w1 = v128.or(hi4(q), hh);
+      if (kind == 2) {
+        w0 = i8x16.sub(w0, i8x16.splat(16));
+        w1 = i8x16.sub(w1, i8x16.splat(16));
+      }
     }
     v128.store(pb, i16x8.extend_low_i8x16_s(w0));
     v128.store(pb, i16x8.extend_high_i8x16_s(w0), 16);
     v128.store(pb, i16x8.extend_low_i8x16_s(w1), 32);
     v128.store(pb, i16x8.extend_high_i8x16_s(w1), 48);
     store<f32>(pb, f16(load<u16>(wb)), 64);
+    store<f32>(pb, kind >= 3 ? f16(load<u16>(wb, 2)) : 0, 68);
   }
 }
 
-/** One prepared 32-element-format row against one group of four tokens. */
+/**
+ * One prepared 32-element-format row against one group of four tokens: per block the four
+ * tokens' integer sums, then the reference's float step (legacy.ts vecDot*), one lane per token.
+ */
 // @ts-ignore: decorator
-@inline function row_prep32(p: usize, xg: usize, nb: i32): v128 {
+@inline function row_prep32(kind: i32, p: usize, xg: usize, nb: i32): v128 {
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const pb = p + <usize>b * PREP_32;
     const xb = xg + <usize>b * WQ8_0_BLOCK;
     const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
-    const isum = fold4(d32(a, bb, c, d, xb + 16), d32(a, bb, c, d, xb + 80), d32(a, bb, c, d, xb + 144), d32(a, bb, c, d, xb + 208));
-    acc = scaleAdd(acc, isum, load<f32>(pb, 64), v128.load(xb));
+    const isum = f32x4.convert_i32x4_s(fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224)));
+    const dw = f32x4.splat(load<f32>(pb, 64));
+    const dx = v128.load(xb);
+    if (kind == 1) {
+      // Q4_0: sumf += (sumi·d_w)·d_x
+      acc = f32x4.add(acc, f32x4.mul(f32x4.mul(isum, dw), dx));
+    } else if (kind >= 3) {
+      // Q4_1 / Q5_1: sumf += (d_w·d_x)·sumi + m_w·s_x
+      acc = f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), isum), f32x4.mul(f32x4.splat(load<f32>(pb, 68)), v128.load(xb, 16))));
+    } else {
+      // Q8_0 / Q5_0: sumf += sumi·(d_w·d_x)
+      acc = f32x4.add(acc, f32x4.mul(isum, f32x4.mul(dw, dx)));
+    }
   }
   return acc;
 }
 
-// K-quants: with the scales multiplied in, a 256-element block needs one float scale.
-// Prepared block, PREP_K bytes: q·sc[256] i16 | d f32 | dmin f32 | 8 B pad | m[8] i32
+// ---- K-quants -----------------------------------------------------------------------------------
+// Prepared block, PREP_K bytes:
+//   plain:   w[256] i16 (q·sc, perm16 order)                     | d f32 | dmin f32 | 8 B | m[8] i32
+//   relaxed: w[256] u8 (permA/permB order) | sc[8] i16x8 | 128 B | d f32 | dmin f32 | 8 B | m[8] i32
+// sc[j]: sub-block j's scale in every lane (Q6_K: the scales of groups 2j, 2j+1 alternating).
 
 const PREP_K: i32 = 560;
 
-/** Prepare one Q4_K row (dequantize_row_q4_K's order: sub-block j = elements 32j..32j+31). */
+/** Store 32 elements of sub-block j with scale(s) sc (i16x8): x0/x1 = elements 0-15 / 16-31 as bytes. */
 // @ts-ignore: decorator
-@inline function prep_q4_K(dst: usize, w: usize, nb: i32): void {
+@inline function putSub(pb: usize, j: i32, x0: v128, x1: v128, sc0: v128, sc1: v128, signed: bool): void {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    v128.store(pb + (<usize>j << 5), permA(x0, x1));
+    v128.store(pb + (<usize>j << 5), permB(x0, x1), 16);
+    v128.store(pb + 256 + (<usize>j << 4), v128.shuffle<i16>(sc0, sc1, 0, 8, 0, 8, 0, 8, 0, 8));
+  } else {
+    const p = pb + (<usize>j << 6);
+    const y0 = perm16(x0), y1 = perm16(x1);
+    if (signed) {
+      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(y0), sc0));
+      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(y0), sc0), 16);
+      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(y1), sc1), 32);
+      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(y1), sc1), 48);
+    } else {
+      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(y0), sc0));
+      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(y0), sc0), 16);
+      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(y1), sc1), 32);
+      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(y1), sc1), 48);
+    }
+  }
+}
+
+/** Prepare one Q4_K (five = false) or Q5_K row: sub-block j = elements 32j..32j+31. */
+// @ts-ignore: decorator
+@inline function prep_q45_K(dst: usize, w: usize, nb: i32, five: bool): void {
+  const bsz: usize = five ? 176 : 144;
+  const qs: usize = five ? 48 : 16;
   for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 144;
+    const wb = w + <usize>b * bsz;
     const pb = dst + <usize>b * PREP_K;
     // get_scale_min_k4 (ggml-quants.c): six-bit scales sc[0..7] and mins m[0..7]
     const u0 = load<u32>(wb, 4), u1 = load<u32>(wb, 8), u2 = load<u32>(wb, 12);
@@ -210,37 +324,40 @@ const PREP_K: i32 = 560;
     const sHi = (u2 & 0x0f0f0f0f) | (((u0 >> 6) & 0x03030303) << 4);
     const mLo = u1 & 0x3f3f3f3f;
     const mHi = ((u2 >> 4) & 0x0f0f0f0f) | (((u1 >> 6) & 0x03030303) << 4);
+    const h0 = five ? v128.load(wb, 16) : Z;
+    const h1 = five ? v128.load(wb, 32) : Z;
     for (let c = 0; c < 4; c++) {
       // chunk c: 32 bytes; low nibbles are sub-block 2c, high nibbles sub-block 2c+1
-      const q0 = v128.load(wb + 16 + (<usize>c << 5));
-      const q1 = v128.load(wb + 16 + (<usize>c << 5), 16);
+      const q0 = v128.load(wb + qs + (<usize>c << 5));
+      const q1 = v128.load(wb + qs + (<usize>c << 5), 16);
       const scs = c < 2 ? sLo : sHi;
       const sh = (c & 1) << 4;
-      // quant·scale ≤ 15·63 fits i16
       const scA = i16x8.splat(<i16>((scs >> sh) & 0xff));
       const scB = i16x8.splat(<i16>((scs >> (sh + 8)) & 0xff));
-      const l0 = lo4(q0), l1 = lo4(q1), h0 = hi4(q0), h1 = hi4(q1);
-      const p = pb + (<usize>c << 7);
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(l0), scA));
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(l0), scA), 16);
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(l1), scA), 32);
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(l1), scA), 48);
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(h0), scB), 64);
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(h0), scB), 80);
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(h1), scB), 96);
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(h1), scB), 112);
+      let l0 = lo4(q0), l1 = lo4(q1), g0 = hi4(q0), g1 = hi4(q1);
+      if (five) {
+        // Q5_K: bit 2c of qh[l] is the fifth bit of element 64c + l, bit 2c+1 that of 64c + 32 + l
+        l0 = v128.or(l0, i16x8.shl(bits(h0, 2 * c, 1), 4));
+        l1 = v128.or(l1, i16x8.shl(bits(h1, 2 * c, 1), 4));
+        g0 = v128.or(g0, i16x8.shl(bits(h0, 2 * c + 1, 1), 4));
+        g1 = v128.or(g1, i16x8.shl(bits(h1, 2 * c + 1, 1), 4));
+      }
+      putSub(pb, 2 * c, l0, l1, scA, scA, false);
+      putSub(pb, 2 * c + 1, g0, g1, scB, scB, false);
     }
     store<f32>(pb, f16(load<u16>(wb)), 512);
     store<f32>(pb, f16(load<u16>(wb, 2)), 516);
-    v128.store(pb, i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(i32x4(mLo, mHi, 0, 0))), 528);
-    v128.store(pb, i32x4.extend_high_i16x8_u(i16x8.extend_low_i8x16_u(i32x4(mLo, mHi, 0, 0))), 544);
+    const m = i16x8.extend_low_i8x16_u(i32x4(mLo, mHi, 0, 0));
+    v128.store(pb, i32x4.extend_low_i16x8_u(m), 528);
+    v128.store(pb, i32x4.extend_high_i16x8_u(m), 544);
   }
 }
 
-/** Prepare one Q6_K row (dequantize_row_q6_K's element order and −32 offset, scale per 16). */
+/** Prepare one Q6_K row (dequantize_row_q6_K's element order, scale per 16). */
 // @ts-ignore: decorator
 @inline function prep_q6_K(dst: usize, w: usize, nb: i32): void {
-  const off = i8x16.splat(32);
+  // plain: signed codes q − 32 with the scale multiplied in; relaxed: unsigned codes q
+  const off = i8x16.splat(ASC_FEATURE_RELAXED_SIMD ? 0 : 32);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 210;
     const pb = dst + <usize>b * PREP_K;
@@ -248,24 +365,22 @@ const PREP_K: i32 = 560;
       const ql = wb + (<usize>n << 6);
       const qh = wb + 128 + (<usize>n << 5);
       const sc = wb + 192 + (<usize>n << 3);
-      for (let v = 0; v < 2; v++) {
-        const qa = v128.load(ql + (<usize>v << 4));
-        const qc = v128.load(ql + 32 + (<usize>v << 4));
-        const h = v128.load(qh + (<usize>v << 4));
-        // elements n·128 + 32k + 16v + i: nibbles of qa (k = 0, 2) or qc (k = 1, 3), high bits
-        // from h at 2k; scale sc[2k + v]. quant − 32 times scale is at most 4096 in magnitude.
-        for (let k = 0; k < 4; k++) {
-          let nib: v128;
-          if (k == 0) nib = lo4(qa);
-          else if (k == 1) nib = lo4(qc);
-          else if (k == 2) nib = hi4(qa);
-          else nib = hi4(qc);
-          const q = i8x16.sub(v128.or(nib, i16x8.shl(bits(h, 2 * k, 3), 4)), off);
-          const s = i16x8.splat(<i16>load<i8>(sc + 2 * k + v));
-          const p = pb + (<usize>((n << 7) + (k << 5) + (v << 4)) << 1);
-          v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(q), s));
-          v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(q), s), 16);
-        }
+      const qa0 = v128.load(ql), qa1 = v128.load(ql, 16);
+      const qc0 = v128.load(ql, 32), qc1 = v128.load(ql, 48);
+      const h0 = v128.load(qh), h1 = v128.load(qh, 16);
+      // sub-block 4n + k = elements n·128 + 32k + (0..31): nibbles of qa (k = 0, 2) or qc
+      // (k = 1, 3), high bits from h at 2k; groups 8n + 2k, 8n + 2k + 1
+      for (let k = 0; k < 4; k++) {
+        let n0: v128, n1: v128;
+        if (k == 0) { n0 = lo4(qa0); n1 = lo4(qa1); }
+        else if (k == 1) { n0 = lo4(qc0); n1 = lo4(qc1); }
+        else if (k == 2) { n0 = hi4(qa0); n1 = hi4(qa1); }
+        else { n0 = hi4(qc0); n1 = hi4(qc1); }
+        const x0 = i8x16.sub(v128.or(n0, i16x8.shl(bits(h0, 2 * k, 3), 4)), off);
+        const x1 = i8x16.sub(v128.or(n1, i16x8.shl(bits(h1, 2 * k, 3), 4)), off);
+        const s0 = i16x8.splat(<i16>load<i8>(sc + 2 * k));
+        const s1 = i16x8.splat(<i16>load<i8>(sc + 2 * k + 1));
+        putSub(pb, 4 * n + k, x0, x1, s0, s1, true);
       }
     }
     store<f32>(pb, f16(load<u16>(wb, 208)), 512);
@@ -275,34 +390,120 @@ const PREP_K: i32 = 560;
   }
 }
 
-/** One prepared K-quant row against one group of four tokens; `mins`: Q4_K's minimum term. */
+/** Plain: classes 0-3 (wa, wb = the i16 weights of elements 0-15, 16-31) or 4-7 of one sub-block and one token. */
 // @ts-ignore: decorator
-@inline function row_prepK(p: usize, xg: usize, nb: i32, mins: bool): v128 {
-  let acc = f32x4.splat(0);
-  let accm = f32x4.splat(0);
+@inline function pd(wa: v128, wb: v128, x: usize): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(wa, v128.load(x)), i32x4.dot_i16x8_s(wb, v128.load(x, 32)));
+}
+
+/** Relaxed: classes 0-3 or 4-7 of one sub-block and one token (w: 16 permuted codes, sc: their scales). */
+// @ts-ignore: decorator
+@inline function rd(w: v128, sc: v128, x: usize, q6: bool): v128 {
+  let d = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), w);
+  if (q6) d = i16x8.sub(d, v128.load(x, 256));
+  return i32x4.dot_i16x8_s(d, sc);
+}
+
+/** sums + f32(isum)·d lane-wise (addLanes: one class per lane). */
+// @ts-ignore: decorator
+@inline function addLanes(sums: v128, isum: v128, d: v128): v128 {
+  return f32x4.add(sums, f32x4.mul(f32x4.convert_i32x4_s(isum), d));
+}
+
+/**
+ * sumf + the eight lane sums in lane order (laneTotal), four tokens at once: l0..l3 are tokens
+ * 0..3's lanes 0-3, h0..h3 their lanes 4-7; transposed so each add takes one lane of every token.
+ */
+// @ts-ignore: decorator
+@inline function laneTotal4(sumf: v128, l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128): v128 {
+  let t0 = v128.shuffle<i32>(l0, l1, 0, 4, 1, 5), t1 = v128.shuffle<i32>(l2, l3, 0, 4, 1, 5);
+  let t2 = v128.shuffle<i32>(l0, l1, 2, 6, 3, 7), t3 = v128.shuffle<i32>(l2, l3, 2, 6, 3, 7);
+  let s = f32x4.add(sumf, v128.shuffle<i32>(t0, t1, 0, 1, 4, 5));
+  s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
+  s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 0, 1, 4, 5));
+  s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 2, 3, 6, 7));
+  t0 = v128.shuffle<i32>(h0, h1, 0, 4, 1, 5);
+  t1 = v128.shuffle<i32>(h2, h3, 0, 4, 1, 5);
+  t2 = v128.shuffle<i32>(h0, h1, 2, 6, 3, 7);
+  t3 = v128.shuffle<i32>(h2, h3, 2, 6, 3, 7);
+  s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 0, 1, 4, 5));
+  s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
+  s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 0, 1, 4, 5));
+  return f32x4.add(s, v128.shuffle<i32>(t2, t3, 2, 3, 6, 7));
+}
+
+/**
+ * One prepared K-quant row against one group of four tokens (ggml_vec_dot_q4_K/q5_K/q6_K
+ * _q8_K_generic): per block and token eight integer class sums, each times d = d_w·d_x into its
+ * f32 lane; `mins` (Q4_K, Q5_K): sumf −= (dmin_w·d_x)·Σ_j m_j·Σ32_j; at the end sumf + lanes 0..7.
+ */
+// @ts-ignore: decorator
+@inline function row_prepK(p: usize, xg: usize, nb: i32, mins: bool, q6: bool): v128 {
+  let f0l = f32x4.splat(0), f0h = f32x4.splat(0), f1l = f32x4.splat(0), f1h = f32x4.splat(0);
+  let f2l = f32x4.splat(0), f2h = f32x4.splat(0), f3l = f32x4.splat(0), f3h = f32x4.splat(0);
+  let sumf = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const pb = p + <usize>b * PREP_K;
     const xb = xg + <usize>b * WQ8_K_BLOCK;
-    let s0 = Z, s1 = Z, s2 = Z, s3 = Z;
-    for (let j = 0; j < 8; j++) {
-      const pj = pb + (<usize>j << 6);
-      const a = v128.load(pj), bb = v128.load(pj, 16), c = v128.load(pj, 32), d = v128.load(pj, 48);
-      const xa = xb + 144 + (<usize>j << 6);
-      s0 = i32x4.add(s0, d32(a, bb, c, d, xa));
-      s1 = i32x4.add(s1, d32(a, bb, c, d, xa + 512));
-      s2 = i32x4.add(s2, d32(a, bb, c, d, xa + 1024));
-      s3 = i32x4.add(s3, d32(a, bb, c, d, xa + 1536));
+    const x0 = xb + XK, x1 = x0 + XK_TOKEN, x2 = x1 + XK_TOKEN, x3 = x2 + XK_TOKEN;
+    let a0l = Z, a0h = Z, a1l = Z, a1h = Z, a2l = Z, a2h = Z, a3l = Z, a3h = Z;
+    // classes 0-3, then 4-7 (four accumulators live at a time); each sub-block's weights are
+    // loaded once for the four tokens
+    for (let j: usize = 0; j < 8; j++) {
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        const w = v128.load(pb + (j << 5)), sc = v128.load(pb + 256 + (j << 4));
+        const xo = j << 5;
+        a0l = i32x4.add(a0l, rd(w, sc, x0 + xo, q6));
+        a1l = i32x4.add(a1l, rd(w, sc, x1 + xo, q6));
+        a2l = i32x4.add(a2l, rd(w, sc, x2 + xo, q6));
+        a3l = i32x4.add(a3l, rd(w, sc, x3 + xo, q6));
+      } else {
+        const pj = pb + (j << 6), xo = j << 6;
+        const w0 = v128.load(pj), w2 = v128.load(pj, 32);
+        a0l = i32x4.add(a0l, pd(w0, w2, x0 + xo));
+        a1l = i32x4.add(a1l, pd(w0, w2, x1 + xo));
+        a2l = i32x4.add(a2l, pd(w0, w2, x2 + xo));
+        a3l = i32x4.add(a3l, pd(w0, w2, x3 + xo));
+      }
+    }
+    for (let j: usize = 0; j < 8; j++) {
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        const w = v128.load(pb + (j << 5), 16), sc = v128.load(pb + 256 + (j << 4));
+        const xo = (j << 5) + 16;
+        a0h = i32x4.add(a0h, rd(w, sc, x0 + xo, q6));
+        a1h = i32x4.add(a1h, rd(w, sc, x1 + xo, q6));
+        a2h = i32x4.add(a2h, rd(w, sc, x2 + xo, q6));
+        a3h = i32x4.add(a3h, rd(w, sc, x3 + xo, q6));
+      } else {
+        const pj = pb + (j << 6), xo = (j << 6) + 16;
+        const w1 = v128.load(pj, 16), w3 = v128.load(pj, 48);
+        a0h = i32x4.add(a0h, pd(w1, w3, x0 + xo));
+        a1h = i32x4.add(a1h, pd(w1, w3, x1 + xo));
+        a2h = i32x4.add(a2h, pd(w1, w3, x2 + xo));
+        a3h = i32x4.add(a3h, pd(w1, w3, x3 + xo));
+      }
     }
     const dx = v128.load(xb);
-    acc = scaleAdd(acc, fold4(s0, s1, s2, s3), load<f32>(pb, 512), dx);
+    const d = f32x4.mul(f32x4.splat(load<f32>(pb, 512)), dx);
+    const d0 = v128.shuffle<i32>(d, d, 0, 0, 0, 0), d1 = v128.shuffle<i32>(d, d, 1, 1, 1, 1);
+    const d2 = v128.shuffle<i32>(d, d, 2, 2, 2, 2), d3 = v128.shuffle<i32>(d, d, 3, 3, 3, 3);
+    f0l = addLanes(f0l, a0l, d0);
+    f0h = addLanes(f0h, a0h, d0);
+    f1l = addLanes(f1l, a1l, d1);
+    f1h = addLanes(f1h, a1h, d1);
+    f2l = addLanes(f2l, a2l, d2);
+    f2h = addLanes(f2h, a2h, d2);
+    f3l = addLanes(f3l, a3l, d3);
+    f3h = addLanes(f3h, a3h, d3);
     if (mins) {
-      // Σ_j m_j · sum32_j, one lane per token
+      // Σ_j m_j · sum32_j, one lane per token (exact integers)
       let ms = Z;
       for (let j = 0; j < 8; j++) ms = i32x4.add(ms, i32x4.mul(v128.load(xb + 16 + (<usize>j << 4)), i32x4.splat(load<i32>(pb + 528 + (<usize>j << 2)))));
-      accm = scaleAdd(accm, ms, load<f32>(pb, 516), dx);
+      const dmin = f32x4.mul(f32x4.splat(load<f32>(pb, 516)), dx);
+      sumf = f32x4.sub(sumf, f32x4.mul(dmin, f32x4.convert_i32x4_s(ms)));
     }
   }
-  return mins ? f32x4.sub(acc, accm) : acc;
+  return laneTotal4(sumf, f0l, f1l, f2l, f3l, f0h, f1h, f2h, f3h);
 }
 
 // ---- exported kernels ---------------------------------------------------------------------------
@@ -316,14 +517,14 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 }
 
 /**
- * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_K, Q6_K): the block's rows
- * prepared into scratch, then each against every group of four tokens.
+ * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1; 5-7: Q4_K, Q5_K,
+ * Q6_K): the block's rows prepared into scratch, then each against every group of four tokens.
  */
 // @ts-ignore: decorator
 @inline function gemmLoop(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   const os = <usize>outStride << 2;
   const groups = (n + 3) >> 2;
-  const k = kind >= 3;
+  const k = kind >= 5;
   const nb = k ? cols >> 8 : cols >> 5;
   const groupBytes = <usize>nb * (k ? WQ8_K_BLOCK : WQ8_0_BLOCK);
   const prepBytes = <usize>nb * (k ? PREP_K : PREP_32);
@@ -332,8 +533,9 @@ export function gemm_scratch_bytes(cols: i32): i32 {
     for (let r = rb; r < re; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
-      if (kind == 3) prep_q4_K(dst, src, nb);
-      else if (kind == 4) prep_q6_K(dst, src, nb);
+      if (kind == 5) prep_q45_K(dst, src, nb, false);
+      else if (kind == 6) prep_q45_K(dst, src, nb, true);
+      else if (kind == 7) prep_q6_K(dst, src, nb);
       else prep_32(kind, dst, src, nb);
     }
     for (let g = 0; g < groups; g++) {
@@ -342,7 +544,7 @@ export function gemm_scratch_bytes(cols: i32): i32 {
       const live = min<i32>(4, n - g * 4);
       for (let r = rb; r < re; r++) {
         const p = scratch + <usize>(r - rb) * prepBytes;
-        put4(o + (<usize>r << 2), os, k ? row_prepK(p, xg, nb, kind == 3) : row_prep32(p, xg, nb), live);
+        put4(o + (<usize>r << 2), os, k ? row_prepK(p, xg, nb, kind != 7, kind == 7) : row_prep32(kind, p, xg, nb), live);
       }
     }
   }
@@ -357,9 +559,18 @@ export function gemm_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i3
 export function gemm_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   gemmLoop(2, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
-export function gemm_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+export function gemm_q4_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   gemmLoop(3, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
-export function gemm_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+export function gemm_q5_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   gemmLoop(4, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+}
+export function gemm_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+  gemmLoop(5, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+}
+export function gemm_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+  gemmLoop(6, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+}
+export function gemm_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+  gemmLoop(7, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
