@@ -72,7 +72,9 @@ async function record(path) {
   try {
     const nVocab = vocabSize(mc);
     const sp = specialTokens(mc);
-    const tokenizer = PROMPTS.map((prompt) => ({
+    // the three standard prompts, and the long one of the RoPE models
+    const tokenizerPrompts = /^(rope|ffn)-/.test(basename(path)) && PROMPT === undefined ? [...PROMPTS, ...ROPE_CASES.map((c) => c.prompt)] : PROMPTS;
+    const tokenizer = tokenizerPrompts.map((prompt) => ({
       prompt,
       withBos: tokenize(mc, prompt, { addSpecial: true }),
       withoutBos: tokenize(mc, prompt, { addSpecial: false }),
