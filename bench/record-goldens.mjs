@@ -6,6 +6,7 @@
 //   --logprob-cases=N                          # write .f32 files for the first N cases only
 //   --prompt=TEXT --tag=T                      # one case, TEXT (may be empty: BOS alone), 32 tokens,
 //                                              # written as <model-basename>.<T>.json
+// Files named rope-*.gguf or ffn-*.gguf (bench/make-rope-models.ts) get one long prompt (ROPE_CASES).
 //
 // Writes tests/golden/llama.cpp/<model-basename>.json and, per case, <model-basename>.<case>.f32:
 // the log-softmax of the logits at the first generated position, little-endian float32, one per
@@ -27,6 +28,12 @@ const PROMPTS = ['Once upon a time', 'The capital of France is', 'Hello, my name
 const N_TOKENS = 32;
 // stories260K only knows children's stories: one prompt, a longer continuation.
 const STORIES_CASES = [{ prompt: 'Once upon a time', n: 64 }];
+// RoPE-scaling models (bench/make-rope-models.ts, files rope-*.gguf and ffn-*.gguf): one prompt long enough that
+// positions pass their small original context lengths, 32 tokens.
+const ROPE_CASES = [{
+  prompt: 'Once upon a time, in a small village at the edge of a great forest, there lived an old clockmaker who repaired the clocks of everyone in the valley. Every morning he opened his shop, wound the tall clock by the door, and waited for the first visitor of the day.',
+  n: N_TOKENS,
+}];
 const TOP_K = 10;
 // Settings of the reference run (written into each golden file).
 const SETTINGS = { threads: 1, contextSize: 512, batchSize: 512, flashAttention: 'auto' };
@@ -44,6 +51,7 @@ function defaultModels() {
 function casesFor(path) {
   if (PROMPT !== undefined) return [{ prompt: PROMPT, n: N_TOKENS }];
   if (/stories/i.test(basename(path))) return STORIES_CASES;
+  if (/^(rope|ffn)-/.test(basename(path))) return ROPE_CASES;
   return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
 }
 
@@ -64,7 +72,9 @@ async function record(path) {
   try {
     const nVocab = vocabSize(mc);
     const sp = specialTokens(mc);
-    const tokenizer = PROMPTS.map((prompt) => ({
+    // the three standard prompts, and the long one of the RoPE models
+    const tokenizerPrompts = /^(rope|ffn)-/.test(basename(path)) && PROMPT === undefined ? [...PROMPTS, ...ROPE_CASES.map((c) => c.prompt)] : PROMPTS;
+    const tokenizer = tokenizerPrompts.map((prompt) => ({
       prompt,
       withBos: tokenize(mc, prompt, { addSpecial: true }),
       withoutBos: tokenize(mc, prompt, { addSpecial: false }),

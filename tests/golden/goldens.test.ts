@@ -13,7 +13,7 @@ import { GOLDEN_DIR, readGolden, readLogprobs } from '../model/golden.js';
 const PROMPTS = ['Once upon a time', 'The capital of France is', 'Hello, my name is'];
 const TOP_K = 10;
 // Where record-goldens.mjs finds its models (the shared ones, and local quantised variants).
-const MODEL_DIRS = [MODELS, join(MODELS, 'tiny-random'), join(ROOT, 'bench', 'models'), join(ROOT, 'bench', 'models', 'quantized')];
+const MODEL_DIRS = [MODELS, join(MODELS, 'tiny-random'), join(ROOT, 'bench', 'models'), join(ROOT, 'bench', 'models', 'quantized'), join(ROOT, 'bench', 'models', 'rope')];
 
 const files = existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR).filter((f) => f.endsWith('.json')).sort() : [];
 
@@ -50,13 +50,16 @@ describe('llama.cpp golden files', () => {
       // tiny256 (bench/make-tiny256.ts) is chaotic (random weights amplify float-order differences): llama.cpp's own two
       // attention paths differ by up to 0.7 at the first step there (tests/model/quantized.test.ts).
       const chaotic = g.model.startsWith('tiny256.');
+      // The RoPE test models (bench/make-rope-models.ts): one long prompt of 32 tokens, tokenized after the three standard ones.
+      const rope = /^(rope|ffn)-/.test(g.model) && !tag;
 
       it('has the prompts and lengths record-goldens.mjs promises', () => {
         expect(file).toBe(`${g.model.replace(/\.gguf$/, '')}${tag ? `.${tag}` : ''}.json`);
         expect(g.llamaCpp).toMatch(/^node-llama-cpp \d+\.\d+\.\d+$/);
         if (tag) expect(g.cases).toHaveLength(1);
+        else if (rope) expect(g.cases.map((c) => c.n)).toEqual([32]);
         else expect(g.cases.map((c) => [c.prompt, c.n])).toEqual(stories ? [['Once upon a time', 64]] : PROMPTS.map((p) => [p, 32]));
-        expect(g.tokenizer.map((t) => t.prompt)).toEqual(PROMPTS);
+        expect(g.tokenizer.map((t) => t.prompt)).toEqual(rope ? [...PROMPTS, g.cases[0].prompt] : PROMPTS);
       });
 
       it('prompt tokens carry BOS exactly when the model adds it', () => {

@@ -27,13 +27,20 @@ export interface ArchSpec {
   readonly qkNorm: boolean;
   /** Honour {arch}.attention.sliding_window (llama.cpp reads it for none of these but mistral-style files). */
   readonly slidingWindow: boolean;
+  /**
+   * Per-dimension RoPE frequency divisors the graph passes to ggml_rope_ext (model.get_rope_factors):
+   * 'freqs' reads rope_freqs.weight (Llama 3.1), or rope_factors_long/short.weight when
+   * rope.scaling.type is "longrope"; 'longShort' always reads rope_factors_long/short (phi3);
+   * 'none' passes no factors (qwen2, qwen3, phi2 and gemma call ggml_rope_ext with nullptr).
+   */
+  readonly ropeFactors: 'freqs' | 'longShort' | 'none';
   /** Metadata key of the norm epsilon. */
   readonly epsKey: 'attention.layer_norm_rms_epsilon' | 'attention.layer_norm_epsilon';
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {
   rope: 'norm', norm: 'rms', ffn: 'swiglu', fusedGateUp: false, parallel: false, embedScale: false,
-  scaleQ: false, qkNorm: false, slidingWindow: false, epsKey: 'attention.layer_norm_rms_epsilon',
+  scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon',
 };
 
 function arch(name: string, over: Partial<ArchSpec>): ArchSpec {
@@ -42,17 +49,18 @@ function arch(name: string, over: Partial<ArchSpec>): ArchSpec {
 
 export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   // llama.cpp src/models/llama.cpp: RMSNorm, SwiGLU, normal RoPE; GQA by head_count_kv.
-  llama: arch('llama', {}),
+  llama: arch('llama', { ropeFactors: 'freqs' }),
   // Mistral files are converted as "llama"; a file that says "mistral" is read the same way, and its
   // sliding window (Mistral 7B v0.1: 4096) is applied.
-  mistral: arch('mistral', { slidingWindow: true }),
+  mistral: arch('mistral', { slidingWindow: true, ropeFactors: 'freqs' }),
   // src/models/qwen2.cpp: llama plus q/k/v biases (loaded when present), NEOX RoPE.
   qwen2: arch('qwen2', { rope: 'neox' }),
   // src/models/qwen3.cpp: per-head q/k RMSNorm before RoPE, NEOX RoPE.
   qwen3: arch('qwen3', { rope: 'neox', qkNorm: true }),
   // src/models/phi3.cpp: fused attn_qkv, ffn_up = [gate; up], q scaled before attention. llama.cpp
   // disables Phi-3's sliding window ("Phi SWA is currently disabled"), so it is not applied here.
-  phi3: arch('phi3', { rope: 'neox', fusedGateUp: true, scaleQ: true }),
+  // Phi-3 128k: rope_factors_long/short, chosen by context size (weights.ts ropeFactorsFor).
+  phi3: arch('phi3', { rope: 'neox', fusedGateUp: true, scaleQ: true, ropeFactors: 'longShort' }),
   // src/models/phi2.cpp: LayerNorm with bias, fused qkv + bias, GELU MLP with biases, parallel
   // attention and MLP, partial rotary (rope.dimension_count), output bias.
   phi2: arch('phi2', { rope: 'neox', norm: 'layer', ffn: 'gelu', parallel: true, scaleQ: true, epsKey: 'attention.layer_norm_epsilon' }),

@@ -10,8 +10,8 @@ import { attention, createAttentionScratch, type AttentionMode, type AttentionSc
 import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { createKvCache, kvStore, type KvCache } from './kv-cache.js';
-import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, scaleInto, silu } from './ops.js';
-import type { ModelWeights } from './weights.js';
+import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
+import { ropeFactorsFor, type ModelWeights } from './weights.js';
 
 // ----------------------------------------------------------------------------------------------
 // Structs
@@ -40,6 +40,10 @@ export interface RunState {
   last: Float32Array; //   [nEmbd] final normed hidden state of the last token
   logits: Float32Array; // [nVocab]
   rope: Float32Array; //   [nRot] cos/sin cache of one position
+  /** RoPE frequency divisors for this context size ([nRot/2], weights.ts ropeFactorsFor), or null. */
+  ropeFactors: Float32Array | null;
+  /** YaRN ramp and cos/sin magnitude (ROPE_PLAIN values unless the model uses them). */
+  ropeYarn: RopeYarn;
   scratch: AttentionScratch;
   cache: KvCache;
   /** Time per op when set (`pantheon run --profile`); null costs one check per op. */
@@ -128,12 +132,21 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     last: new Float32Array(nEmbd),
     logits: new Float32Array(nVocab),
     rope: new Float32Array(nRot),
+    ropeFactors: ropeFactorsFor(m.w, m.hp, contextSize),
+    ropeYarn: ropeYarn(m.hp),
     scratch: createAttentionScratch(d, contextSize),
     profile: null,
     wasm,
   };
   if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
   return s;
+}
+
+/** ggml_rope_ext's YaRN terms for the model (the corr dims are what ggml's rope op computes per call). */
+function ropeYarn(hp: ModelHparams): RopeYarn {
+  const r = hp.rope;
+  const [corrLow, corrHigh] = r.extFactor !== 0 ? ropeYarnCorrDims(hp.nRot, r.nCtxOrig, r.freqBase, r.betaFast, r.betaSlow) : [0, 0];
+  return { extFactor: r.extFactor, attnFactor: r.attnFactor, corrLow, corrHigh };
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -260,7 +273,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       // per-head q/k norm (qwen3), then RoPE at position p
       if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
       if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
-      ropeCache(s.rope, p, nRot, hp.ropeFreqBase, hp.ropeFreqScale, w.ropeFreqs);
+      ropeCache(s.rope, p, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn);
       for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, s.rope, nRot, spec.rope);
       for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, s.rope, nRot, spec.rope);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);

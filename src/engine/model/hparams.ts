@@ -1,11 +1,34 @@
 // Model hyperparameters from the `{arch}.*` metadata keys, with llama.cpp's defaults
 // (llama-model.cpp llama_model_base::load_hparams): head dims default to n_embd / n_head, n_rot to
-// the key head dim, rope base to 10000, head_count_kv to head_count.
+// the key head dim, rope base to 10000, head_count_kv to head_count. RoPE scaling is resolved the
+// way llama_context's constructor turns hparams into the cparams its graph passes to ggml_rope_ext
+// (llama-context.cpp: freq_scale, yarn_ext_factor, yarn_attn_factor).
 
 import { ModelError } from '../../shared/errors.js';
-import { getNumber, getString } from '../gguf/keys.js';
-import type { GgufHeader } from '../gguf/types.js';
+import { getNumber, getString, getValue } from '../gguf/keys.js';
+import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+
+/** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
+export type RopeScaling = 'none' | 'linear' | 'yarn' | 'longrope';
+const ROPE_SCALINGS: readonly RopeScaling[] = ['none', 'linear', 'yarn', 'longrope'];
+
+/** ggml_rope_ext's scaling parameters, as llama.cpp's graph passes them. */
+export interface RopeParams {
+  /** {arch}.rope.freq_base. */
+  freqBase: number;
+  /** 1 / rope.scaling.factor (1 without a factor, and always 1 for "none"). */
+  freqScale: number;
+  /** YaRN's extrapolation mix: 1 for "yarn", else 0 (plain interpolation by freqScale). */
+  extFactor: number;
+  /** Multiplies cos and sin (so q·k by its square): YaRN's mscale correction times rope.scaling.attn_factor. */
+  attnFactor: number;
+  /** YaRN's ramp ends, in rotations over the original context (llama.cpp defaults 32 and 1). */
+  betaFast: number;
+  betaSlow: number;
+  /** rope.scaling.original_context_length (default context_length): YaRN's ramp and longrope's long/short choice. */
+  nCtxOrig: number;
+}
 
 export interface ModelHparams {
   arch: string;
@@ -18,13 +41,15 @@ export interface ModelHparams {
   headDimK: number;
   /** Per-head size of v ({arch}.attention.value_length). */
   headDimV: number;
+  /** FFN width of layer 0; 0 when the file does not say (then taken from ffn_down). */
   nFf: number;
+  /** FFN width per layer ({arch}.feed_forward_length may be one value or one per layer). */
+  nFfLayer: number[];
   nCtxTrain: number;
   /** Rotated dims per head ({arch}.rope.dimension_count); the rest pass through. */
   nRot: number;
-  ropeFreqBase: number;
-  /** 1 / rope.scaling.factor for linear scaling, else 1. */
-  ropeFreqScale: number;
+  ropeScaling: RopeScaling;
+  rope: RopeParams;
   normEps: number;
   /** Attention sees the last `slidingWindow` positions; 0 for all. */
   slidingWindow: number;
@@ -43,29 +68,91 @@ function positiveInt(key: string, v: number): number {
   return v;
 }
 
+/**
+ * A key that may hold one value or one per layer (llama_model_loader::get_key_or_arr): an array
+ * must have exactly nLayer numbers; a scalar applies to every layer. undefined when absent.
+ */
+function perLayer(h: GgufHeader, key: string, nLayer: number): number[] | undefined {
+  const v = getValue(h, key);
+  if (v === undefined) return undefined;
+  if (isGgufArray(v)) {
+    if (v.items.length !== nLayer) throw new ModelError('BAD_KEY', `metadata key "${key}" has ${v.items.length} values, expected one per layer (${nLayer})`);
+    return v.items.map((x, i) => {
+      const n = typeof x === 'bigint' ? Number(x) : x;
+      if (typeof n !== 'number') throw new ModelError('BAD_KEY', `metadata key "${key}"[${i}] is not a number`);
+      return n;
+    });
+  }
+  const n = getNumber(h, key);
+  if (n === undefined) throw new ModelError('BAD_KEY', `metadata key "${key}" is not a number`);
+  return new Array<number>(nLayer).fill(n);
+}
+
+/**
+ * A per-layer size the forward pass takes as one number. llama.cpp's builders for these
+ * architectures also size every layer's tensors by layer 0 (LLAMA_LOAD_LOCALS: hparams.n_head()),
+ * so a file whose layers differ is refused by both.
+ */
+function uniform(key: string, values: number[], arch: string): number {
+  const v = values[0];
+  const i = values.findIndex((x) => x !== v);
+  if (i >= 0) throw new ModelError('UNSUPPORTED_KEY', `metadata key "${key}" differs between layers (layer 0: ${v}, layer ${i}: ${values[i]}); per-layer attention sizes are not supported for ${arch}`);
+  return v;
+}
+
+/**
+ * The RoPE parameters llama.cpp computes for these architectures. The yarn_* keys
+ * (rope.scaling.yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow,
+ * yarn_log_multiplier) are read by llama.cpp only for grok, mistral3, deepseek2 and a few others
+ * (src/models/<arch>.cpp load_arch_hparams), none of which Pantheon runs; for llama, qwen, phi and
+ * gemma llama.cpp ignores them and uses its defaults (ext 1 for yarn, attn 1, beta 32 / 1, log_mul 0),
+ * and so does Pantheon. Float rounding follows llama-context.cpp.
+ */
+function ropeParams(h: GgufHeader, k: (key: string) => string, scaling: RopeScaling, nCtxTrain: number): RopeParams {
+  const f = Math.fround;
+  const factor = getNumber(h, k('rope.scaling.factor')) ?? getNumber(h, k('rope.scale_linear')) ?? 0;
+  const freqScale = scaling === 'none' || factor === 0 ? 1 : f(1 / f(factor));
+  const extFactor = scaling === 'yarn' ? 1 : 0;
+  let attnFactor = 1;
+  if (extFactor !== 0) {
+    // get_mscale(factor, 1) = 0.1·ln(factor) + 1, then divided by the same term, which ggml's
+    // rope_yarn multiplies in again (llama.cpp PR 17945): the net mscale is ggml's alone.
+    const s = f(1 / freqScale);
+    attnFactor = s <= 1 ? 1 : f(f(f(0.1) * f(Math.log(s))) + 1);
+    attnFactor = f(attnFactor * f(1 / f(1 + f(f(0.1) * f(Math.log(s))))));
+  }
+  attnFactor = f(attnFactor * f(getNumber(h, k('rope.scaling.attn_factor')) ?? 1));
+  const nCtxOrig = getNumber(h, k('rope.scaling.original_context_length')) || nCtxTrain;
+  return { freqBase: getNumber(h, k('rope.freq_base')) ?? 10000, freqScale, extFactor, attnFactor, betaFast: 32, betaSlow: 1, nCtxOrig };
+}
+
 /** Hyperparameters of the model in `h`; nVocab is taken from the token_embd tensor. */
 export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(h, 'general.architecture'))): ModelHparams {
   const a = getString(h, 'general.architecture')!;
   const k = (key: string) => `${a}.${key}`;
   const nEmbd = positiveInt(k('embedding_length'), need(h, k('embedding_length')));
   const nLayer = positiveInt(k('block_count'), need(h, k('block_count')));
-  const nHead = positiveInt(k('attention.head_count'), need(h, k('attention.head_count')));
-  const nHeadKv = positiveInt(k('attention.head_count_kv'), getNumber(h, k('attention.head_count_kv')) ?? nHead);
+  const heads = perLayer(h, k('attention.head_count'), nLayer);
+  if (!heads) throw new ModelError('MISSING_KEY', `metadata key "${k('attention.head_count')}" is missing or not a number; the model cannot be run`);
+  const nHead = positiveInt(k('attention.head_count'), uniform(k('attention.head_count'), heads, a));
+  const nHeadKv = positiveInt(k('attention.head_count_kv'), uniform(k('attention.head_count_kv'), perLayer(h, k('attention.head_count_kv'), nLayer) ?? heads, a));
   if (nHead % nHeadKv !== 0) throw new ModelError('BAD_KEY', `${nHead} attention heads cannot be shared among ${nHeadKv} KV heads`);
+  const nFfLayer = perLayer(h, k('feed_forward_length'), nLayer) ?? new Array<number>(nLayer).fill(0);
+  for (const n of nFfLayer) if (n !== 0) positiveInt(k('feed_forward_length'), n);
   const headDimK = positiveInt(k('attention.key_length'), getNumber(h, k('attention.key_length')) ?? nEmbd / nHead);
   const headDimV = positiveInt(k('attention.value_length'), getNumber(h, k('attention.value_length')) ?? nEmbd / nHead);
   const nRot = getNumber(h, k('rope.dimension_count')) ?? headDimK;
   if (!Number.isInteger(nRot) || nRot <= 0 || nRot > headDimK || nRot % 2 !== 0) {
     throw new ModelError('BAD_KEY', `${k('rope.dimension_count')} = ${nRot} does not fit a head of ${headDimK}`);
   }
-  const scalingType = getString(h, k('rope.scaling.type')) ?? 'linear';
-  if (scalingType !== 'linear' && scalingType !== 'none') {
-    throw new ModelError('UNSUPPORTED_ROPE', `RoPE scaling "${scalingType}" is not supported yet (linear only)`);
+  const scaling = getString(h, k('rope.scaling.type')) ?? 'linear';
+  if (!(ROPE_SCALINGS as readonly string[]).includes(scaling)) {
+    throw new ModelError('UNSUPPORTED_ROPE', `${k('rope.scaling.type')} = "${scaling}" is not a RoPE scaling Pantheon knows; it runs ${ROPE_SCALINGS.join(', ')}`);
   }
-  const factor = getNumber(h, k('rope.scaling.factor')) ?? getNumber(h, k('rope.scale_linear')) ?? 0;
   const embd = h.tensors.find((t) => t.name === 'token_embd.weight');
   const nVocab = embd?.dims[1] ?? getNumber(h, k('vocab_size')) ?? 0;
   const attnScale = getNumber(h, k('attention.scale')) ?? 0;
+  const nCtxTrain = getNumber(h, k('context_length')) ?? 0;
   return {
     arch: a,
     nVocab,
@@ -75,11 +162,12 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     nHeadKv,
     headDimK,
     headDimV,
-    nFf: getNumber(h, k('feed_forward_length')) ?? 0,
-    nCtxTrain: getNumber(h, k('context_length')) ?? 0,
+    nFf: nFfLayer[0],
+    nFfLayer,
+    nCtxTrain,
     nRot,
-    ropeFreqBase: getNumber(h, k('rope.freq_base')) ?? 10000,
-    ropeFreqScale: scalingType === 'none' || factor === 0 ? 1 : 1 / factor,
+    ropeScaling: scaling as RopeScaling,
+    rope: ropeParams(h, k, scaling as RopeScaling, nCtxTrain),
     normEps: getNumber(h, k(spec.epsKey)) ?? 1e-5,
     slidingWindow: spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)

@@ -53,19 +53,59 @@ export function layernorm(out: Float32Array, x: Float32Array, w: Float32Array | 
 export type RopeMode = 'norm' | 'neox';
 
 /**
- * cos/sin of each rotated pair at position `pos`: cache[2i] = cos θᵢ, cache[2i+1] = sin θᵢ for
- * i < nRot/2, with θᵢ = freqScale · pos · base^(-2i/nRot) / ff[i]. Computed as ggml-cpu ops.cpp
- * ggml_rope_cache_init does: θ multiplied step by step by powf(base, -2/nRot) in float.
+ * YaRN and magnitude terms of ggml's rope (ggml-cpu ops.cpp rope_yarn): `extFactor` mixes the
+ * extrapolated angle back in over the dims between corrLow and corrHigh, `attnFactor` multiplies
+ * cos and sin. extFactor 0 and attnFactor 1 give plain (linearly scaled) RoPE.
  */
-export function ropeCache(cache: Float32Array, pos: number, nRot: number, base: number, freqScale: number, freqFactors: Float32Array | null): void {
-  const thetaScale = Math.fround(Math.pow(base, Math.fround(-2 / nRot)));
-  let theta = Math.fround(pos);
+export interface RopeYarn {
+  extFactor: number;
+  attnFactor: number;
+  /** ggml_rope_yarn_corr_dims: the ramp runs from pair corrLow (all extrapolation) to corrHigh (all interpolation). */
+  corrLow: number;
+  corrHigh: number;
+}
+
+export const ROPE_PLAIN: RopeYarn = { extFactor: 0, attnFactor: 1, corrLow: 0, corrHigh: 0 };
+
+/**
+ * The dim where a frequency turns `nRotations` times over `nCtxOrig` positions, and the ramp ends
+ * from it (ggml.c ggml_rope_yarn_corr_dim/_dims, float arithmetic): floor for betaFast, ceil for
+ * betaSlow, clamped to [0, nDims - 1].
+ */
+export function ropeYarnCorrDims(nDims: number, nCtxOrig: number, base: number, betaFast: number, betaSlow: number): [number, number] {
+  const f = Math.fround;
+  const corrDim = (nRotations: number) =>
+    f(f(nDims * f(Math.log(f(nCtxOrig / f(f(nRotations * 2) * f(Math.PI)))))) / f(2 * f(Math.log(base))));
+  return [Math.max(0, Math.floor(corrDim(betaFast))), Math.min(nDims - 1, Math.ceil(corrDim(betaSlow)))];
+}
+
+/**
+ * cos/sin of each rotated pair at position `pos`: cache[2i] = cos θᵢ · m, cache[2i+1] = sin θᵢ · m
+ * for i < nRot/2. θᵢ = freqScale · pos · base^(-2i/nRot) / ff[i], computed as ggml-cpu ops.cpp
+ * ggml_rope_cache_init does (the angle multiplied step by step by powf(base, -2/nRot) in float).
+ * With YaRN (y.extFactor ≠ 0) θᵢ mixes the interpolated angle with the unscaled one by a ramp over
+ * the pair index, and m = attnFactor · (1 + 0.1·ln(1/freqScale)); otherwise m = attnFactor.
+ */
+export function ropeCache(cache: Float32Array, pos: number, nRot: number, base: number, freqScale: number, freqFactors: Float32Array | null, y: RopeYarn = ROPE_PLAIN): void {
+  const f = Math.fround;
+  const thetaScale = f(Math.pow(base, f(-2 / nRot)));
+  let mscale = y.attnFactor;
+  if (y.extFactor !== 0) mscale = f(mscale * f(1 + f(f(0.1) * f(Math.log(f(1 / freqScale))))));
+  const span = Math.max(f(0.001), f(y.corrHigh - y.corrLow));
+  let theta = f(pos);
   for (let i0 = 0; i0 < nRot; i0 += 2) {
     const ff = freqFactors ? freqFactors[i0 / 2] : 1;
-    const t = Math.fround(freqScale * Math.fround(theta / ff));
-    cache[i0] = Math.cos(t);
-    cache[i0 + 1] = Math.sin(t);
-    theta = Math.fround(theta * thetaScale);
+    const extrap = f(theta / ff);
+    let t = f(freqScale * extrap);
+    if (y.extFactor !== 0) {
+      // rope_yarn_ramp: 1 below corrLow, 0 above corrHigh
+      const r = f(f(i0 / 2 - y.corrLow) / span);
+      const mix = f(f(1 - Math.min(1, Math.max(0, r))) * y.extFactor);
+      t = f(f(t * f(1 - mix)) + f(extrap * mix));
+    }
+    cache[i0] = f(Math.cos(t)) * mscale; // cosf(θ)·mscale, rounded to float by the store
+    cache[i0 + 1] = f(Math.sin(t)) * mscale;
+    theta = f(theta * thetaScale);
   }
 }
 

@@ -43,7 +43,21 @@ export interface ModelWeights {
   outputNormB: Float32Array | null; //[nEmbd]
   output: WeightHandle; //            [nVocab, nEmbd]; token_embd itself when the file has no output.weight (tied)
   outputB: Float32Array | null; //    [nVocab] (phi2)
-  ropeFreqs: Float32Array | null; //  [nRot/2] frequency divisors (llama 3.1 rope_freqs.weight)
+  ropeFreqs: Float32Array | null; //  [nRot/2] RoPE frequency divisors, rope_freqs.weight (Llama 3.1)
+  ropeLong: Float32Array | null; //   [nRot/2] rope_factors_long.weight (longrope: context above the original)
+  ropeShort: Float32Array | null; //  [nRot/2] rope_factors_short.weight (longrope: context within the original)
+}
+
+/**
+ * The frequency divisors RoPE uses at a context size (llama_model::get_rope_factors): rope_freqs
+ * when the file has it, else longrope's long factors when the context exceeds
+ * rope.scaling.original_context_length and its short ones otherwise. llama.cpp compares its
+ * context rounded up to a multiple of 256 (llama_context pads n_ctx); Pantheon compares the
+ * context it runs, which decides the same way for any context that is a multiple of 256.
+ */
+export function ropeFactorsFor(w: ModelWeights, hp: ModelHparams, contextSize: number): Float32Array | null {
+  if (w.ropeFreqs) return w.ropeFreqs;
+  return contextSize > hp.rope.nCtxOrig ? w.ropeLong : w.ropeShort;
 }
 
 /** Reads a tensor's bytes from the file: bytes [fromByte, fromByte + dst.length) into dst. */
@@ -139,7 +153,7 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
     const p = `blk.${l}.`;
     const fused = byName.has(`${p}attn_qkv.weight`);
     const ffDown = find(`${p}ffn_down.weight`, true)!;
-    const nFf = hp.nFf || ffDown.dims[0];
+    const nFf = hp.nFfLayer[l] || ffDown.dims[0];
     layers.push({
       attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!,
       attnNormB: await vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
@@ -171,6 +185,10 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
   // (llama.cpp: "if output is NULL, init from the input tok embed"; gemma always ties).
   const output = byName.has('output.weight') && spec.name !== 'gemma' ? (await matrix('output.weight', nVocab, nEmbd))! : tokEmbd;
   const outputB = await vector('output.bias', nVocab, false);
-  const ropeFreqs = await vector('rope_freqs.weight', hp.nRot / 2, false);
-  return { tokEmbd, layers, outputNorm, outputNormB, output, outputB, ropeFreqs };
+  // RoPE frequency factors, by the tensors llama.cpp's builder for this architecture creates (arch.ts ropeFactors)
+  const longShort = spec.ropeFactors === 'longShort' || (spec.ropeFactors === 'freqs' && hp.ropeScaling === 'longrope');
+  const ropeFreqs = spec.ropeFactors === 'freqs' && !longShort ? await vector('rope_freqs.weight', hp.nRot / 2, false) : null;
+  const ropeLong = longShort ? await vector('rope_factors_long.weight', hp.nRot / 2, false) : null;
+  const ropeShort = longShort ? await vector('rope_factors_short.weight', hp.nRot / 2, false) : null;
+  return { tokEmbd, layers, outputNorm, outputNormB, output, outputB, ropeFreqs, ropeLong, ropeShort };
 }
