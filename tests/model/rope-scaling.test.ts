@@ -192,15 +192,17 @@ describe('rope factor tensors', () => {
   it('llama: rope_freqs.weight; with "longrope", long factors above the original context and short ones within it', async () => {
     const m = await load('llama', () => [], { 'rope_freqs.weight': [1, 8] });
     expect(Array.from(createRunState(m, 16).ropeFactors!)).toEqual([1, 8]);
-    const lr = await load('llama', (a) => [kv.str(`${a}.rope.scaling.type`, 'longrope'), ...orig(32)(a)], LS);
-    expect(Array.from(createRunState(lr, 33).ropeFactors!)).toEqual([4, 5]);
-    expect(Array.from(createRunState(lr, 32).ropeFactors!)).toEqual([1, 2]);
+    // llama.cpp compares its context padded to a multiple of 256 with the original length (300).
+    const lr = await load('llama', (a) => [kv.str(`${a}.rope.scaling.type`, 'longrope'), ...orig(300)(a)], LS);
+    expect(Array.from(createRunState(lr, 257).ropeFactors!)).toEqual([4, 5]);
+    expect(Array.from(createRunState(lr, 256).ropeFactors!)).toEqual([1, 2]);
   });
 
   it('phi3: long/short by context size whatever the scaling type; qwen2 ignores rope_freqs as llama.cpp does', async () => {
-    const m = await load('phi3', orig(32), LS);
-    expect(Array.from(createRunState(m, 64).ropeFactors!)).toEqual([4, 5]);
-    expect(Array.from(createRunState(m, 16).ropeFactors!)).toEqual([1, 2]);
+    const m = await load('phi3', orig(300), LS);
+    expect(Array.from(createRunState(m, 512).ropeFactors!)).toEqual([4, 5]);
+    expect(Array.from(createRunState(m, 290).ropeFactors!)).toEqual([4, 5]); // padded to 512
+    expect(Array.from(createRunState(m, 200).ropeFactors!)).toEqual([1, 2]);
     const q = await load('qwen2', () => [], { 'rope_freqs.weight': [1, 8] });
     expect(createRunState(q, 16).ropeFactors).toBeNull();
   });

@@ -51,13 +51,13 @@ export interface ModelWeights {
 /**
  * The frequency divisors RoPE uses at a context size (llama_model::get_rope_factors): rope_freqs
  * when the file has it, else longrope's long factors when the context exceeds
- * rope.scaling.original_context_length and its short ones otherwise. llama.cpp compares its
- * context rounded up to a multiple of 256 (llama_context pads n_ctx); Pantheon compares the
- * context it runs, which decides the same way for any context that is a multiple of 256.
+ * rope.scaling.original_context_length and its short ones otherwise. The context compared is
+ * rounded up to a multiple of 256, as llama.cpp's (llama_context pads n_ctx), so both engines pick
+ * the same factors even when the original length is not a multiple of 256.
  */
 export function ropeFactorsFor(w: ModelWeights, hp: ModelHparams, contextSize: number): Float32Array | null {
   if (w.ropeFreqs) return w.ropeFreqs;
-  return contextSize > hp.rope.nCtxOrig ? w.ropeLong : w.ropeShort;
+  return Math.ceil(contextSize / 256) * 256 > hp.rope.nCtxOrig ? w.ropeLong : w.ropeShort;
 }
 
 /** Reads a tensor's bytes from the file: bytes [fromByte, fromByte + dst.length) into dst. */
