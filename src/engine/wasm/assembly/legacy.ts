@@ -16,7 +16,54 @@
 // needed. The four rows also share the activation loads (and, in the plain build, its widening).
 // Offsets (−8, −16) come off the integer sum with the activation's Σq (the q8_0 aux field).
 
-import { TOKEN_BLOCK, f16, f16x4, hi4, lo4, q8Aux, q8Scales, sum4 } from './common';
+import { TOKEN_BLOCK, f16, q8Aux, q8Scales, sum4 } from './common';
+
+// ---- vector constants ---------------------------------------------------------------------------
+// Loaded from memory where used: V8 rebuilds a v128.const at every use inside a loop (2-4
+// instructions each, a dozen per block here), while a load is one instruction off the ALU ports.
+
+const K: usize = memory.data<u8>([
+  0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
+  1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128, //                                      16 bit j of byte
+  0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 32 the 5th bit
+  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                        48 i16 low byte
+  0x81, 0x98, 0xad, 0xbf, 0xcf, 0xdd, 0xea, 0xf6, 1, 13, 25, 38, 53, 69, 89, 113, //                  64 kvalues_iq4nl
+  0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, //                                     80 f16 exponent
+  0xff, 0x03, 0, 0, 0xff, 0x03, 0, 0, 0xff, 0x03, 0, 0, 0xff, 0x03, 0, 0, //                         96 f16 mantissa
+  0, 0, 0x80, 0x33, 0, 0, 0x80, 0x33, 0, 0, 0x80, 0x33, 0, 0, 0x80, 0x33, //                         112 2^-24
+  0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, //                         128 f16 magnitude
+  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     144 Inf/NaN rebias
+  0, 0, 0, 0x38, 0, 0, 0, 0x38, 0, 0, 0, 0x38, 0, 0, 0, 0x38, //                                     160 normal rebias
+  0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, //                                     176 f16 sign
+], 16);
+// @ts-ignore: decorator
+@inline function kv(off: usize): v128 {
+  return v128.load(K + off);
+}
+
+/** The low and high nibbles of 16 bytes. */
+// @ts-ignore: decorator
+@inline function lo4(q: v128): v128 {
+  return v128.and(q, kv(0));
+}
+// @ts-ignore: decorator
+@inline function hi4(q: v128): v128 {
+  return v128.and(i16x8.shr_u(q, 4), kv(0));
+}
+
+/**
+ * Four IEEE halves (low 16 bits of each u32 lane) → f32x4, exactly as common.ts f16x4 (normal
+ * halves rebias the exponent, subnormals are m·2^-24, Inf/NaN keep an all-ones exponent).
+ */
+// @ts-ignore: decorator
+@inline function f16x4(h: v128): v128 {
+  const e = v128.and(h, kv(80));
+  const bias = v128.bitselect(kv(144), kv(160), i32x4.eq(e, kv(80)));
+  const normal = i32x4.add(i32x4.shl(v128.and(h, kv(128)), 13), bias);
+  const sub = f32x4.mul(f32x4.convert_i32x4_s(v128.and(h, kv(96))), kv(112));
+  const mag = v128.bitselect(sub, normal, i32x4.eq(e, i32x4.splat(0)));
+  return v128.or(mag, i32x4.shl(v128.and(h, kv(176)), 16));
+}
 
 // ---- 16-lane integer dots -----------------------------------------------------------------------
 // The plain build multiplies in i16 lanes (i32x4.dot_i16x8_s) without widening instructions: 16
@@ -35,7 +82,7 @@ import { TOKEN_BLOCK, f16, f16x4, hi4, lo4, q8Aux, q8Scales, sum4 } from './comm
 }
 // @ts-ignore: decorator
 @inline function evU(v: v128): v128 {
-  return v128.and(v, i16x8.splat(0xff));
+  return v128.and(v, kv(48));
 }
 // @ts-ignore: decorator
 @inline function odU(v: v128): v128 {
@@ -66,27 +113,27 @@ import { TOKEN_BLOCK, f16, f16x4, hi4, lo4, q8Aux, q8Scales, sum4 } from './comm
 
 // ---- block unpacking ------------------------------------------------------------------------------
 
-// kvalues_iq4nl (ggml-common.h)
-// @ts-ignore: decorator
-@inline function iq4Table(): v128 {
-  return i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-}
 
-/** 0x10 in lane j where bit j of qh is set (Q5 elements 0-15), from qh's bytes 0 and 1 … */
-// Broadcast each qh byte over the 8 lanes it covers and test each lane's bit (ggml's x86
-// bytes_from_bits_32 does the same).
+/** 16 bytes: qh's byte 0 eight times, byte 1 eight times (lo) or bytes 2 and 3 (hi). */
+// Unpacks and 32-bit lane shuffles (punpcklbw, punpcklwd, pshufd): no shuffle-mask constants.
 // @ts-ignore: decorator
-@inline function q5BitsLo(qh: v128): v128 {
-  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  const b = i8x16.shuffle(qh, qh, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-  return v128.and(i8x16.eq(v128.and(b, bm), bm), i8x16.splat(0x10));
+@inline function qhWide(qh: v128): v128 {
+  const t = i8x16.shuffle(qh, qh, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  return i8x16.shuffle(t, t, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7); // b0×4 b1×4 b2×4 b3×4
 }
-/** … and elements 16-31 from bytes 2 and 3. */
 // @ts-ignore: decorator
-@inline function q5BitsHi(qh: v128): v128 {
-  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  const b = i8x16.shuffle(qh, qh, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  return v128.and(i8x16.eq(v128.and(b, bm), bm), i8x16.splat(0x10));
+@inline function qhLo(w: v128): v128 {
+  return i8x16.shuffle(w, w, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7);
+}
+// @ts-ignore: decorator
+@inline function qhHi(w: v128): v128 {
+  return i8x16.shuffle(w, w, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15, 12, 13, 14, 15);
+}
+/** 0x10 in lane j where bit j of b's lane j byte is set: b from qhLo (elements 0-15) or qhHi (16-31). */
+// Tests each lane's bit as ggml's x86 bytes_from_bits_32 does.
+// @ts-ignore: decorator
+@inline function q5Bits(b: v128): v128 {
+  return v128.and(i8x16.eq(v128.and(b, kv(16)), kv(16)), kv(32));
 }
 
 /** The block scales (f16 at byte `off` of rows p0…p3) as f32x4, lane k from row k. */
@@ -108,17 +155,23 @@ import { TOKEN_BLOCK, f16, f16x4, hi4, lo4, q8Aux, q8Scales, sum4 } from './comm
 /** Σ w·x of one block of unsigned 5-bit quants (Q5_0 before its −16, Q5_1): qh at qh, 16 bytes at qs. */
 // @ts-ignore: decorator
 @inline function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  const h = v128.load32_zero(qh);
+  const h = qhWide(v128.load32_zero(qh));
   const q = v128.load(qs);
-  const s = dotU(v128.or(lo4(q), q5BitsLo(h)), x0, xe0, xo0, i32x4.splat(0));
-  return dotU(v128.or(hi4(q), q5BitsHi(h)), x1, xe1, xo1, s);
+  const s = dotU(v128.or(lo4(q), q5Bits(qhLo(h))), x0, xe0, xo0, i32x4.splat(0));
+  return dotU(v128.or(hi4(q), q5Bits(qhHi(h))), x1, xe1, xo1, s);
 }
 /** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
 // @ts-ignore: decorator
 @inline function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const q = v128.load(qs);
-  const kv = iq4Table();
-  return dotS(i8x16.swizzle(kv, hi4(q)), xe1, xo1, dotS(i8x16.swizzle(kv, lo4(q)), xe0, xo0, i32x4.splat(0)));
+  const t = kv(64); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
+  return dotS(swz(t, hi4(q)), xe1, xo1, dotS(swz(t, lo4(q)), xe0, xo0, i32x4.splat(0)));
+}
+/** t[i] per lane for indices i < 16 (relaxed_swizzle needs no out-of-range fix-up). */
+// @ts-ignore: decorator
+@inline function swz(t: v128, i: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.relaxed_swizzle(t, i);
+  return i8x16.swizzle(t, i);
 }
 /** Σ w·x of one Q8_0 block (32 signed bytes at qs). */
 // @ts-ignore: decorator
@@ -143,8 +196,7 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(
-      nibSum(p0 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 2, x0, x1, xe0, xo0, xe1, xo1),
+    const s = sum4(nibSum(p0 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 2, x0, x1, xe0, xo0, xe1, xo1),
       nibSum(p2 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 2, x0, x1, xe0, xo0, xe1, xo1));
     const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 3)));
     acc = f32x4.add(acc, f32x4.mul(f32x4.mul(sumi, f16Rows(p0, p1, p2, p3, o)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
@@ -163,8 +215,7 @@ function dot4_q4_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(
-      nibSum(p0 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 4, x0, x1, xe0, xo0, xe1, xo1),
+    const s = sum4(nibSum(p0 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 4, x0, x1, xe0, xo0, xe1, xo1),
       nibSum(p2 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 4, x0, x1, xe0, xo0, xe1, xo1));
     const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
     const ms = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), f32x4.splat(load<f32>(sp + (<usize>b << 2))));
@@ -184,8 +235,7 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(
-      q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
+    const s = sum4(q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
       q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
     const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
     acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
@@ -204,8 +254,7 @@ function dot4_q5_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(
-      q5Sum(p0 + o + 4, p0 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 4, p1 + o + 8, x0, x1, xe0, xo0, xe1, xo1),
+    const s = sum4(q5Sum(p0 + o + 4, p0 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 4, p1 + o + 8, x0, x1, xe0, xo0, xe1, xo1),
       q5Sum(p2 + o + 4, p2 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 4, p3 + o + 8, x0, x1, xe0, xo0, xe1, xo1));
     const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
     const ms = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), f32x4.splat(load<f32>(sp + (<usize>b << 2))));
@@ -224,8 +273,7 @@ function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(
-      q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1),
+    const s = sum4(q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1),
       q8Sum(p2 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p3 + o + 2, xe0, xo0, xe1, xo1));
     const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
@@ -243,8 +291,7 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(
-      nlSum(p0 + o + 2, xe0, xo0, xe1, xo1), nlSum(p1 + o + 2, xe0, xo0, xe1, xo1),
+    const s = sum4(nlSum(p0 + o + 2, xe0, xo0, xe1, xo1), nlSum(p1 + o + 2, xe0, xo0, xe1, xo1),
       nlSum(p2 + o + 2, xe0, xo0, xe1, xo1), nlSum(p3 + o + 2, xe0, xo0, xe1, xo1));
     const dd = f32x4.mul(f32x4.splat(load<f32>(dp + (<usize>b << 2))), f16Rows(p0, p1, p2, p3, o));
     acc = f32x4.add(acc, f32x4.mul(dd, f32x4.convert_i32x4_s(s)));
