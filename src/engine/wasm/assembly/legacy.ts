@@ -305,23 +305,23 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
 type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
 
 /**
- * out[r] = row r · xq for r in [r0, r1), four rows per call of dot; a last group of fewer than four
- * repeats its last row in the spare lanes (lanes are independent) and stores only its own.
+ * out[r] = row r · xq for r in [r0, r1). The range is cut into four quarters of q rows, and lane k
+ * of each call of dot takes the next row of quarter k: each lane streams through consecutive rows,
+ * four long sequential streams that the hardware prefetcher follows (four adjacent rows at a time
+ * are four short streams, which it does not; that costs 15% on Q8_0 with 896 columns). Lanes past
+ * the end of the range repeat its last row and are not stored.
  */
 // @ts-ignore: decorator
 @inline function rows4(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r += 4) {
-    const last = w + <usize>(r1 - 1) * rowBytes;
-    const p0 = w + <usize>r * rowBytes;
-    const v = dot(p0, min(p0 + rowBytes, last), min(p0 + 2 * rowBytes, last), min(p0 + 3 * rowBytes, last), xq, cols);
-    const o = out + (<usize>r << 2);
-    const n = r1 - r;
-    if (n >= 4) v128.store(o, v);
-    else {
-      store<f32>(o, f32x4.extract_lane(v, 0));
-      if (n > 1) store<f32>(o, f32x4.extract_lane(v, 1), 4);
-      if (n > 2) store<f32>(o, f32x4.extract_lane(v, 2), 8);
-    }
+  const q = (r1 - r0 + 3) >> 2;
+  const last = r1 - 1;
+  for (let i = 0; i < q; i++) {
+    const a = r0 + i, b = min(a + q, last), c = min(a + 2 * q, last), d = min(a + 3 * q, last);
+    const v = dot(w + <usize>a * rowBytes, w + <usize>b * rowBytes, w + <usize>c * rowBytes, w + <usize>d * rowBytes, xq, cols);
+    store<f32>(out + (<usize>a << 2), f32x4.extract_lane(v, 0));
+    if (a + q <= last) store<f32>(out + (<usize>b << 2), f32x4.extract_lane(v, 1));
+    if (a + 2 * q <= last) store<f32>(out + (<usize>c << 2), f32x4.extract_lane(v, 2));
+    if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
   }
 }
 
