@@ -89,26 +89,27 @@ const K: usize = memory.data<u8>([
   return i16x8.shr_u(v, 8);
 }
 
-/** acc + Σ w·x over 16 lanes, w and x each given as even/odd i16 halves. */
+/** Σ w·x over 16 lanes as four i32 lane sums, w and x each given as even/odd i16 halves. */
 // @ts-ignore: decorator
-@inline function dotEO(we: v128, wo: v128, xe: v128, xo: v128, acc: v128): v128 {
-  return i32x4.add(acc, i32x4.add(i32x4.dot_i16x8_s(we, xe), i32x4.dot_i16x8_s(wo, xo)));
+@inline function dotEO(we: v128, wo: v128, xe: v128, xo: v128): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(we, xe), i32x4.dot_i16x8_s(wo, xo));
 }
 
 /**
- * acc + Σ w·x over 16 lanes, w bytes in [0, 127], x the activation bytes (xe, xo: its halves). The
- * relaxed build uses i32x4.relaxed_dot_i8x16_i7x16_add_s, deterministic because w is 7-bit.
+ * Σ w·x over a block: w0 · activation bytes 0-15 (x0; xe0, xo0 its halves) + w1 · bytes 16-31, as
+ * four i32 lane sums; w bytes in [0, 127]. The relaxed build uses
+ * i32x4.relaxed_dot_i8x16_i7x16_add_s, deterministic because w is 7-bit.
  */
 // @ts-ignore: decorator
-@inline function dotU(w: v128, x: v128, xe: v128, xo: v128, acc: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
-  return dotEO(evU(w), odU(w), xe, xo, acc);
+@inline function dotU(w0: v128, w1: v128, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, w1, i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, w0, i32x4.splat(0)));
+  return i32x4.add(dotEO(evU(w0), odU(w0), xe0, xo0), dotEO(evU(w1), odU(w1), xe1, xo1));
 }
 
-/** acc + Σ w·x over 16 lanes, w signed bytes (both builds: x86 has no signed×signed byte dot). */
+/** The same with signed w (both builds: x86 has no signed×signed byte dot). */
 // @ts-ignore: decorator
-@inline function dotS(w: v128, xe: v128, xo: v128, acc: v128): v128 {
-  return dotEO(evS(w), odS(w), xe, xo, acc);
+@inline function dotS(w0: v128, w1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  return i32x4.add(dotEO(evS(w0), odS(w0), xe0, xo0), dotEO(evS(w1), odS(w1), xe1, xo1));
 }
 
 // ---- block unpacking ------------------------------------------------------------------------------
@@ -154,20 +155,19 @@ const K: usize = memory.data<u8>([
 /** Σ w·x of one block of unsigned 4-bit quants (16 bytes at qs) and the activation block. */
 function nibSum(qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const q = v128.load(qs);
-  return dotU(hi4(q), x1, xe1, xo1, dotU(lo4(q), x0, xe0, xo0, i32x4.splat(0)));
+  return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
 }
 /** Σ w·x of one block of unsigned 5-bit quants (Q5_0 before its −16, Q5_1): qh at qh, 16 bytes at qs. */
 function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const h = qhWide(v128.load32_zero(qh));
   const q = v128.load(qs);
-  const s = dotU(v128.or(lo4(q), q5Bits(qhLo(h))), x0, xe0, xo0, i32x4.splat(0));
-  return dotU(v128.or(hi4(q), q5Bits(qhHi(h))), x1, xe1, xo1, s);
+  return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
 }
 /** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
 function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const q = v128.load(qs);
   const t = kv(64); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
-  return dotS(swz(t, hi4(q)), xe1, xo1, dotS(swz(t, lo4(q)), xe0, xo0, i32x4.splat(0)));
+  return dotS(swz(t, lo4(q)), swz(t, hi4(q)), xe0, xo0, xe1, xo1);
 }
 /** t[i] per lane for indices i < 16 (relaxed_swizzle needs no out-of-range fix-up). */
 // @ts-ignore: decorator
@@ -177,7 +177,7 @@ function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
 }
 /** Σ w·x of one Q8_0 block (32 signed bytes at qs). */
 function q8Sum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  return dotS(v128.load(qs, 16), xe1, xo1, dotS(v128.load(qs), xe0, xo0, i32x4.splat(0)));
+  return dotS(v128.load(qs), v128.load(qs, 16), xe0, xo0, xe1, xo1);
 }
 
 // ---- four rows · x ------------------------------------------------------------------------------
