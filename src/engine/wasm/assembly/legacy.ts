@@ -163,10 +163,28 @@ function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, x
   return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
 }
 /** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
+// The relaxed build takes xe = |x| and xo = x's sign mask (see nlX): w·x = (±w)·|x| with
+// ±w = (w ^ m) − m, in [−127, 127] since kvalues_iq4nl ≥ −127, and |x| ≤ 127 the 7-bit operand.
 function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const q = v128.load(qs);
   const t = kv(64); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
-  return dotS(swz(t, lo4(q)), swz(t, hi4(q)), xe0, xo0, xe1, xo1);
+  const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w0, xo0), xo0), xe0, i32x4.splat(0));
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w1, xo1), xo1), xe1, s);
+  }
+  return dotS(w0, w1, xe0, xo0, xe1, xo1);
+}
+/** An activation half as nlSum takes it: plain build its even/odd i16 halves, relaxed |x| and x < 0. */
+// @ts-ignore: decorator
+@inline function nlXe(x: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.abs(x); // x ≥ −127: the Q8 activation is never −128
+  return evS(x);
+}
+// @ts-ignore: decorator
+@inline function nlXo(x: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.lt_s(x, i32x4.splat(0));
+  return odS(x);
 }
 /** t[i] per lane for indices i < 16 (relaxed_swizzle needs no out-of-range fix-up). */
 // @ts-ignore: decorator
@@ -290,7 +308,7 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
     const o = <usize>b * 18;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+    const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
     const s = sum4(nlSum(p0 + o + 2, xe0, xo0, xe1, xo1), nlSum(p1 + o + 2, xe0, xo0, xe1, xo1),
       nlSum(p2 + o + 2, xe0, xo0, xe1, xo1), nlSum(p3 + o + 2, xe0, xo0, xe1, xo1));
     const dd = f32x4.mul(f32x4.splat(load<f32>(dp + (<usize>b << 2))), f16Rows(p0, p1, p2, p3, o));
