@@ -6,230 +6,366 @@
 //   Q8_0   34 B  { f16 d; i8 qs[32] }                 x = d·q
 //   IQ4_NL 18 B  { f16 d; u8 qs[16] }                 x = d·kvalues_iq4nl[nibble]
 // Nibble j of byte k: low nibble → element k, high nibble → element k + 16. The 5th bit of element
-// j is bit j of qh (little-endian u32). Dots follow ggml_vec_dot_*_q8_0 / _q8_1: an exact integer
-// sum per block, times d_w·d_x; offsets (−8, −16) are taken out with the activation's Σq, and the
-// Q4_1/Q5_1 minimum adds m·s.
+// j is bit j of qh (little-endian u32).
+//
+// Bit-identical to the scalar reference (src/engine/quant/legacy.ts, iq4.ts = ggml_vec_dot_*_generic):
+// per block an exact integer sum, one float term rounded as the reference rounds it (its operand
+// order is kept, e.g. Q4_0 (sumi·d_w)·d_x but Q5_0 (d_w·d_x)·sumi), and a running f32 sum over the
+// blocks in order. Four ROWS share each pass, one per f32 lane: lane k of the running sum is row
+// k's sum, so the lane-wise adds are the reference's sequential adds and no horizontal float sum is
+// needed. The four rows also share the activation loads (and, in the plain build, its i16 split).
+// Offsets (−8, −16) come off the integer sum with the activation's Σq (the q8_0 aux field).
 
-import { TILE_ACC, TOKEN_BLOCK, dotS, dotU, dotUw, f16, f16x4At, fmaI, hi4, hsumF, lo4, q8Aux, q8Scales, sum4, whi, wlo } from './common';
+import { TOKEN_BLOCK, f16, q8Aux, q8Scales, sum4 } from './common';
 
-// kvalues_iq4nl (ggml-common.h)
+// ---- vector constants ---------------------------------------------------------------------------
+// Loaded from memory where used: V8 rebuilds a v128.const at every use inside a loop (2-4
+// instructions each, a dozen per block here), while a load is one instruction off the ALU ports.
+
+const K: usize = memory.data<u8>([
+  0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
+  1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128, //                                      16 bit j of byte
+  0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 32 the 5th bit
+  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                        48 i16 low byte
+  0x81, 0x98, 0xad, 0xbf, 0xcf, 0xdd, 0xea, 0xf6, 1, 13, 25, 38, 53, 69, 89, 113, //                  64 kvalues_iq4nl
+  0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, //                         80 f16 magnitude
+  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         96 2^112
+  0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, // 112 below f16 Inf, shifted
+  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     128 Inf/NaN rebias
+  0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, //                                     144 f16 sign
+], 16);
 // @ts-ignore: decorator
-@inline function iq4Table(): v128 {
-  return i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+@inline function kv(off: usize): v128 {
+  return v128.load(K + off);
 }
 
-/** 16 lanes of 0x10 where bit (base + lane) of qh is set: the 5th bit of Q5 elements base..base+15. */
+/** The low and high nibbles of 16 bytes. */
 // @ts-ignore: decorator
-@inline function fifthBits(qhv: v128, sel: v128): v128 {
-  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  return v128.and(i8x16.eq(v128.and(i8x16.swizzle(qhv, sel), bm), bm), i8x16.splat(0x10));
+@inline function lo4(q: v128): v128 {
+  return v128.and(q, kv(0));
 }
 // @ts-ignore: decorator
-@inline function selLo(): v128 {
-  return i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-}
-// @ts-ignore: decorator
-@inline function selHi(): v128 {
-  return i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-}
-/** An i32x4 with v in lane 0: subtracts an offset·Σx from a block's lane sums. */
-// @ts-ignore: decorator
-@inline function lane0(v: i32): v128 {
-  return i32x4.replace_lane(i32x4.splat(0), 0, v);
+@inline function hi4(q: v128): v128 {
+  return v128.and(i16x8.shr_u(q, 4), kv(0));
 }
 
-// ---- dots over one row ------------------------------------------------------------------------
-
+/**
+ * Four IEEE halves (low 16 bits of each u32 lane) → f32x4, exactly (ggml_compute_fp16_to_fp32):
+ * the magnitude bits shifted into place read as an f32 2^112 times too small, for normal and
+ * subnormal halves alike, and the multiplication by 2^112 is exact; Inf/NaN (exponent 31) get the
+ * all-ones exponent by an integer add instead. A subnormal half is a subnormal f32 operand, slow on
+ * x86 but still exact; no block of the GGUF models in bench/models has one.
+ */
 // @ts-ignore: decorator
-@inline function dot_q4_0(w: usize, xq: usize, cols: i32): f32 {
+@inline function f16x4(h: v128): v128 {
+  const mag = i32x4.shl(v128.and(h, kv(80)), 13);
+  const finite = f32x4.mul(mag, kv(96));
+  const v = v128.bitselect(i32x4.add(mag, kv(128)), finite, i32x4.gt_s(mag, kv(112)));
+  return v128.or(v, i32x4.shl(v128.and(h, kv(144)), 16));
+}
+
+// ---- 16-lane integer dots -----------------------------------------------------------------------
+// The plain build multiplies in i16 lanes (i32x4.dot_i16x8_s) without widening instructions: 16
+// bytes are split into their even and odd bytes by i16 shifts, so a lane's four products are
+// elements 4i, 4i+2 and 4i+1, 4i+3 (any grouping gives the same exact integer sum). The activation
+// is split once per block for all four rows.
+
+/** The even (lanes 0, 2, …) and odd bytes of 16 as i16x8, sign-extended / zero-extended. */
+// @ts-ignore: decorator
+@inline function evS(v: v128): v128 {
+  return i16x8.shr_s(i16x8.shl(v, 8), 8);
+}
+// @ts-ignore: decorator
+@inline function odS(v: v128): v128 {
+  return i16x8.shr_s(v, 8);
+}
+// @ts-ignore: decorator
+@inline function evU(v: v128): v128 {
+  return v128.and(v, kv(48));
+}
+// @ts-ignore: decorator
+@inline function odU(v: v128): v128 {
+  return i16x8.shr_u(v, 8);
+}
+
+/** Σ w·x over 16 lanes as four i32 lane sums, w and x each given as even/odd i16 halves. */
+// @ts-ignore: decorator
+@inline function dotEO(we: v128, wo: v128, xe: v128, xo: v128): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(we, xe), i32x4.dot_i16x8_s(wo, xo));
+}
+
+/**
+ * Σ w·x over a block: w0 · activation bytes 0-15 (x0; xe0, xo0 its halves) + w1 · bytes 16-31, as
+ * four i32 lane sums; w bytes in [0, 127]. The relaxed build uses
+ * i32x4.relaxed_dot_i8x16_i7x16_add_s, deterministic because w is 7-bit.
+ */
+// @ts-ignore: decorator
+@inline function dotU(w0: v128, w1: v128, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, w1, i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, w0, i32x4.splat(0)));
+  return i32x4.add(dotEO(evU(w0), odU(w0), xe0, xo0), dotEO(evU(w1), odU(w1), xe1, xo1));
+}
+
+/** The same with signed w (both builds: x86 has no signed×signed byte dot). */
+// @ts-ignore: decorator
+@inline function dotS(w0: v128, w1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  return i32x4.add(dotEO(evS(w0), odS(w0), xe0, xo0), dotEO(evS(w1), odS(w1), xe1, xo1));
+}
+
+// ---- block unpacking ------------------------------------------------------------------------------
+
+// Q5's qh spread over byte lanes: lane j of qhLo holds the byte with element j's bit (byte j >> 3),
+// lane j of qhHi the one with element 16 + j's. Built with unpacks and 32-bit lane shuffles
+// (punpcklbw, punpcklwd, punpck[lh]dq), which need no shuffle-mask constants.
+
+/** qh's four bytes, each four times. */
+// @ts-ignore: decorator
+@inline function qhWide(qh: v128): v128 {
+  const t = i8x16.shuffle(qh, qh, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  return i8x16.shuffle(t, t, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7); // b0×4 b1×4 b2×4 b3×4
+}
+// @ts-ignore: decorator
+@inline function qhLo(w: v128): v128 {
+  return i8x16.shuffle(w, w, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7);
+}
+// @ts-ignore: decorator
+@inline function qhHi(w: v128): v128 {
+  return i8x16.shuffle(w, w, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15, 12, 13, 14, 15);
+}
+/** 0x10 in lane j where bit j & 7 of b's lane j is set (b from qhLo or qhHi), as ggml's x86 bytes_from_bits_32. */
+// @ts-ignore: decorator
+@inline function q5Bits(b: v128): v128 {
+  return v128.and(i8x16.eq(v128.and(b, kv(16)), kv(16)), kv(32));
+}
+
+/** The block scales (f16 at byte `off` of rows p0…p3) as f32x4, lane k from row k. */
+// @ts-ignore: decorator
+@inline function f16Rows(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
+  let v = v128.load16_lane(p0 + off, i32x4.splat(0), 0);
+  v = v128.load16_lane(p1 + off, v, 2);
+  v = v128.load16_lane(p2 + off, v, 4);
+  v = v128.load16_lane(p3 + off, v, 6);
+  return f16x4(v);
+}
+
+// One block's integer sum, as four i32 lane sums. Plain functions, not @inline: binaryen keeps the
+// calls and V8 inlines them itself, which measured 3-6% faster on Q5_0 (±2% on the others, both
+// builds, A/B) than bodies inlined by AssemblyScript; why (V8's scheduling) was not studied.
+
+/** Σ w·x of one block of unsigned 4-bit quants (16 bytes at qs) and the activation block. */
+function nibSum(qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const q = v128.load(qs);
+  return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
+}
+/** Σ w·x of one block of unsigned 5-bit quants (Q5_0 before its −16, Q5_1): qh at qh, 16 bytes at qs. */
+function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const h = qhWide(v128.load32_zero(qh));
+  const q = v128.load(qs);
+  return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
+}
+/** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
+// The relaxed build takes xe = |x| and xo = x's sign mask (nlXe, nlXo): w·x = (±w)·|x| with
+// ±w = (w ^ m) − m, in [−127, 127] since kvalues_iq4nl ≥ −127, and |x| ≤ 127 the 7-bit operand.
+function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const q = v128.load(qs);
+  const t = kv(64); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
+  const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w0, xo0), xo0), xe0, i32x4.splat(0));
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w1, xo1), xo1), xe1, s);
+  }
+  return dotS(w0, w1, xe0, xo0, xe1, xo1);
+}
+/** An activation half as nlSum takes it: plain build its even/odd i16 halves, relaxed |x| and x < 0. */
+// @ts-ignore: decorator
+@inline function nlXe(x: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.abs(x); // x ≥ −127: the Q8 activation is never −128
+  return evS(x);
+}
+// @ts-ignore: decorator
+@inline function nlXo(x: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.lt_s(x, i32x4.splat(0));
+  return odS(x);
+}
+/** t[i] per lane for indices i < 16 (relaxed_swizzle needs no out-of-range fix-up). */
+// @ts-ignore: decorator
+@inline function swz(t: v128, i: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.relaxed_swizzle(t, i);
+  return i8x16.swizzle(t, i);
+}
+/** Σ w·x of one Q8_0 block (32 signed bytes at qs). */
+function q8Sum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  return dotS(v128.load(qs), v128.load(qs, 16), xe0, xo0, xe1, xo1);
+}
+
+// ---- four rows · x ------------------------------------------------------------------------------
+// dot4_<type>(p0, p1, p2, p3, xq, cols): lane k = the reference's vecDot of the row at pk with the
+// quantised activation xq (layout in common.ts). Per block: the activation's two 16-byte halves
+// (x0, x1; in the plain build also split into even/odd i16 halves), the four rows' integer sums
+// folded into one i32x4 (sum4), then the reference's float term per lane, added to acc.
+
+/** vecDotQ4_0: sumf += (sumi·d_w)·d_x, sumi = Σ nibble·x − 8·Σx. */
+function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   const ap = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 18;
+    const o = <usize>b * 18;
     const xb = xq + (<usize>b << 5);
-    const q = v128.load(wb, 2);
-    let s = dotU(lo4(q), v128.load(xb), lane0(-8 * load<i32>(ap + (<usize>b << 2))));
-    s = dotU(hi4(q), v128.load(xb, 16), s);
-    acc = fmaI(acc, s, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+    const s = sum4(nibSum(p0 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 2, x0, x1, xe0, xo0, xe1, xo1),
+      nibSum(p2 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 2, x0, x1, xe0, xo0, xe1, xo1));
+    const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 3)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(sumi, f16Rows(p0, p1, p2, p3, o)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
   }
-  return hsumF(acc);
+  return acc;
 }
 
-// @ts-ignore: decorator
-@inline function dot_q4_1(w: usize, xq: usize, cols: i32): f32 {
+/** vecDotQ4_1: sumf += (d_w·d_x)·sumi + m·s (activation q8_1: s = d_x·Σx). */
+function dot4_q4_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   const sp = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
-  let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 20;
+    const o = <usize>b * 20;
     const xb = xq + (<usize>b << 5);
-    const q = v128.load(wb, 4);
-    const s = dotU(hi4(q), v128.load(xb, 16), dotU(lo4(q), v128.load(xb), i32x4.splat(0)));
-    acc = fmaI(acc, s, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-    accm += f16(load<u16>(wb, 2)) * load<f32>(sp + (<usize>b << 2));
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+    const s = sum4(nibSum(p0 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 4, x0, x1, xe0, xo0, xe1, xo1),
+      nibSum(p2 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 4, x0, x1, xe0, xo0, xe1, xo1));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    const ms = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), f32x4.splat(load<f32>(sp + (<usize>b << 2))));
+    acc = f32x4.add(acc, f32x4.add(f32x4.mul(dd, f32x4.convert_i32x4_s(s)), ms));
   }
-  return hsumF(acc) + accm;
+  return acc;
 }
 
-// @ts-ignore: decorator
-@inline function dot_q5_1(w: usize, xq: usize, cols: i32): f32 {
+/** vecDotQ5_0: sumf += (d_w·d_x)·sumi, sumi = Σ q·x − 16·Σx. */
+function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 5;
+  const dp = q8Scales(xq, cols);
+  const ap = q8Aux(xq, cols);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 22;
+    const xb = xq + (<usize>b << 5);
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+    const s = sum4(q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
+      q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
+    const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
+  }
+  return acc;
+}
+
+/** vecDotQ5_1: as Q4_1 with 5-bit quants. */
+function dot4_q5_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   const sp = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
-  let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 24;
+    const o = <usize>b * 24;
     const xb = xq + (<usize>b << 5);
-    const qhv = i32x4.splat(load<u32>(wb, 4));
-    const q = v128.load(wb, 8);
-    let s = dotU(v128.or(lo4(q), fifthBits(qhv, selLo())), v128.load(xb), i32x4.splat(0));
-    s = dotU(v128.or(hi4(q), fifthBits(qhv, selHi())), v128.load(xb, 16), s);
-    acc = fmaI(acc, s, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-    accm += f16(load<u16>(wb, 2)) * load<f32>(sp + (<usize>b << 2));
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+    const s = sum4(q5Sum(p0 + o + 4, p0 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 4, p1 + o + 8, x0, x1, xe0, xo0, xe1, xo1),
+      q5Sum(p2 + o + 4, p2 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 4, p3 + o + 8, x0, x1, xe0, xo0, xe1, xo1));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    const ms = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), f32x4.splat(load<f32>(sp + (<usize>b << 2))));
+    acc = f32x4.add(acc, f32x4.add(f32x4.mul(dd, f32x4.convert_i32x4_s(s)), ms));
   }
-  return hsumF(acc) + accm;
+  return acc;
 }
 
-// @ts-ignore: decorator
-@inline function dot_iq4_nl(w: usize, xq: usize, cols: i32): f32 {
-  const nb = cols >> 5;
-  const dp = q8Scales(xq, cols);
-  const kv = iq4Table();
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 18;
-    const xb = xq + (<usize>b << 5);
-    const q = v128.load(wb, 2);
-    const s = dotS(i8x16.swizzle(kv, hi4(q)), v128.load(xb, 16), dotS(i8x16.swizzle(kv, lo4(q)), v128.load(xb), i32x4.splat(0)));
-    acc = fmaI(acc, s, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-  }
-  return hsumF(acc);
-}
-
-// ---- dots over four blocks at a time (generation) ----------------------------------------------
-// matvec's dots: four blocks' exact integer sums are folded into one i32x4 (one lane per block)
-// and scaled by one f32x4 multiply with the four blocks' d_w·d_x, the halves converted four at a
-// time (f16x4At). The integer sums are dot_*'s; only the order of the float additions differs.
-// (Two rows per pass, sharing each widened activation vector, measured slower: V8 spills the
-// eight live block sums.)
-
-/** Row w · x (Q8_0). */
-// @ts-ignore: decorator
-@inline function dot4_q8_0(w: usize, xq: usize, cols: i32): f32 {
+/** vecDotQ8_0: sumf += sumi·(d_w·d_x). */
+function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   let acc = f32x4.splat(0);
-  let b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    const pa = w + <usize>b * 34;
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 34;
     const xb = xq + (<usize>b << 5);
-    const a0 = q8BlockX(pa, xb), a1 = q8BlockX(pa + 34, xb + 32), a2 = q8BlockX(pa + 68, xb + 64), a3 = q8BlockX(pa + 102, xb + 96);
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sum4(a0, a1, a2, a3)), f32x4.mul(f16x4At(pa, 34), v128.load(dp + (<usize>b << 2)))));
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+    const s = sum4(q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1),
+      q8Sum(p2 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p3 + o + 2, xe0, xo0, xe1, xo1));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
   }
-  for (; b < nb; b++) {
-    const pa = w + <usize>b * 34;
-    acc = fmaI(acc, q8BlockX(pa, xq + (<usize>b << 5)), f16(load<u16>(pa)) * load<f32>(dp + (<usize>b << 2)));
-  }
-  return hsumF(acc);
-}
-// @ts-ignore: decorator
-@inline function q8BlockX(wj: usize, xb: usize): v128 {
-  return dotS(v128.load(wj, 18), v128.load(xb, 16), dotS(v128.load(wj, 2), v128.load(xb), i32x4.splat(0)));
+  return acc;
 }
 
-/** The 32 Q5_0 quants of the block at wj minus 16, as signed bytes: elements 0-15 (lo), 16-31 (hi). */
-// The fifth bit of element j is bit j of qh: broadcast qh's bytes over the lanes they cover, test
-// each lane's bit, and where it is clear set the top nibble (nibble | 0xF0 = nibble − 16 as i8),
-// as ggml's x86 dot does with bytes_from_bits_32.
-// @ts-ignore: decorator
-@inline function q5Lo(wj: usize): v128 {
-  const qh = v128.load32_zero(wj, 2);
-  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  const set = i8x16.eq(v128.and(i8x16.shuffle(qh, qh, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), bm), bm);
-  return v128.or(lo4(v128.load(wj, 6)), v128.andnot(i8x16.splat(-16), set));
-}
-// @ts-ignore: decorator
-@inline function q5Hi(wj: usize): v128 {
-  const qh = v128.load32_zero(wj, 2);
-  const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  const set = i8x16.eq(v128.and(i8x16.shuffle(qh, qh, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), bm), bm);
-  return v128.or(hi4(v128.load(wj, 6)), v128.andnot(i8x16.splat(-16), set));
-}
-/** Row w · x (Q5_0): the quants minus 16 as signed bytes, so no Σx correction. */
-// @ts-ignore: decorator
-@inline function dot4_q5_0(w: usize, xq: usize, cols: i32): f32 {
+/** vecDotIq4Nl: sumf += (d_x·d_w)·sumi. */
+function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   let acc = f32x4.splat(0);
-  let b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    const pa = w + <usize>b * 22;
-    const xb = xq + (<usize>b << 5);
-    const a0 = q5BlockX(pa, xb), a1 = q5BlockX(pa + 22, xb + 32), a2 = q5BlockX(pa + 44, xb + 64), a3 = q5BlockX(pa + 66, xb + 96);
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sum4(a0, a1, a2, a3)), f32x4.mul(f16x4At(pa, 22), v128.load(dp + (<usize>b << 2)))));
-  }
-  for (; b < nb; b++) {
-    const pa = w + <usize>b * 22;
-    acc = fmaI(acc, q5BlockX(pa, xq + (<usize>b << 5)), f16(load<u16>(pa)) * load<f32>(dp + (<usize>b << 2)));
-  }
-  return hsumF(acc);
-}
-// @ts-ignore: decorator
-@inline function q5BlockX(wj: usize, xb: usize): v128 {
-  return dotS(q5Hi(wj), v128.load(xb, 16), dotS(q5Lo(wj), v128.load(xb), i32x4.splat(0)));
-}
-
-// ---- tiles: one row against up to four activations ---------------------------------------------
-// For prompt batches. Each weight block is loaded and unpacked (and, in the plain build, widened to
-// i16) once for the tile's tokens; each token's sums are formed exactly as by the one-token dot
-// above (the same integers, the same float operations in the same order), so matmul equals matvec
-// bit for bit. Accumulators live in TILE_ACC (16 bytes per token and accumulator).
-
-/** Writes W·x_t for t < nt into out + t·outStride (bytes); x_t at xq + t·stride. */
-// @ts-ignore: decorator
-@inline function tile_q4_0(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
-  const nb = cols >> 5;
-  const dOff = q8Scales(0, cols);
-  const aOff = q8Aux(0, cols);
-  for (let t = 0; t < nt; t++) v128.store(TILE_ACC + (<usize>t << 4), f32x4.splat(0));
   for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 18;
-    const q = v128.load(wb, 2);
-    const lo = lo4(q), hi = hi4(q);
-    const ll = wlo(lo), lh = whi(lo), hl = wlo(hi), hh = whi(hi);
-    const dw = f16(load<u16>(wb));
-    for (let t = 0; t < nt; t++) {
-      const xt = xq + <usize>t * stride;
-      const xb = xt + (<usize>b << 5);
-      let s = dotUw(lo, ll, lh, v128.load(xb), lane0(-8 * load<i32>(xt + aOff + (<usize>b << 2))));
-      s = dotUw(hi, hl, hh, v128.load(xb, 16), s);
-      const at = TILE_ACC + (<usize>t << 4);
-      v128.store(at, fmaI(v128.load(at), s, dw * load<f32>(xt + dOff + (<usize>b << 2))));
+    const o = <usize>b * 18;
+    const xb = xq + (<usize>b << 5);
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
+    const s = sum4(nlSum(p0 + o + 2, xe0, xo0, xe1, xo1), nlSum(p1 + o + 2, xe0, xo0, xe1, xo1),
+      nlSum(p2 + o + 2, xe0, xo0, xe1, xo1), nlSum(p3 + o + 2, xe0, xo0, xe1, xo1));
+    const dd = f32x4.mul(f32x4.splat(load<f32>(dp + (<usize>b << 2))), f16Rows(p0, p1, p2, p3, o));
+    acc = f32x4.add(acc, f32x4.mul(dd, f32x4.convert_i32x4_s(s)));
+  }
+  return acc;
+}
+
+// ---- rows of a matrix -----------------------------------------------------------------------------
+
+/** A dot4_* kernel. */
+type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
+
+/**
+ * out[r] = row r · xq for r in [r0, r1). The range is cut into four quarters of q rows, and lane k
+ * of each call of dot takes the next row of quarter k: each lane streams through consecutive rows,
+ * four long sequential streams that the hardware prefetcher follows (four adjacent rows at a time
+ * are four short streams, which it does not; that costs 15% on Q8_0 with 896 columns). Lanes past
+ * the end of the range repeat its last row and are not stored.
+ */
+// @ts-ignore: decorator
+@inline function rows4(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  const q = (r1 - r0 + 3) >> 2;
+  const last = r1 - 1;
+  for (let i = 0; i < q; i++) {
+    const a = r0 + i, b = min(a + q, last), c = min(a + 2 * q, last), d = min(a + 3 * q, last);
+    const v = dot(w + <usize>a * rowBytes, w + <usize>b * rowBytes, w + <usize>c * rowBytes, w + <usize>d * rowBytes, xq, cols);
+    store<f32>(out + (<usize>a << 2), f32x4.extract_lane(v, 0));
+    if (a + q <= last) store<f32>(out + (<usize>b << 2), f32x4.extract_lane(v, 1));
+    if (a + 2 * q <= last) store<f32>(out + (<usize>c << 2), f32x4.extract_lane(v, 2));
+    if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
+  }
+}
+
+/**
+ * out[t·outStride + r] = row r · x_t for t < n (x_t at xq + t·xqStride): tokens in cache blocks of
+ * TOKEN_BLOCK, within a block each group of four rows against every token while it sits in L1.
+ * Each output is computed exactly as by rows4, so it equals matvec's bit for bit.
+ */
+// @ts-ignore: decorator
+@inline function rows4Batch(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
+    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
+    for (let r = r0; r < r1; r += 4) {
+      const r4 = min<i32>(r + 4, r1);
+      for (let t = t0; t < t1; t++) rows4(dot, out + (<usize>(t * outStride) << 2), w, rowBytes, r, r4, xq + <usize>t * xqStride, cols);
     }
   }
-  for (let t = 0; t < nt; t++) store<f32>(out + <usize>t * outStride, hsumF(v128.load(TILE_ACC + (<usize>t << 4))));
 }
-
-
-/** Tokens per tile. */
-const TILE: i32 = 4;
 
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot4_q8_0(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_q8_0, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // prompt batches take gemm_q8_0 (gemm.ts); this one-token-at-a-time form equals matvec bit for bit
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot4_q8_0(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows4Batch(dot4_q8_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
@@ -240,18 +376,10 @@ export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_0(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_q4_0, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
-  const os = <usize>outStride << 2;
-  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = t0; t < t1; t += TILE) tile_q4_0(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
-    }
-  }
+  rows4Batch(dot4_q4_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_q4_0(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
@@ -267,13 +395,10 @@ export function dequant_q4_0(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_q4_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_1(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_q4_1, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q4_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q4_1(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows4Batch(dot4_q4_1, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_q4_1(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
@@ -290,14 +415,10 @@ export function dequant_q4_1(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot4_q5_0(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_q5_0, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q5_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // prompt batches take gemm_q5_0 (gemm.ts); this one-token-at-a-time form equals matvec bit for bit
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot4_q5_0(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows4Batch(dot4_q5_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_q5_0(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
@@ -316,13 +437,10 @@ export function dequant_q5_0(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_q5_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_1(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_q5_1, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q5_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q5_1(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows4Batch(dot4_q5_1, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_q5_1(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
@@ -342,13 +460,10 @@ export function dequant_q5_1(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_iq4_nl(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_iq4_nl(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_iq4_nl, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_iq4_nl(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_iq4_nl(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows4Batch(dot4_iq4_nl, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_iq4_nl(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
