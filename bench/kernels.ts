@@ -7,7 +7,8 @@
 //   npm run bench:kernels -- q8_0,q4_K         some types
 //   npm run bench:kernels -- --no-scalar       skip the (slow) scalar column
 //   npm run bench:kernels -- --gemm            prompt matmul instead: GMAC/s of a GEMM_TOKENS-token
-//                                              batch through a GEMM_ROWS × GEMM_COLS matrix
+//                                              batch through a GEMM_ROWS × GEMM_COLS matrix (the
+//                                              gemm_* types and F32/F16/BF16's matmul_*)
 //   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
 //
 // Each figure is the best of several runs (the least disturbed by other processes). The scalar
@@ -150,7 +151,8 @@ function gmacs(be: MatBackend, type: number): number {
 }
 
 if (gemmMode) {
-  const gemmTypes = types.filter((t) => KERNEL_TYPES.get(t)!.gemm);
+  // the gemm kernels, and the float types, whose matmul_* kernels serve batches
+  const gemmTypes = types.filter((t) => KERNEL_TYPES.get(t)!.gemm || KERNEL_TYPES.get(t)!.act === 'f32');
   console.log(`Pantheon prompt matmul: ${GEMM_TOKENS} tokens × [${GEMM_ROWS}, ${GEMM_COLS}], GMAC/s (best of several runs)`);
   console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}\n`);
   console.log(`${'type'.padEnd(7)} ${pad('simd×1', 7)} ${pad(`pool×${THREADS}`, 7)}`);
@@ -173,8 +175,8 @@ console.log(`${'type'.padEnd(7)} ${pad('MiB', 7)} ${pad('scalar', 7)} ${pad('sim
 for (const type of types) {
   const mib = (rowBytes(type, COLS) * ROWS) / 2 ** 20;
   const scalar = noScalar ? undefined : gbps(new ScalarBackend(), type, SCALAR_ROWS);
-  const single = gbps(new WasmBackend(), type, ROWS);
-  const pool = new PoolBackend({ threads: THREADS });
+  const single = gbps(new WasmBackend({ dir: wasmDir }), type, ROWS);
+  const pool = new PoolBackend({ threads: THREADS, dir: wasmDir });
   const multi = gbps(pool, type, ROWS);
   pool.dispose();
   console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(mib.toFixed(1), 7)} ${pad(f(scalar), 7)} ${pad(f(single), 7)} ${pad(((single / bw1) * 100).toFixed(0), 6)} ${pad(f(multi), 7)} ${pad(((multi / bwN) * 100).toFixed(0), 6)}`);

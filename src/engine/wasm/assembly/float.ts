@@ -2,11 +2,68 @@
 // choice, with llama.cpp's per-CPU behaviour, in src/engine/quant/float.ts), so each kernel widens
 // weights to f32 and multiplies-adds.
 // ggml_vec_dot_f16 accumulates in ggml_float (double) in its generic path; we accumulate in f32
-// over 16 lanes, so results agree to float rounding, not bit for bit.
+// over 16 lanes, so results agree to float rounding, not bit for bit. Within Pantheon the F16/BF16
+// order is fixed (dot_f16) and every kernel here keeps it: matvec and matmul agree bit for bit
+// (tests/wasm/bitexact-float.test.ts computes the same order independently).
 
 import { f16, hsumF } from './common';
 
-/** 8 halves (one v128) → the low 4 as f32x4 (bit-exact for finite halves, see f16 in common.ts). */
+const Z: v128 = i32x4.splat(0);
+
+// ---- vector constants ---------------------------------------------------------------------------
+// Loaded from memory where used: V8 rebuilds a v128.const at every use inside a loop (3
+// instructions each), while a load is one instruction off the ALU ports (as in legacy.ts).
+
+const K: usize = memory.data<u8>([
+  0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, //  0 i16 f16 exponent
+  0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, // 16 i16 exponent 1
+  0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, // 32 i16 exponent 2
+  0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, // 48 sign, exponent, mantissa
+  0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x38, // 64 (127 − 15) << 23
+  0x00, 0x00, 0x00, 0x70, 0x00, 0x00, 0x00, 0x70, 0x00, 0x00, 0x00, 0x70, 0x00, 0x00, 0x00, 0x70, // 80 0xE0 << 23
+  0x00, 0x00, 0x80, 0x07, 0x00, 0x00, 0x80, 0x07, 0x00, 0x00, 0x80, 0x07, 0x00, 0x00, 0x80, 0x07, // 96 2^-112
+  0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, // 112 0.5
+  0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, // 128 2·(smallest normal)
+  0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, // 144 f32 sign
+], 16);
+// @ts-ignore: decorator
+@inline function kv(off: usize): v128 {
+  return v128.load(K + off);
+}
+
+// ---- half → f32 ---------------------------------------------------------------------------------
+// Widening a half to f32 is exact, so any method gives the same bits; only speed differs. The
+// fast path (~4 integer ops per 4 lanes, no float op) is right for normal halves; a group of
+// halves holding a zero, subnormal, Inf or NaN takes the exact slow path instead (halfWiden).
+
+/** Lanes of an i16x8 of halves whose exponent is 0 or 31 (zero, subnormal, Inf, NaN) → all ones. */
+// @ts-ignore: decorator
+@inline function special(h: v128): v128 {
+  // e·1024 + 1024 is 1024 for e = 0, 0x8000 (negative) for e = 31, 2048..0x7c00 otherwise.
+  return i16x8.lt_s(i16x8.add(v128.and(h, kv(0)), kv(16)), kv(32));
+}
+
+/**
+ * Four halves, each in the top 16 bits of a u32 lane (the low 16 bits are ignored) → f32x4, exact
+ * for normal halves: an arithmetic shift by 3 puts the exponent and mantissa where f32 keeps them
+ * (sign copied into bits 31..28), the mask keeps the sign and clears its copies, and adding
+ * (127 − 15) << 23 rebiases the exponent.
+ */
+// @ts-ignore: decorator
+@inline function normalWiden(u: v128): v128 {
+  return i32x4.add(v128.and(i32x4.shr_s(u, 3), kv(48)), kv(64));
+}
+/** 8 normal halves → the low (high) 4 as f32x4; one interleave puts each half in a lane's top bits. */
+// @ts-ignore: decorator
+@inline function normalLo(h: v128): v128 {
+  return normalWiden(i8x16.shuffle(h, h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7));
+}
+// @ts-ignore: decorator
+@inline function normalHi(h: v128): v128 {
+  return normalWiden(i8x16.shuffle(h, h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15));
+}
+
+/** 8 halves (one v128) → the low 4 as f32x4, exact for every half (see halfWiden). */
 // @ts-ignore: decorator
 @inline function halfLo(h: v128): v128 {
   return halfWiden(i32x4.extend_low_i16x8_u(h));
@@ -19,16 +76,26 @@ import { f16, hsumF } from './common';
  * Four halves in u32 lanes → f32x4, exact for every half without subnormal float operands (the
  * method of Maratyszcza's FP16 library, which ggml_compute_fp16_to_fp32 also uses): normal halves
  * are shifted into place with exponent offset 0xE0 << 23 and scaled by 2^-112; subnormal halves
- * are built as 0.5 + m·2^-24 (exponent 126) and 0.5 is subtracted.
+ * are built as 0.5 + m·2^-24 (exponent 126) and 0.5 is subtracted. (A NaN comes out quiet.)
  */
 // @ts-ignore: decorator
 @inline function halfWiden(u: v128): v128 {
   const w = i32x4.shl(u, 16);
   const twoW = i32x4.add(w, w);
-  const norm = f32x4.mul(i32x4.add(i32x4.shr_u(twoW, 4), i32x4.splat(0x70000000)), f32x4.splat(1.925929944387236e-34));
-  const den = f32x4.sub(v128.or(i32x4.shr_u(twoW, 17), i32x4.splat(0x3f000000)), f32x4.splat(0.5));
-  const isDen = i32x4.lt_u(twoW, i32x4.splat(0x08000000));
-  return v128.or(v128.and(w, i32x4.splat(0x80000000)), v128.bitselect(den, norm, isDen));
+  const norm = f32x4.mul(i32x4.add(i32x4.shr_u(twoW, 4), kv(80)), kv(96));
+  const den = f32x4.sub(v128.or(i32x4.shr_u(twoW, 17), kv(112)), kv(112));
+  const isDen = i32x4.lt_u(twoW, kv(128));
+  return v128.or(v128.and(w, kv(144)), v128.bitselect(den, norm, isDen));
+}
+
+/** 8 bfloat16 → the low (high) 4 as f32x4: each in the top 16 bits of a lane, zeros below. */
+// @ts-ignore: decorator
+@inline function bf16Lo(h: v128): v128 {
+  return i8x16.shuffle(Z, h, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+}
+// @ts-ignore: decorator
+@inline function bf16Hi(h: v128): v128 {
+  return i8x16.shuffle(Z, h, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
 }
 
 // ---- dots over one row ------------------------------------------------------------------------
@@ -53,6 +120,11 @@ import { f16, hsumF } from './common';
   return s;
 }
 
+/**
+ * W[r,:]·x for an F16 row: lane j of accumulator k sums columns 16i + 4k + j in order of i; then
+ * hsumF((a0 + a1) + (a2 + a3)) and the columns past the last 16 one by one. This order is the
+ * contract every F16 kernel keeps (matmul_f16's tiles give the same bits).
+ */
 // @ts-ignore: decorator
 @inline function dot_f16(w: usize, x: usize, cols: i32): f32 {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
@@ -61,16 +133,26 @@ import { f16, hsumF } from './common';
     const h0 = v128.load(w + (<usize>i << 1));
     const h1 = v128.load(w + (<usize>i << 1), 16);
     const o = x + (<usize>i << 2);
-    a0 = f32x4.add(a0, f32x4.mul(halfLo(h0), v128.load(o)));
-    a1 = f32x4.add(a1, f32x4.mul(halfHi(h0), v128.load(o, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(halfLo(h1), v128.load(o, 32)));
-    a3 = f32x4.add(a3, f32x4.mul(halfHi(h1), v128.load(o, 48)));
+    // each branch multiplies as it widens, so the rare one needs few registers and V8 keeps the
+    // accumulators in registers
+    if (v128.any_true(v128.or(special(h0), special(h1)))) {
+      a0 = f32x4.add(a0, f32x4.mul(halfLo(h0), v128.load(o)));
+      a1 = f32x4.add(a1, f32x4.mul(halfHi(h0), v128.load(o, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(halfLo(h1), v128.load(o, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(halfHi(h1), v128.load(o, 48)));
+    } else {
+      a0 = f32x4.add(a0, f32x4.mul(normalLo(h0), v128.load(o)));
+      a1 = f32x4.add(a1, f32x4.mul(normalHi(h0), v128.load(o, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(normalLo(h1), v128.load(o, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(normalHi(h1), v128.load(o, 48)));
+    }
   }
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
   return s;
 }
 
+/** W[r,:]·x for a BF16 row, in dot_f16's order. */
 // @ts-ignore: decorator
 @inline function dot_bf16(w: usize, x: usize, cols: i32): f32 {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
@@ -79,14 +161,101 @@ import { f16, hsumF } from './common';
     const h0 = v128.load(w + (<usize>i << 1));
     const h1 = v128.load(w + (<usize>i << 1), 16);
     const o = x + (<usize>i << 2);
-    a0 = f32x4.add(a0, f32x4.mul(i32x4.shl(i32x4.extend_low_i16x8_u(h0), 16), v128.load(o)));
-    a1 = f32x4.add(a1, f32x4.mul(i32x4.shl(i32x4.extend_high_i16x8_u(h0), 16), v128.load(o, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(i32x4.shl(i32x4.extend_low_i16x8_u(h1), 16), v128.load(o, 32)));
-    a3 = f32x4.add(a3, f32x4.mul(i32x4.shl(i32x4.extend_high_i16x8_u(h1), 16), v128.load(o, 48)));
+    a0 = f32x4.add(a0, f32x4.mul(bf16Lo(h0), v128.load(o)));
+    a1 = f32x4.add(a1, f32x4.mul(bf16Hi(h0), v128.load(o, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(bf16Lo(h1), v128.load(o, 32)));
+    a3 = f32x4.add(a3, f32x4.mul(bf16Hi(h1), v128.load(o, 48)));
   }
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < cols; i++) s += reinterpret<f32>(<u32>load<u16>(w + (<usize>i << 1)) << 16) * load<f32>(x + (<usize>i << 2));
   return s;
+}
+
+// ---- prompt matmul ----------------------------------------------------------------------------
+// matmul_f16 / _bf16 widen each weight row to f32 once (dequant_*: the very values dot_f16 /
+// dot_bf16 multiply) into ROW, then dot it with the tokens four at a time, each token's lanes
+// adding in dot_f16's order, so every result equals matvec's bit for bit. dot_f16 keeps four
+// accumulators per token; sixteen would not fit the 16 SIMD registers, so the columns go in two
+// passes with two accumulators per token: 16i+0..7 (a0, a1, whose sum s_t = a0 + a1 waits in
+// TILE_S), then 16i+8..15 (a2, a3); the result is hsumF(s_t + (a2 + a3)), then the tail columns.
+
+/** Longest row matmul widens (48 KiB of static data, in the first 64 KiB page with the rest); longer rows take dot_f16 / dot_bf16 per token. */
+const ROW_MAX: i32 = 12288;
+/** Per-instance scratch (every thread's instance has its own memory): one widened row, s_t. */
+const ROW: usize = memory.data(ROW_MAX << 2, 16);
+const TILE_S: usize = memory.data(64, 16);
+
+/** One pass of dot4: columns 16i + off/4 .. + 7 of the widened row w with 4 tokens (x + t·xs). */
+// @ts-ignore: decorator
+@inline function pass4(w: usize, x: usize, xs: usize, c16: i32, off: usize, last: bool, out: usize, outStride: usize): void {
+  let p0 = f32x4.splat(0), p1 = f32x4.splat(0), p2 = f32x4.splat(0), p3 = f32x4.splat(0);
+  let q0 = f32x4.splat(0), q1 = f32x4.splat(0), q2 = f32x4.splat(0), q3 = f32x4.splat(0);
+  for (let i = 0; i < c16; i += 16) {
+    const b = (<usize>i << 2) + off;
+    const lo = v128.load(w + b), hi = v128.load(w + b, 16);
+    const o = x + b;
+    p0 = f32x4.add(p0, f32x4.mul(lo, v128.load(o)));
+    q0 = f32x4.add(q0, f32x4.mul(hi, v128.load(o, 16)));
+    p1 = f32x4.add(p1, f32x4.mul(lo, v128.load(o + xs)));
+    q1 = f32x4.add(q1, f32x4.mul(hi, v128.load(o + xs, 16)));
+    p2 = f32x4.add(p2, f32x4.mul(lo, v128.load(o + 2 * xs)));
+    q2 = f32x4.add(q2, f32x4.mul(hi, v128.load(o + 2 * xs, 16)));
+    p3 = f32x4.add(p3, f32x4.mul(lo, v128.load(o + 3 * xs)));
+    q3 = f32x4.add(q3, f32x4.mul(hi, v128.load(o + 3 * xs, 16)));
+  }
+  if (!last) {
+    v128.store(TILE_S, f32x4.add(p0, q0));
+    v128.store(TILE_S, f32x4.add(p1, q1), 16);
+    v128.store(TILE_S, f32x4.add(p2, q2), 32);
+    v128.store(TILE_S, f32x4.add(p3, q3), 48);
+  } else {
+    store<f32>(out, hsumF(f32x4.add(v128.load(TILE_S), f32x4.add(p0, q0))));
+    store<f32>(out + outStride, hsumF(f32x4.add(v128.load(TILE_S, 16), f32x4.add(p1, q1))));
+    store<f32>(out + 2 * outStride, hsumF(f32x4.add(v128.load(TILE_S, 32), f32x4.add(p2, q2))));
+    store<f32>(out + 3 * outStride, hsumF(f32x4.add(v128.load(TILE_S, 48), f32x4.add(p3, q3))));
+  }
+}
+
+/** out[t·outStride] = the widened row w · (x + t·xs) for t < 4, in dot_f16's order. */
+// @ts-ignore: decorator
+@inline function dot4(out: usize, outStride: usize, w: usize, x: usize, xs: usize, cols: i32): void {
+  const c16 = cols & ~15;
+  pass4(w, x, xs, c16, 0, false, out, outStride);
+  pass4(w, x, xs, c16, 32, true, out, outStride);
+  for (let i = c16; i < cols; i++) {
+    const v = load<f32>(w + (<usize>i << 2));
+    const o = x + (<usize>i << 2);
+    store<f32>(out, load<f32>(out) + v * load<f32>(o));
+    store<f32>(out + outStride, load<f32>(out + outStride) + v * load<f32>(o + xs));
+    store<f32>(out + 2 * outStride, load<f32>(out + 2 * outStride) + v * load<f32>(o + 2 * xs));
+    store<f32>(out + 3 * outStride, load<f32>(out + 3 * outStride) + v * load<f32>(o + 3 * xs));
+  }
+}
+
+/** The widened row w · x for one token, in dot_f16's order. */
+// @ts-ignore: decorator
+@inline function dot1(w: usize, x: usize, cols: i32): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= cols; i += 16) {
+    const o = <usize>i << 2;
+    a0 = f32x4.add(a0, f32x4.mul(v128.load(w + o), v128.load(x + o)));
+    a1 = f32x4.add(a1, f32x4.mul(v128.load(w + o, 16), v128.load(x + o, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(v128.load(w + o, 32), v128.load(x + o, 32)));
+    a3 = f32x4.add(a3, f32x4.mul(v128.load(w + o, 48), v128.load(x + o, 48)));
+  }
+  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < cols; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(x + (<usize>i << 2));
+  return s;
+}
+
+/** out[t·outStride + r] = ROW · x_t for every token, ROW holding row r widened. */
+// @ts-ignore: decorator
+@inline function rowTimesTokens(out: usize, r: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  const os = <usize>outStride << 2;
+  let t = 0;
+  for (; t + 4 <= n; t += 4) dot4(out + (<usize>(t * outStride + r) << 2), os, ROW, xq + <usize>t * xqStride, xqStride, cols);
+  for (; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot1(ROW, xq + <usize>t * xqStride, cols));
 }
 
 // ---- exported kernels -------------------------------------------------------------------------
@@ -114,15 +283,22 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
 export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_f16(wr, xq + <usize>t * xqStride, cols));
+    if (cols > ROW_MAX) {
+      for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_f16(wr, xq + <usize>t * xqStride, cols));
+    } else {
+      dequant_f16(ROW, wr, cols);
+      rowTimesTokens(out, r, xq, cols, n, xqStride, outStride);
+    }
   }
 }
 export function dequant_f16(out: usize, w: usize, cols: i32): void {
   let i = 0;
   for (; i + 8 <= cols; i += 8) {
     const h = v128.load(w + (<usize>i << 1));
-    v128.store(out + (<usize>i << 2), halfLo(h));
-    v128.store(out + (<usize>i << 2), halfHi(h), 16);
+    let lo: v128, hi: v128;
+    if (v128.any_true(special(h))) { lo = halfLo(h); hi = halfHi(h); } else { lo = normalLo(h); hi = normalHi(h); }
+    v128.store(out + (<usize>i << 2), lo);
+    v128.store(out + (<usize>i << 2), hi, 16);
   }
   for (; i < cols; i++) store<f32>(out + (<usize>i << 2), f16(load<u16>(w + (<usize>i << 1))));
 }
@@ -133,9 +309,20 @@ export function matvec_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
 export function matmul_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_bf16(wr, xq + <usize>t * xqStride, cols));
+    if (cols > ROW_MAX) {
+      for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_bf16(wr, xq + <usize>t * xqStride, cols));
+    } else {
+      dequant_bf16(ROW, wr, cols);
+      rowTimesTokens(out, r, xq, cols, n, xqStride, outStride);
+    }
   }
 }
 export function dequant_bf16(out: usize, w: usize, cols: i32): void {
-  for (let i = 0; i < cols; i++) store<f32>(out + (<usize>i << 2), reinterpret<f32>(<u32>load<u16>(w + (<usize>i << 1)) << 16));
+  let i = 0;
+  for (; i + 8 <= cols; i += 8) {
+    const h = v128.load(w + (<usize>i << 1));
+    v128.store(out + (<usize>i << 2), bf16Lo(h));
+    v128.store(out + (<usize>i << 2), bf16Hi(h), 16);
+  }
+  for (; i < cols; i++) store<f32>(out + (<usize>i << 2), reinterpret<f32>(<u32>load<u16>(w + (<usize>i << 1)) << 16));
 }

