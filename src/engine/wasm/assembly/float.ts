@@ -18,8 +18,8 @@ const K: usize = memory.data<u8>([
   0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, 0x00, 0x7c, //  0 i16 f16 exponent
   0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, // 16 i16 exponent 1
   0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, // 32 i16 exponent 2
-  0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, // 48 sign, exponent, mantissa
-  0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x38, // 64 (127 − 15) << 23
+  0xff, 0x8f, 0xff, 0x8f, 0xff, 0x8f, 0xff, 0x8f, 0xff, 0x8f, 0xff, 0x8f, 0xff, 0x8f, 0xff, 0x8f, // 48 i16 sign, exponent, mantissa
+  0x00, 0x38, 0x00, 0x38, 0x00, 0x38, 0x00, 0x38, 0x00, 0x38, 0x00, 0x38, 0x00, 0x38, 0x00, 0x38, // 64 i16 (127 − 15) << 7
   0x00, 0x00, 0x00, 0x70, 0x00, 0x00, 0x00, 0x70, 0x00, 0x00, 0x00, 0x70, 0x00, 0x00, 0x00, 0x70, // 80 0xE0 << 23
   0x00, 0x00, 0x80, 0x07, 0x00, 0x00, 0x80, 0x07, 0x00, 0x00, 0x80, 0x07, 0x00, 0x00, 0x80, 0x07, // 96 2^-112
   0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, // 112 0.5
@@ -44,23 +44,27 @@ const K: usize = memory.data<u8>([
 }
 
 /**
- * Four halves, each in the top 16 bits of a u32 lane (the low 16 bits are ignored) → f32x4, exact
- * for normal halves: an arithmetic shift by 3 puts the exponent and mantissa where f32 keeps them
- * (sign copied into bits 31..28), the mask keeps the sign and clears its copies, and adding
- * (127 − 15) << 23 rebiases the exponent.
+ * 8 normal halves → f32 bits, exactly, as two i16x8 halves of the result: the top 16 bits of each
+ * f32 (sign, 8-bit exponent, 7 mantissa bits: an arithmetic shift by 3 puts exponent and mantissa
+ * in place with the sign copied into bits 14..12, the mask clears the copies, adding 112 << 7
+ * rebiases the exponent) and the bottom 16 (the 3 low mantissa bits, shifted to the top).
+ * normalLo / normalHi interleave them into the low and high 4 lanes as f32x4.
  */
 // @ts-ignore: decorator
-@inline function normalWiden(u: v128): v128 {
-  return i32x4.add(v128.and(i32x4.shr_s(u, 3), kv(48)), kv(64));
-}
-/** 8 normal halves → the low (high) 4 as f32x4; one interleave puts each half in a lane's top bits. */
-// @ts-ignore: decorator
-@inline function normalLo(h: v128): v128 {
-  return normalWiden(i8x16.shuffle(h, h, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7));
+@inline function normalTop(h: v128): v128 {
+  return i16x8.add(v128.and(i16x8.shr_s(h, 3), kv(48)), kv(64));
 }
 // @ts-ignore: decorator
-@inline function normalHi(h: v128): v128 {
-  return normalWiden(i8x16.shuffle(h, h, 8, 9, 8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15));
+@inline function normalBottom(h: v128): v128 {
+  return i16x8.shl(h, 13);
+}
+// @ts-ignore: decorator
+@inline function normalLo(bottom: v128, top: v128): v128 {
+  return i8x16.shuffle(bottom, top, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+}
+// @ts-ignore: decorator
+@inline function normalHi(bottom: v128, top: v128): v128 {
+  return i8x16.shuffle(bottom, top, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
 }
 
 /** 8 halves (one v128) → the low 4 as f32x4, exact for every half (see halfWiden). */
@@ -141,10 +145,11 @@ const K: usize = memory.data<u8>([
       a2 = f32x4.add(a2, f32x4.mul(halfLo(h1), v128.load(o, 32)));
       a3 = f32x4.add(a3, f32x4.mul(halfHi(h1), v128.load(o, 48)));
     } else {
-      a0 = f32x4.add(a0, f32x4.mul(normalLo(h0), v128.load(o)));
-      a1 = f32x4.add(a1, f32x4.mul(normalHi(h0), v128.load(o, 16)));
-      a2 = f32x4.add(a2, f32x4.mul(normalLo(h1), v128.load(o, 32)));
-      a3 = f32x4.add(a3, f32x4.mul(normalHi(h1), v128.load(o, 48)));
+      const b0 = normalBottom(h0), t0 = normalTop(h0), b1 = normalBottom(h1), t1 = normalTop(h1);
+      a0 = f32x4.add(a0, f32x4.mul(normalLo(b0, t0), v128.load(o)));
+      a1 = f32x4.add(a1, f32x4.mul(normalHi(b0, t0), v128.load(o, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(normalLo(b1, t1), v128.load(o, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(normalHi(b1, t1), v128.load(o, 48)));
     }
   }
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
@@ -296,7 +301,14 @@ export function dequant_f16(out: usize, w: usize, cols: i32): void {
   for (; i + 8 <= cols; i += 8) {
     const h = v128.load(w + (<usize>i << 1));
     let lo: v128, hi: v128;
-    if (v128.any_true(special(h))) { lo = halfLo(h); hi = halfHi(h); } else { lo = normalLo(h); hi = normalHi(h); }
+    if (v128.any_true(special(h))) {
+      lo = halfLo(h);
+      hi = halfHi(h);
+    } else {
+      const b = normalBottom(h), t = normalTop(h);
+      lo = normalLo(b, t);
+      hi = normalHi(b, t);
+    }
     v128.store(out + (<usize>i << 2), lo);
     v128.store(out + (<usize>i << 2), hi, 16);
   }
