@@ -333,3 +333,8 @@ export function half_to_f32(out: usize, src: usize, n: i32): void {
 export function round_half(out: usize, x: usize, n: i32): void {
   for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalf(v128.load(x + (<usize>i << 2))));
 }
+
+/** 1 when attn_f16 uses the relaxed fused madd in this build and engine (tests). tmp: 8 bytes. */
+export function attn_fused_madd(tmp: usize): i32 {
+  return fusedMadd(tmp) ? 1 : 0;
+}
