@@ -135,12 +135,13 @@ const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 /**
  * ms per token of one thread's attention over `positions` cached positions, all layers: the 110M
  * llama's shape (12 layers, 12 heads, head 64) and qwen2 0.5B's (24 layers, 14 → 2 heads, head 64).
- * 'f16' is a generated token (and small prompt batches), 'f32' a token of a prompt batch of 64+.
+ * 'f16' is a generated token (and small prompt batches), 'f32' a token of a prompt batch of 64+
+ * ('batch': the batch's last 64 tokens in one call, as the forward pass does; ms per token).
  * Every layer has its own cache, and 64 MiB are read before each token, as the weights are streamed
  * between two tokens of a model, so the cache rows come from memory (or L3) as they do there; each
  * layer's call is timed alone and the figure is the sum of the layers' best times.
  */
-function attentionMs(mode: 'f16' | 'f32', layers: number, nHead: number, nHeadKv: number, hd: number, positions: number): number {
+function attentionMs(mode: 'f16' | 'f32' | 'batch', layers: number, nHead: number, nHeadKv: number, hd: number, positions: number): number {
   const k = new KernelInstance(km);
   const a = k.arena;
   const kv = nHeadKv * hd;
@@ -156,9 +157,10 @@ function attentionMs(mode: 'f16' | 'f32', layers: number, nHead: number, nHeadKv
     k.kvStore(vc, src, n);
     return [kc, vc];
   });
-  const q = a.alloc(nHead * hd * 4);
-  a.f32(q, nHead * hd).set(new Float32Array(nHead * hd).map((_, i) => Math.sin(i * 1.3) * 2));
-  const out = a.alloc(nHead * hd * 4);
+  const batch = mode === 'batch' ? 64 : 1;
+  const q = a.alloc(batch * nHead * hd * 4);
+  a.f32(q, batch * nHead * hd).set(new Float32Array(batch * nHead * hd).map((_, i) => Math.sin(i * 1.3) * 2));
+  const out = a.alloc(batch * nHead * hd * 4);
   const scratch = a.alloc(k.attnScratchBytes(nHead, nHeadKv, hd, hd, positions));
   const scale = 1 / Math.sqrt(hd);
   const flush = a.alloc(EVICT_BYTES);
@@ -170,11 +172,12 @@ function attentionMs(mode: 'f16' | 'f32', layers: number, nHead: number, nHeadKv
     k.call('mem_sum', flush, EVICT_BYTES);
     caches.forEach(([kc, vc], l) => {
       const t0 = performance.now();
-      k.attention(mode, out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch);
+      if (mode === 'batch') k.attentionBatchF32(out, q, kc, vc, kv, kv, positions - batch, batch, 0, nHead, nHeadKv, hd, hd, scale, scratch);
+      else k.attention(mode, out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch);
       b[l] = Math.min(b[l], performance.now() - t0);
     });
   }
-  return b.reduce((x, y) => x + y, 0);
+  return b.reduce((x, y) => x + y, 0) / batch;
 }
 
 function attentionTable(): void {
@@ -182,9 +185,9 @@ function attentionTable(): void {
   const lengths = [128, 512, 2048];
   console.log(`\nattention, one thread, ms per token (all layers) at ${lengths.join(' / ')} cached positions`);
   for (const [name, layers, nHead, nHeadKv, hd] of shapes) {
-    for (const mode of ['f16', 'f32'] as const) {
+    for (const mode of ['f16', 'f32', 'batch'] as const) {
       const ms = lengths.map((n) => attentionMs(mode, layers, nHead, nHeadKv, hd, n).toFixed(3).padStart(8));
-      console.log(`${name.padEnd(11)} ${mode} ${ms.join(' ')}`);
+      console.log(`${name.padEnd(11)} ${mode.padEnd(5)} ${ms.join(' ')}`);
     }
   }
 }

@@ -148,14 +148,19 @@ function fusedMadd(tmp: usize): bool {
   return i32x4.all_true(f32x4.eq(r, f32x4.splat(-1.4210854715202004e-14)));
 }
 
-/** Scratch bytes attn_f16 / attn_f32 need. */
+/** Query positions attn_f32_batch takes together (the K and V rows are widened once for all). */
+const TILE: i32 = 8;
+
+/** Scratch bytes attn_f16 / attn_f32 / attn_f32_batch need. */
 export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
   const group = nHead / nHeadKv;
+  // f32 batch: scores [TILE, group, positions + TILE], k row [hdK], v row [hdV], sums [TILE·group] (f64)
+  const c = (TILE * group * (positions + TILE) + hdK + hdV) * 4 + TILE * group * 8 + 8;
   // f16: q16 [nHead·hdK], acc [nHead·hdV], k row [hdK], v row [hdV], M/S [2·nHead], probe [2]
   const a = (nHead * (hdK + hdV) + hdK + hdV + 2 * nHead + 2) * 4;
   // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
   const b = (group * positions + hdK + hdV) * 4 + group * 8;
-  return (max(a, b) + 15) & ~15;
+  return (max(max(a, b), c) + 15) & ~15;
 }
 
 // ---- 'f16' mode --------------------------------------------------------------------------------
@@ -299,6 +304,84 @@ export function attn_f32(
       const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>j << 3))));
       const oh = out + (<usize>((g * group + j) * hdV) << 2);
       for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(oh + (<usize>i << 2)), inv));
+    }
+  }
+}
+
+/**
+ * attn_f32 for the n query positions pos..pos+n−1 of a prompt batch: query i (its heads at
+ * q + i·nHead·hdK, its output at out + i·nHead·hdV) over cache positions [from_i, pos + i], from_i
+ * = max(0, pos + i − window + 1) with a sliding window (window > 0), else 0. Every query's numbers
+ * are attn_f32's, in the same order; TILE queries at a time share each widened K and V row.
+ */
+export function attn_f32_batch(
+  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, pos: i32, n: i32, window: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+): void {
+  const group = nHead / nHeadKv;
+  for (let t0 = 0; t0 < n; t0 += TILE) {
+    const nt = min(TILE, n - t0);
+    const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
+    const hi = pos + t0 + nt - 1; // last
+    const np = hi - lo + 1;
+    const sc = scratch; // [nt, group, np], position t at t − lo
+    const kf = sc + (<usize>(nt * group * np) << 2);
+    const vf = kf + (<usize>hdK << 2);
+    const sums = (vf + (<usize>hdV << 2) + 7) & ~7; // f64 [nt, group]
+    for (let g = 0; g < nHeadKv; g++) {
+      // scores of every query that sees position t
+      for (let t = lo; t <= hi; t++) {
+        widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
+        for (let i = max(0, t - pos - t0); i < nt; i++) {
+          const p = pos + t0 + i;
+          if (window > 0 && t <= p - window) break; // later queries start later still
+          for (let j = 0; j < group; j++) {
+            const qh = q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2);
+            store<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2), dotF(qh, kf, hdK) * scale);
+          }
+        }
+      }
+      // softmax of each query's scores, over its own positions
+      for (let i = 0; i < nt; i++) {
+        const p = pos + t0 + i;
+        const from = window > 0 ? max(0, p - window + 1) : 0;
+        for (let j = 0; j < group; j++) {
+          const sj = sc + (<usize>((i * group + j) * np + from - lo) << 2);
+          let M: f32 = -Infinity;
+          for (let t = 0; t <= p - from; t++) M = max<f32>(M, load<f32>(sj + (<usize>t << 2)));
+          let S: f64 = 0;
+          for (let t = 0; t <= p - from; t++) {
+            const e = <f32>Math.exp(<f64>(load<f32>(sj + (<usize>t << 2)) - M));
+            store<f32>(sj + (<usize>t << 2), e);
+            S += <f64>e;
+          }
+          store<f64>(sums + (<usize>(i * group + j) << 3), S);
+          memory.fill(out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2), 0, <usize>hdV << 2);
+        }
+      }
+      // weighted sums of V rows
+      for (let t = lo; t <= hi; t++) {
+        widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+        for (let i = max(0, t - pos - t0); i < nt; i++) {
+          const p = pos + t0 + i;
+          if (window > 0 && t <= p - window) break;
+          for (let j = 0; j < group; j++) {
+            const w = f32x4.splat(load<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2)));
+            const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
+            for (let e = 0; e < hdV; e += 4) {
+              const o = <usize>e << 2;
+              v128.store(oh + o, f32x4.add(v128.load(oh + o), f32x4.mul(w, v128.load(vf + o))));
+            }
+          }
+        }
+      }
+      for (let i = 0; i < nt; i++) {
+        for (let j = 0; j < group; j++) {
+          const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>(i * group + j) << 3))));
+          const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
+          for (let e = 0; e < hdV; e += 4) v128.store(oh + (<usize>e << 2), f32x4.mul(v128.load(oh + (<usize>e << 2)), inv));
+        }
+      }
     }
   }
 }
