@@ -3,9 +3,13 @@
 //   attn_f16  ggml's flash-attention path for single tokens and small batches: q rounded to f16, an
 //             online softmax, the V accumulator rounded to f16 after every position; bit for bit
 //             the reference (ggml's AVX-512 summation order in the K dot, V += v·vs fused)
-//   attn_f32  ggml's tiled path for batches of 64 or more: plain f32 scores, softmax, weighted V
+//             (relaxed build: V += v·vs is relaxed SIMD's madd when the engine fuses it, else in f64)
+//   attn_f32  ggml's tiled path for batches of 64 or more: plain f32 scores, softmax, weighted V;
+//             attn_f32_batch does a whole prompt batch, each query exactly as attn_f32 does it
 // Query heads that share a KV head (GQA) are done together, so each cached K and V row is loaded and
-// widened to f32 once per KV head rather than once per query head.
+// widened to f32 once per KV head rather than once per query head (and, in attn_f32_batch, once per
+// tile of 8 queries). attn_f16 walks the positions in order with every head at each, so the cache
+// rows are read once, in address order.
 //
 // Layouts (byte addresses): q [nHead, hdK] f32; out [nHead, hdV] f32; kc/vc the layer's cache rows,
 // position t at kc + 2·t·strideK (strideK = nHeadKv·hdK halves), KV head g at + 2·g·hdK. hdK and hdV
