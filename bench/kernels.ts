@@ -10,6 +10,7 @@
 //                                              batch through a GEMM_ROWS × GEMM_COLS matrix (the
 //                                              gemm_* types and F32/F16/BF16's matmul_*)
 //   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
+//   npm run bench:kernels -- attn              attention only (also printed after a full run)
 //
 // Each figure is the best of several runs (the least disturbed by other processes). The scalar
 // column times 128 rows only: it runs at well under 1 GB/s and the rate does not depend on rows.
@@ -31,13 +32,15 @@ const COLS = 8192;
 const SCALAR_ROWS = 128;
 const THREADS = availableParallelism();
 const BW_BYTES = 512 * 2 ** 20;
+const EVICT_BYTES = 64 * 2 ** 20;
 
 const args = process.argv.slice(2);
 const noScalar = args.includes('--no-scalar');
 const gemmMode = args.includes('--gemm');
 const wasmDir = args.find((a) => a.startsWith('--wasm-dir='))?.slice(11);
 const picked = args.find((a) => !a.startsWith('--'));
-const types = picked ? picked.split(',').map((n) => ggmlTypeByName(n)!) : [...KERNEL_TYPES.keys()];
+const attnOnly = picked === 'attn';
+const types = attnOnly ? [] : picked ? picked.split(',').map((n) => ggmlTypeByName(n)!) : [...KERNEL_TYPES.keys()];
 
 /** Best seconds per call of fn over at least `minRuns` runs and `minSeconds`. */
 function best(fn: () => void, minRuns = 5, minSeconds = 0.6): number {
@@ -166,6 +169,74 @@ if (gemmMode) {
   process.exit(0);
 }
 
+// ---- attention -------------------------------------------------------------------------------
+
+/**
+ * ms per token of one thread's attention over `positions` cached positions, all layers: the 110M
+ * llama's shape (12 layers, 12 heads, head 64) and qwen2 0.5B's (24 layers, 14 → 2 heads, head 64).
+ * 'f16' is a generated token (and small prompt batches), 'f32' a token of a prompt batch of 64+
+ * ('batch': the batch's last 64 tokens in one call, as the forward pass does; ms per token).
+ * Every layer has its own cache, and 64 MiB are read before each token, as the weights are streamed
+ * between two tokens of a model, so the cache rows come from memory (or L3) as they do there; each
+ * layer's call is timed alone and the figure is the sum of the layers' best times.
+ */
+function attentionMs(mode: 'f16' | 'f32' | 'batch', layers: number, nHead: number, nHeadKv: number, hd: number, positions: number): number {
+  const k = new KernelInstance(km);
+  const a = k.arena;
+  const kv = nHeadKv * hd;
+  const n = positions * kv;
+  // caches of plausible values: f16 bits of smooth pseudo-random floats
+  const src = a.alloc(n * 4);
+  const caches = Array.from({ length: layers }, (_, l) => {
+    const kc = a.alloc(n * 2);
+    const vc = a.alloc(n * 2);
+    a.f32(src, n).set(new Float32Array(n).map((_, i) => Math.sin(i * 0.731 + l) * 1.7));
+    k.kvStore(kc, src, n);
+    a.f32(src, n).set(new Float32Array(n).map((_, i) => Math.cos(i * 0.377 + l) * 0.9));
+    k.kvStore(vc, src, n);
+    return [kc, vc];
+  });
+  const batch = mode === 'batch' ? 64 : 1;
+  const q = a.alloc(batch * nHead * hd * 4);
+  a.f32(q, batch * nHead * hd).set(new Float32Array(batch * nHead * hd).map((_, i) => Math.sin(i * 1.3) * 2));
+  const out = a.alloc(batch * nHead * hd * 4);
+  const scratch = a.alloc(k.attnScratchBytes(nHead, nHeadKv, hd, hd, positions));
+  const scale = 1 / Math.sqrt(hd);
+  const flush = a.alloc(EVICT_BYTES);
+  a.u8(flush, EVICT_BYTES).fill(1);
+  // each layer's call timed alone, best of the runs (the least disturbed by other processes)
+  const b = caches.map(() => Infinity);
+  const start = performance.now();
+  for (let r = 0; r < 8 || performance.now() - start < 500; r++) {
+    k.call('mem_sum', flush, EVICT_BYTES);
+    caches.forEach(([kc, vc], l) => {
+      const t0 = performance.now();
+      if (mode === 'batch') k.attentionBatchF32(out, q, kc, vc, kv, kv, positions - batch, batch, 0, nHead, nHeadKv, hd, hd, scale, scratch);
+      else k.attention(mode, out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch);
+      b[l] = Math.min(b[l], performance.now() - t0);
+    });
+  }
+  return b.reduce((x, y) => x + y, 0) / batch;
+}
+
+function attentionTable(): void {
+  const shapes: [string, number, number, number, number][] = [['llama 110M', 12, 12, 12, 64], ['qwen2 0.5B', 24, 14, 2, 64]];
+  const lengths = [128, 512, 2048];
+  console.log(`\nattention, one thread, ms per token (all layers) at ${lengths.join(' / ')} cached positions`);
+  for (const [name, layers, nHead, nHeadKv, hd] of shapes) {
+    for (const mode of ['f16', 'f32', 'batch'] as const) {
+      const ms = lengths.map((n) => attentionMs(mode, layers, nHead, nHeadKv, hd, n).toFixed(3).padStart(8));
+      console.log(`${name.padEnd(11)} ${mode.padEnd(5)} ${ms.join(' ')}`);
+    }
+  }
+}
+
+if (attnOnly) {
+  console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), Node ${process.versions.node}`);
+  attentionTable();
+  process.exit(0);
+}
+
 console.log(`Pantheon kernels: ${ROWS}×${COLS} matvec, GB/s of weight bytes (best of several runs)`);
 console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}`);
 const bw1 = bandwidth1();
@@ -181,3 +252,4 @@ for (const type of types) {
   pool.dispose();
   console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(mib.toFixed(1), 7)} ${pad(f(scalar), 7)} ${pad(f(single), 7)} ${pad(((single / bw1) * 100).toFixed(0), 6)} ${pad(f(multi), 7)} ${pad(((multi / bwN) * 100).toFixed(0), 6)}`);
 }
+if (!picked) attentionTable();

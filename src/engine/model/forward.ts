@@ -289,14 +289,19 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     }
 
     // attention of each token over the cache up to its own position (causal; sliding window)
-    for (let t = 0; t < n; t++) {
-      const p = pos + t;
-      const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
-      const scale = spec.scaleQ ? 1 : qScale;
-      if (W) {
-        W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
-      } else {
-        attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
+    const scale = spec.scaleQ ? 1 : qScale;
+    if (W && mode === 'f32') {
+      // a prompt batch in one call: the cache rows are widened once per 8 tokens
+      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, hp.slidingWindow, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+    } else {
+      for (let t = 0; t < n; t++) {
+        const p = pos + t;
+        const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
+        if (W) {
+          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+        } else {
+          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
+        }
       }
     }
     if (P) P.mark('attention');

@@ -75,6 +75,16 @@ export class KernelInstance {
     this.fns[mode === 'f16' ? 'attn_f16' : 'attn_f32'](out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch);
   }
 
+  /**
+   * attention('f32') of the n query positions pos..pos+n−1 of a prompt batch at once (q, out: n rows
+   * of nHead·hdK / nHead·hdV floats), each over [max(0, pos + i − window + 1) if window > 0 else 0,
+   * pos + i]; the same numbers as n calls of attention('f32'), with the cache rows widened once per
+   * 8 queries.
+   */
+  attentionBatchF32(out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, pos: number, n: number, window: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number): void {
+    this.fns.attn_f32_batch(out, q, kc, vc, strideK, strideV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch);
+  }
+
   /** out[i] = silu(gate[i]) · up[i] for i < n (f32 arrays at byte addresses; assembly/ffn.ts). */
   swiglu(out: number, gate: number, up: number, n: number): void {
     this.fns.swiglu(out, gate, up, n);

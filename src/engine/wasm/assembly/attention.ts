@@ -3,9 +3,13 @@
 //   attn_f16  ggml's flash-attention path for single tokens and small batches: q rounded to f16, an
 //             online softmax, the V accumulator rounded to f16 after every position; bit for bit
 //             the reference (ggml's AVX-512 summation order in the K dot, V += v·vs fused)
-//   attn_f32  ggml's tiled path for batches of 64 or more: plain f32 scores, softmax, weighted V
+//             (relaxed build: V += v·vs is relaxed SIMD's madd when the engine fuses it, else in f64)
+//   attn_f32  ggml's tiled path for batches of 64 or more: plain f32 scores, softmax, weighted V;
+//             attn_f32_batch does a whole prompt batch, each query exactly as attn_f32 does it
 // Query heads that share a KV head (GQA) are done together, so each cached K and V row is loaded and
-// widened to f32 once per KV head rather than once per query head.
+// widened to f32 once per KV head rather than once per query head (and, in attn_f32_batch, once per
+// tile of 8 queries). attn_f16 walks the positions in order with every head at each, so the cache
+// rows are read once, in address order.
 //
 // Layouts (byte addresses): q [nHead, hdK] f32; out [nHead, hdV] f32; kc/vc the layer's cache rows,
 // position t at kc + 2·t·strideK (strideK = nHeadKv·hdK halves), KV head g at + 2·g·hdK. hdK and hdV
@@ -35,18 +39,18 @@ import { f16 } from './common';
 
 /**
  * x rounded to the nearest half (ties to even), as f32: what f16(f32ToF16(x)) gives, in four lanes.
- * Normal halves: round the f32 mantissa to 10 bits. Below 2^-14 halves are multiples of 2^-24:
- * (|x| + 0.5) − 0.5 rounds there, since the ulp of 0.5 is 2^-24. From 65520 up: infinity.
+ * |x| + c − c with c = 2^(e+13), 2^e the exponent of x but at least 2^-14: the f32 ulp of the sum is
+ * 2^(e−10), so the add rounds |x| to 11 significant bits (to multiples of 2^-24 below 2^-14, where
+ * halves are subnormal) with the FPU's ties to even, and the subtraction is exact. From 65520 up:
+ * infinity; NaN stays NaN. (tests/wasm/attention-round.test.ts checks it on every f32 from 2^-26
+ * to 2^17 against fp16.ts.)
  */
 // @ts-ignore: decorator
 @inline function roundHalf(x: v128): v128 {
-  const ax = v128.and(x, i32x4.splat(0x7fffffff));
-  const odd = v128.and(i32x4.shr_u(ax, 13), i32x4.splat(1));
-  let r = v128.and(i32x4.add(ax, i32x4.add(odd, i32x4.splat(0xfff))), i32x4.splat(0xffffe000));
-  const sub = f32x4.sub(f32x4.add(ax, f32x4.splat(0.5)), f32x4.splat(0.5));
-  r = v128.bitselect(sub, r, i32x4.lt_s(ax, i32x4.splat(0x38800000)));
-  r = v128.bitselect(i32x4.splat(0x7f800000), r, i32x4.gt_s(ax, i32x4.splat(0x477fefff)));
-  r = v128.bitselect(x, r, i32x4.gt_s(ax, i32x4.splat(0x7f800000))); // NaN stays NaN
+  const e = i32x4.max_s(v128.and(x, i32x4.splat(0x7f800000)), i32x4.splat(0x38800000));
+  const c = i32x4.add(e, i32x4.splat(13 << 23));
+  const ax = f32x4.abs(x);
+  const r = v128.bitselect(i32x4.splat(0x7f800000), f32x4.sub(f32x4.add(ax, c), c), f32x4.ge(ax, f32x4.splat(65520)));
   return v128.or(r, v128.and(x, i32x4.splat(0x80000000)));
 }
 
@@ -63,6 +67,13 @@ import { f16 } from './common';
   for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4h(src + (<usize>i << 1)));
 }
 
+/** Four values at element i of a cache row: halves (T = u16, widened here) or f32 (T = f32, widened before). */
+// @ts-ignore: decorator
+@inline function row4<T>(p: usize, i: i32): v128 {
+  if (sizeof<T>() == 2) return load4h(p + (<usize>i << 1));
+  return v128.load(p + (<usize>i << 2));
+}
+
 /** Σ a[i]·b[i] over n f32 (a multiple of 4), four lanes of partial sums. */
 // @ts-ignore: decorator
 @inline function dotF(a: usize, b: usize, n: i32): f32 {
@@ -76,36 +87,37 @@ import { f16 } from './common';
 
 /** Σ over the 64-element chunks c of q[64c + o ..+4]·k[same]: lanes o..o+3 of ggml's accumulators. */
 // @ts-ignore: decorator
-@inline function chunkLanes(q: usize, k: usize, np: i32, o: i32): v128 {
+@inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32): v128 {
+  if (np == 64) return f32x4.mul(v128.load(q + (<usize>o << 2)), row4<T>(k, o)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
   let acc = f32x4.splat(0);
-  for (let c = o; c < np; c += 64) {
-    const b = <usize>c << 2;
-    acc = f32x4.add(acc, f32x4.mul(v128.load(q + b), v128.load(k + b))); // a product of halves is exact
-  }
+  for (let c = o; c < np; c += 64) acc = f32x4.add(acc, f32x4.mul(v128.load(q + (<usize>c << 2)), row4<T>(k, c))); // a product of halves is exact
   return acc;
 }
 
 /**
- * Σ q[i]·k[i] over n halves widened to f32 (n a multiple of 4) in the order of ggml_vec_dot_f16 on
- * AVX-512 (the reference, model/attention.ts dotF16, spells it out): 64 lanes summed over the
- * 64-element chunks, GGML_F32Cx16_REDUCE and _mm512_reduce_add_ps fold them by halves (32, 16, 8, 4,
- * then hsum's 2 and 1), and the n mod 64 left over are added one by one in f64.
+ * Σ q[i]·k[i] over n halves (n a multiple of 4) in the order of ggml_vec_dot_f16 on AVX-512 (the
+ * reference, model/attention.ts dotF16, spells it out): 64 lanes summed over the 64-element chunks,
+ * GGML_F32Cx16_REDUCE and _mm512_reduce_add_ps fold them by halves (32, 16, 8, 4, then hsum's 2 and
+ * 1), and the n mod 64 left over are added one by one in f64. k: see row4.
  */
 // @ts-ignore: decorator
-@inline function dotF16(q: usize, k: usize, n: i32): f32 {
+@inline function dotF16<T>(q: usize, k: usize, n: i32): f32 {
   const np = n & ~63;
   let sum: f64 = 0;
   if (np > 0) {
     // lanes 4m..4m+3 after the folds by 32 and 16, m = 0..3
-    const u0 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 0), chunkLanes(q, k, np, 32)), f32x4.add(chunkLanes(q, k, np, 16), chunkLanes(q, k, np, 48)));
-    const u1 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 4), chunkLanes(q, k, np, 36)), f32x4.add(chunkLanes(q, k, np, 20), chunkLanes(q, k, np, 52)));
-    const u2 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 8), chunkLanes(q, k, np, 40)), f32x4.add(chunkLanes(q, k, np, 24), chunkLanes(q, k, np, 56)));
-    const u3 = f32x4.add(f32x4.add(chunkLanes(q, k, np, 12), chunkLanes(q, k, np, 44)), f32x4.add(chunkLanes(q, k, np, 28), chunkLanes(q, k, np, 60)));
+    const u0 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 0), chunkLanes<T>(q, k, np, 32)), f32x4.add(chunkLanes<T>(q, k, np, 16), chunkLanes<T>(q, k, np, 48)));
+    const u1 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 4), chunkLanes<T>(q, k, np, 36)), f32x4.add(chunkLanes<T>(q, k, np, 20), chunkLanes<T>(q, k, np, 52)));
+    const u2 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 8), chunkLanes<T>(q, k, np, 40)), f32x4.add(chunkLanes<T>(q, k, np, 24), chunkLanes<T>(q, k, np, 56)));
+    const u3 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 12), chunkLanes<T>(q, k, np, 44)), f32x4.add(chunkLanes<T>(q, k, np, 28), chunkLanes<T>(q, k, np, 60)));
     sum = <f64>hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
   }
-  for (let i = np; i < n; i++) {
-    const o = <usize>i << 2;
-    sum += <f64>(load<f32>(q + o) * load<f32>(k + o));
+  for (let i = np; i < n; i += 4) {
+    const p = f32x4.mul(v128.load(q + (<usize>i << 2)), row4<T>(k, i));
+    sum += <f64>f32x4.extract_lane(p, 0);
+    sum += <f64>f32x4.extract_lane(p, 1);
+    sum += <f64>f32x4.extract_lane(p, 2);
+    sum += <f64>f32x4.extract_lane(p, 3);
   }
   return <f32>sum;
 }
@@ -126,77 +138,123 @@ import { f16 } from './common';
   return i8x16.shuffle(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
 }
 
-/** Scratch bytes attn_f16 / attn_f32 need. */
+/**
+ * True when this engine's relaxed madd is fused (one rounding, as _mm512_fmadd_ps): x64 with FMA3 and
+ * arm64 are, an x64 without FMA3 rounds the product first. (1 + 2^-23)(1 − 2^-23) − 1 is −2^-46 fused
+ * and 0 unfused; the operands go through memory so that the compiler cannot fold the probe. Always
+ * false in the plain SIMD build.
+ */
+function fusedMadd(tmp: usize): bool {
+  if (!ASC_FEATURE_RELAXED_SIMD) return false;
+  store<f32>(tmp, 1.00000011920928955078125);
+  store<f32>(tmp + 4, 0.99999988079071044921875);
+  const r = f32x4.relaxed_madd(f32x4.splat(load<f32>(tmp)), f32x4.splat(load<f32>(tmp + 4)), f32x4.splat(-1));
+  return i32x4.all_true(f32x4.eq(r, f32x4.splat(-1.4210854715202004e-14)));
+}
+
+/** Query positions attn_f32_batch takes together (the K and V rows are widened once for all). */
+const TILE: i32 = 8;
+
+/** Scratch bytes attn_f16 / attn_f32 / attn_f32_batch need. */
 export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
   const group = nHead / nHeadKv;
-  // f16: q16 [group·hdK], acc [group·hdV], k row [hdK], v row [hdV], M/S [2·group]
-  const a = (group * (hdK + hdV) + hdK + hdV + 2 * group) * 4;
+  // f32 batch: scores [TILE, group, positions + TILE], k row [hdK], v row [hdV], sums [TILE·group] (f64)
+  const c = (TILE * group * (positions + TILE) + hdK + hdV) * 4 + TILE * group * 8 + 8;
+  // f16: q16 [nHead·hdK], acc [nHead·hdV], k row [hdK], v row [hdV], M/S [2·nHead], probe [2]
+  const a = (nHead * (hdK + hdV) + hdK + hdV + 2 * nHead + 2) * 4;
   // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
   const b = (group * positions + hdK + hdV) * 4 + group * 8;
-  return (max(a, b) + 15) & ~15;
+  return (max(max(a, b), c) + 15) & ~15;
 }
 
 // ---- 'f16' mode --------------------------------------------------------------------------------
+
+/**
+ * One position of one head's online softmax: score q16·k, then M, the accumulator acc [hdV] and S
+ * as the reference updates them. k, v: the position's cache rows (see row4).
+ */
+// @ts-ignore: decorator
+@inline function f16Step<T>(q16: usize, k: usize, v: usize, acc: usize, mp: usize, sp: usize, hdK: i32, hdV: i32, scale: f32, fused: bool): void {
+  const sc: f32 = dotF16<T>(q16, k, hdK) * scale;
+  const M = load<f32>(mp);
+  if (sc > M) {
+    // a new maximum: rescale the accumulator by e^(M_old − M) (an f32 multiply, then f16), then add
+    // v·1 (exact, so the fused add is one f32 add), f16 again
+    store<f32>(mp, sc);
+    const msc = <f32>Math.exp(<f64>(M - sc));
+    const m4 = f32x4.splat(msc);
+    for (let i = 0; i < hdV; i += 4) {
+      const o = <usize>i << 2;
+      v128.store(acc + o, roundHalf(f32x4.add(roundHalf(f32x4.mul(v128.load(acc + o), m4)), row4<T>(v, i))));
+    }
+    // S = S·ms + vs, fused as the compiler contracts it (S·ms exact in f64)
+    store<f32>(sp, <f32>(<f64>load<f32>(sp) * <f64>msc + 1));
+    return;
+  }
+  const vs = <f32>Math.exp(<f64>(sc - M));
+  // V += v·vs fused (ggml_vec_mad_f16), then f16
+  if (ASC_FEATURE_RELAXED_SIMD && fused) {
+    const s4 = f32x4.splat(vs);
+    for (let i = 0; i < hdV; i += 4) {
+      const o = <usize>i << 2;
+      v128.store(acc + o, roundHalf(f32x4.relaxed_madd(row4<T>(v, i), s4, v128.load(acc + o))));
+    }
+  } else {
+    const s2 = f64x2.splat(<f64>vs);
+    for (let i = 0; i < hdV; i += 4) {
+      const o = <usize>i << 2;
+      v128.store(acc + o, roundHalf(fmaF(v128.load(acc + o), row4<T>(v, i), s2)));
+    }
+  }
+  store<f32>(sp, <f32>(<f64>load<f32>(sp) + <f64>vs)); // S·1 + vs
+}
 
 export function attn_f16(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
   nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
 ): void {
   const group = nHead / nHeadKv;
-  const q16 = scratch;
-  const acc = q16 + (<usize>(group * hdK) << 2);
-  const kf = acc + (<usize>(group * hdV) << 2);
-  const vf = kf + (<usize>hdK << 2);
-  const ms = vf + (<usize>hdV << 2); // M[group], then S[group]
-  const ss = ms + (<usize>group << 2);
-  for (let g = 0; g < nHeadKv; g++) {
-    // this KV head's query heads: q rounded to f16, accumulators cleared, M = −inf, S = 0
-    for (let j = 0; j < group; j++) {
-      const qh = q + (<usize>((g * group + j) * hdK) << 2);
-      const qj = q16 + (<usize>(j * hdK) << 2);
-      for (let i = 0; i < hdK; i += 4) v128.store(qj + (<usize>i << 2), roundHalf(v128.load(qh + (<usize>i << 2))));
-      memory.fill(acc + (<usize>(j * hdV) << 2), 0, <usize>hdV << 2);
-      store<f32>(ms + (<usize>j << 2), -Infinity);
-      store<f32>(ss + (<usize>j << 2), 0);
+  const q16 = scratch; // [nHead, hdK]
+  const acc = q16 + (<usize>(nHead * hdK) << 2); // [nHead, hdV]
+  const kf = acc + (<usize>(nHead * hdV) << 2); // [hdK]: a K row widened, for a group of query heads
+  const vf = kf + (<usize>hdK << 2); // [hdV]
+  const ms = vf + (<usize>hdV << 2); // M [nHead]
+  const ss = ms + (<usize>nHead << 2); // S [nHead]
+  const fused = fusedMadd(ss + (<usize>nHead << 2));
+  // every head: q rounded to f16, accumulator cleared, M = −inf, S = 0
+  for (let h = 0; h < nHead; h++) {
+    const qh = q + (<usize>(h * hdK) << 2);
+    const qj = q16 + (<usize>(h * hdK) << 2);
+    for (let i = 0; i < hdK; i += 4) v128.store(qj + (<usize>i << 2), roundHalf(v128.load(qh + (<usize>i << 2))));
+    store<f32>(ms + (<usize>h << 2), -Infinity);
+    store<f32>(ss + (<usize>h << 2), 0);
+  }
+  memory.fill(acc, 0, <usize>(nHead * hdV) << 2);
+  // positions in order, every head at each (one pass over the cache rows, in address order)
+  for (let t = from; t <= to; t++) {
+    const kt = kc + (<usize>(t * strideK) << 1);
+    const vt = vc + (<usize>(t * strideV) << 1);
+    if (group == 1) {
+      for (let h = 0; h < nHead; h++) {
+        f16Step<u16>(q16 + (<usize>(h * hdK) << 2), kt + (<usize>(h * hdK) << 1), vt + (<usize>(h * hdV) << 1), acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused);
+      }
+      continue;
     }
-    for (let t = from; t <= to; t++) {
-      widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
-      widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
-      for (let j = 0; j < group; j++) {
-        const sc: f32 = dotF16(q16 + (<usize>(j * hdK) << 2), kf, hdK) * scale;
-        const aj = acc + (<usize>(j * hdV) << 2);
-        const M = load<f32>(ms + (<usize>j << 2));
-        let msc: f32 = 1;
-        let vs: f32 = 1;
-        if (sc > M) {
-          // a new maximum: rescale the accumulator by e^(M_old − M) (rounded to f16 again)
-          store<f32>(ms + (<usize>j << 2), sc);
-          msc = <f32>Math.exp(<f64>(M - sc));
-          const m4 = f32x4.splat(msc);
-          for (let i = 0; i < hdV; i += 4) {
-            const o = <usize>i << 2;
-            v128.store(aj + o, roundHalf(f32x4.mul(v128.load(aj + o), m4)));
-          }
-        } else {
-          vs = <f32>Math.exp(<f64>(sc - M));
-        }
-        // V += v·vs fused (ggml_vec_mad_f16), then f16
-        const v2 = f64x2.splat(<f64>vs);
-        for (let i = 0; i < hdV; i += 4) {
-          const o = <usize>i << 2;
-          v128.store(aj + o, roundHalf(fmaF(v128.load(aj + o), v128.load(vf + o), v2)));
-        }
-        // S = S·ms + vs, fused as the compiler contracts it (S·ms exact in f64)
-        store<f32>(ss + (<usize>j << 2), <f32>(<f64>load<f32>(ss + (<usize>j << 2)) * <f64>msc + <f64>vs));
+    for (let g = 0; g < nHeadKv; g++) {
+      // GQA: the K and V rows widened once for the group's query heads
+      widen(kf, kt + (<usize>(g * hdK) << 1), hdK);
+      widen(vf, vt + (<usize>(g * hdV) << 1), hdV);
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        f16Step<f32>(q16 + (<usize>(h * hdK) << 2), kf, vf, acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused);
       }
     }
-    for (let j = 0; j < group; j++) {
-      const S = load<f32>(ss + (<usize>j << 2));
-      const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
-      const aj = acc + (<usize>(j * hdV) << 2);
-      const oh = out + (<usize>((g * group + j) * hdV) << 2);
-      for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(aj + (<usize>i << 2)), inv));
-    }
+  }
+  for (let h = 0; h < nHead; h++) {
+    const S = load<f32>(ss + (<usize>h << 2));
+    const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
+    const ah = acc + (<usize>(h * hdV) << 2);
+    const oh = out + (<usize>(h * hdV) << 2);
+    for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(ah + (<usize>i << 2)), inv));
   }
 }
 
@@ -254,6 +312,84 @@ export function attn_f32(
   }
 }
 
+/**
+ * attn_f32 for the n query positions pos..pos+n−1 of a prompt batch: query i (its heads at
+ * q + i·nHead·hdK, its output at out + i·nHead·hdV) over cache positions [from_i, pos + i], from_i
+ * = max(0, pos + i − window + 1) with a sliding window (window > 0), else 0. Every query's numbers
+ * are attn_f32's, in the same order; TILE queries at a time share each widened K and V row.
+ */
+export function attn_f32_batch(
+  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, pos: i32, n: i32, window: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+): void {
+  const group = nHead / nHeadKv;
+  for (let t0 = 0; t0 < n; t0 += TILE) {
+    const nt = min(TILE, n - t0);
+    const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
+    const hi = pos + t0 + nt - 1; // last
+    const np = hi - lo + 1;
+    const sc = scratch; // [nt, group, np], position t at t − lo
+    const kf = sc + (<usize>(nt * group * np) << 2);
+    const vf = kf + (<usize>hdK << 2);
+    const sums = (vf + (<usize>hdV << 2) + 7) & ~7; // f64 [nt, group]
+    for (let g = 0; g < nHeadKv; g++) {
+      // scores of every query that sees position t
+      for (let t = lo; t <= hi; t++) {
+        widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
+        for (let i = max(0, t - pos - t0); i < nt; i++) {
+          const p = pos + t0 + i;
+          if (window > 0 && t <= p - window) break; // later queries start later still
+          for (let j = 0; j < group; j++) {
+            const qh = q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2);
+            store<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2), dotF(qh, kf, hdK) * scale);
+          }
+        }
+      }
+      // softmax of each query's scores, over its own positions
+      for (let i = 0; i < nt; i++) {
+        const p = pos + t0 + i;
+        const from = window > 0 ? max(0, p - window + 1) : 0;
+        for (let j = 0; j < group; j++) {
+          const sj = sc + (<usize>((i * group + j) * np + from - lo) << 2);
+          let M: f32 = -Infinity;
+          for (let t = 0; t <= p - from; t++) M = max<f32>(M, load<f32>(sj + (<usize>t << 2)));
+          let S: f64 = 0;
+          for (let t = 0; t <= p - from; t++) {
+            const e = <f32>Math.exp(<f64>(load<f32>(sj + (<usize>t << 2)) - M));
+            store<f32>(sj + (<usize>t << 2), e);
+            S += <f64>e;
+          }
+          store<f64>(sums + (<usize>(i * group + j) << 3), S);
+          memory.fill(out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2), 0, <usize>hdV << 2);
+        }
+      }
+      // weighted sums of V rows
+      for (let t = lo; t <= hi; t++) {
+        widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+        for (let i = max(0, t - pos - t0); i < nt; i++) {
+          const p = pos + t0 + i;
+          if (window > 0 && t <= p - window) break;
+          for (let j = 0; j < group; j++) {
+            const w = f32x4.splat(load<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2)));
+            const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
+            for (let e = 0; e < hdV; e += 4) {
+              const o = <usize>e << 2;
+              v128.store(oh + o, f32x4.add(v128.load(oh + o), f32x4.mul(w, v128.load(vf + o))));
+            }
+          }
+        }
+      }
+      for (let i = 0; i < nt; i++) {
+        for (let j = 0; j < group; j++) {
+          const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>(i * group + j) << 3))));
+          const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
+          for (let e = 0; e < hdV; e += 4) v128.store(oh + (<usize>e << 2), f32x4.mul(v128.load(oh + (<usize>e << 2)), inv));
+        }
+      }
+    }
+  }
+}
+
 // ---- the cache ---------------------------------------------------------------------------------
 
 /** dst[0..n) = f16 bits of src[0..n) f32 (round to nearest even), one position's keys or values. */
@@ -283,4 +419,9 @@ export function half_to_f32(out: usize, src: usize, n: i32): void {
 /** out[0..n) = x rounded to f16 precision (tests: the rounding used above; n a multiple of 4). */
 export function round_half(out: usize, x: usize, n: i32): void {
   for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalf(v128.load(x + (<usize>i << 2))));
+}
+
+/** 1 when attn_f16 uses the relaxed fused madd in this build and engine (tests). tmp: 8 bytes. */
+export function attn_fused_madd(tmp: usize): i32 {
+  return fusedMadd(tmp) ? 1 : 0;
 }
