@@ -10,8 +10,8 @@
 //      reference's, lane for lane, with one f32 lane per token or per reference lane.
 //
 // Exactness. Integer sums are exact in any order, so only the float steps must match:
-//   32-element formats: one integer sum per block and token (fold4 puts the four tokens in the
-//   four lanes), then sumf += … in the type's own order (Q4_0 multiplies by d_w first, Q8_0/Q5_0
+//   32-element formats: one integer sum per block and token (plain: fold4 puts the four tokens in
+//   the four lanes; relaxed: the layout does), then sumf += … in the type's own order (Q4_0 multiplies by d_w first, Q8_0/Q5_0
 //   by d_w·d_x, Q4_1/Q5_1 add m_w·s_x).
 //   K-quants: ggml keeps eight integer lanes per block (element e goes to lane e % 8), each scaled
 //   by d = d_w·d_x and added to its own f32 lane sum; the lane sums are added in order at the end.
@@ -29,10 +29,17 @@
 //   then lo + 128·hi (Q6_K: − 4096·Σx per class, the class sums kept beside the activations).
 //   On this Xeon that beats pmaddubsw + pmaddwd + paddd per 16 bytes by ~1.25× (the dots run at
 //   their throughput with eight independent accumulators).
+// Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
+//   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
+//   so one dot adds four products per token and a block needs no horizontal sums. Weights are
+//   unsigned codes: Q4_0 / Q5_0 subtract 8·Σx / 16·Σx (q8_0's Σq) afterwards; Q8_0 stores
+//   w + 128 = lo + 128·hi and subtracts 128·Σx.
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
-//   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x[4][32] i16                 288 B
-//     aux: q8_1's s = d·Σq (f32); q8_0's Σq (unused here)
+//   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x                            288 B
+//     aux: q8_1's s = d·Σq (f32); q8_0's Σq (i32)
+//     x, plain:   x[4][32] i16
+//     x, relaxed: 8 vectors, vector v = elements 4v..4v+3 of tokens 0, 1, 2, 3 (i8); 128 B unused
 //   q8_K (256-element blocks): per block d[4] f32 | sum32[4][4][2] i16 | 64 B | x[4] (512 B each) 2192 B
 //     sum32[k][t][i] = Σ of token t's 32 activations in sub-block 2k + i (for the K-quants'
 //     minimums: i32x4.dot_i16x8_s with the row's (m_2k, m_2k+1) gives one lane per token)
@@ -96,7 +103,13 @@ export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
       for (let b = 0; b < nb; b++) {
         const bp = gp + <usize>b * WQ8_0_BLOCK;
         const xp = bp + 32 + (<usize>t << 6);
-        if (tok < n) {
+        if (ASC_FEATURE_RELAXED_SIMD) {
+          // four bytes of each token per vector: vector v = elements 4v..4v+3 of tokens 0-3
+          const live = tok < n;
+          store<u32>(bp + (<usize>t << 2), live ? load<u32>(xt + dOff + (<usize>b << 2)) : 0);
+          store<u32>(bp + 16 + (<usize>t << 2), live ? load<u32>(xt + aOff + (<usize>b << 2)) : 0);
+          for (let v = 0; v < 8; v++) store<u32>(bp + 32 + (<usize>v << 4) + (<usize>t << 2), live ? load<u32>(xt + (<usize>b << 5) + (<usize>v << 2)) : 0);
+        } else if (tok < n) {
           store<u32>(bp + (<usize>t << 2), load<u32>(xt + dOff + (<usize>b << 2)));
           store<u32>(bp + 16 + (<usize>t << 2), load<u32>(xt + aOff + (<usize>b << 2)));
           const x0 = v128.load(xt + (<usize>b << 5));
@@ -208,7 +221,8 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
 }
 
 // ---- 32-element formats -------------------------------------------------------------------------
-// Prepared block, PREP_32 bytes: q[32] i16 | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
+// Prepared block, PREP_32 bytes: q | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
+//   q, plain: [32] i16; relaxed: [32] u8 unsigned codes (Q8_0: lo[32] | hi[32])
 
 const PREP_32: i32 = 80;
 
@@ -229,7 +243,7 @@ const PREP_32: i32 = 80;
       const q = v128.load(wb + (kind == 1 ? 2 : 4));
       w0 = lo4(q);
       w1 = hi4(q);
-      if (kind == 1) {
+      if (kind == 1 && !ASC_FEATURE_RELAXED_SIMD) {
         w0 = i8x16.sub(w0, i8x16.splat(8));
         w1 = i8x16.sub(w1, i8x16.splat(8));
       }
@@ -242,18 +256,45 @@ const PREP_32: i32 = 80;
       const hh = v128.and(i8x16.eq(v128.and(i8x16.swizzle(qhv, i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)), bm), bm), i8x16.splat(16));
       w0 = v128.or(lo4(q), hl);
       w1 = v128.or(hi4(q), hh);
-      if (kind == 2) {
+      if (kind == 2 && !ASC_FEATURE_RELAXED_SIMD) {
         w0 = i8x16.sub(w0, i8x16.splat(16));
         w1 = i8x16.sub(w1, i8x16.splat(16));
       }
     }
-    v128.store(pb, i16x8.extend_low_i8x16_s(w0));
-    v128.store(pb, i16x8.extend_high_i8x16_s(w0), 16);
-    v128.store(pb, i16x8.extend_low_i8x16_s(w1), 32);
-    v128.store(pb, i16x8.extend_high_i8x16_s(w1), 48);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      // unsigned codes (Q4_0, Q5_0 without their offset); Q8_0: w + 128 = lo + 128·hi
+      if (kind == 0) {
+        const u0 = v128.xor(w0, i8x16.splat(-128)), u1 = v128.xor(w1, i8x16.splat(-128));
+        const m = i8x16.splat(127);
+        v128.store(pb, v128.and(u0, m));
+        v128.store(pb, v128.and(u1, m), 16);
+        v128.store(pb, i8x16.shr_u(u0, 7), 32);
+        v128.store(pb, i8x16.shr_u(u1, 7), 48);
+      } else {
+        v128.store(pb, w0);
+        v128.store(pb, w1, 16);
+      }
+    } else {
+      v128.store(pb, i16x8.extend_low_i8x16_s(w0));
+      v128.store(pb, i16x8.extend_high_i8x16_s(w0), 16);
+      v128.store(pb, i16x8.extend_low_i8x16_s(w1), 32);
+      v128.store(pb, i16x8.extend_high_i8x16_s(w1), 48);
+    }
     store<f32>(pb, f16(load<u16>(wb)), 64);
     store<f32>(pb, kind >= 3 ? f16(load<u16>(wb, 2)) : 0, 68);
   }
+}
+
+/**
+ * Relaxed, token-lane: Σ over v = 0, 2, 4, 6 of the four weights at w + 4v (broadcast) dotted with
+ * vector v at x + 32 + 16v (elements 4v..4v+3 of tokens 0-3, one per lane); w + 4, x + 16: odd v.
+ */
+// @ts-ignore: decorator
+@inline function dot32(w: usize, x: usize): v128 {
+  let s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 32), v128.load32_splat(w), Z);
+  s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 64), v128.load32_splat(w, 8), s);
+  s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 96), v128.load32_splat(w, 16), s);
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 128), v128.load32_splat(w, 24), s);
 }
 
 /**
@@ -266,8 +307,18 @@ const PREP_32: i32 = 80;
   for (let b = 0; b < nb; b++) {
     const pb = p + <usize>b * PREP_32;
     const xb = xg + <usize>b * WQ8_0_BLOCK;
-    const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
-    const isum = f32x4.convert_i32x4_s(fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224)));
+    let isum: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      // one lane per token: each dot takes four weights (broadcast) against four bytes of each token
+      isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
+      if (kind == 0) isum = i32x4.sub(i32x4.add(isum, i32x4.shl(i32x4.add(dot32(pb + 32, xb), dot32(pb + 36, xb + 16)), 7)), i32x4.shl(v128.load(xb, 16), 7));
+      else if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
+      else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
+    } else {
+      const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
+      isum = fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224));
+    }
+    isum = f32x4.convert_i32x4_s(isum);
     const dw = f32x4.splat(load<f32>(pb, 64));
     const dx = v128.load(xb);
     if (kind == 1) {
