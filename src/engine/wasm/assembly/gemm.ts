@@ -297,42 +297,51 @@ const PREP_32: i32 = 80;
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 128), v128.load32_splat(w, 24), s);
 }
 
+/** The four tokens' integer sums of one prepared block at pb against the widened block at xb. */
+// @ts-ignore: decorator
+@inline function isum32(kind: i32, pb: usize, xb: usize): v128 {
+  let isum: v128;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    // one lane per token: each dot takes four weights (broadcast) against four bytes of each token
+    isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
+    if (kind == 0) isum = i32x4.sub(i32x4.add(isum, i32x4.shl(i32x4.add(dot32(pb + 32, xb), dot32(pb + 36, xb + 16)), 7)), i32x4.shl(v128.load(xb, 16), 7));
+    else if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
+    else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
+  } else {
+    const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
+    isum = fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224));
+  }
+  return isum;
+}
+
+/** acc + the reference's float step (legacy.ts vecDot*) for one block, one lane per token. */
+// @ts-ignore: decorator
+@inline function step32(kind: i32, acc: v128, isum: v128, pb: usize, xb: usize): v128 {
+  const fsum = f32x4.convert_i32x4_s(isum);
+  const dw = f32x4.splat(load<f32>(pb, 64));
+  const dx = v128.load(xb);
+  // Q4_0: sumf += (sumi·d_w)·d_x
+  if (kind == 1) return f32x4.add(acc, f32x4.mul(f32x4.mul(fsum, dw), dx));
+  // Q4_1 / Q5_1: sumf += (d_w·d_x)·sumi + m_w·s_x
+  if (kind >= 3) return f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), fsum), f32x4.mul(f32x4.splat(load<f32>(pb, 68)), v128.load(xb, 16))));
+  // Q8_0 / Q5_0: sumf += sumi·(d_w·d_x)
+  return f32x4.add(acc, f32x4.mul(fsum, f32x4.mul(dw, dx)));
+}
+
 /**
- * One prepared 32-element-format row against one group of four tokens: per block the four
- * tokens' integer sums, then the reference's float step (legacy.ts vecDot*), one lane per token.
+ * Prepared 32-element-format rows p (and q when two) against one group of four tokens, written to
+ * out (out + 4): two rows at a time give the out-of-order core two independent chains.
  */
 // @ts-ignore: decorator
-@inline function row_prep32(kind: i32, p: usize, xg: usize, nb: i32): v128 {
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const pb = p + <usize>b * PREP_32;
-    const xb = xg + <usize>b * WQ8_0_BLOCK;
-    let isum: v128;
-    if (ASC_FEATURE_RELAXED_SIMD) {
-      // one lane per token: each dot takes four weights (broadcast) against four bytes of each token
-      isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
-      if (kind == 0) isum = i32x4.sub(i32x4.add(isum, i32x4.shl(i32x4.add(dot32(pb + 32, xb), dot32(pb + 36, xb + 16)), 7)), i32x4.shl(v128.load(xb, 16), 7));
-      else if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
-      else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
-    } else {
-      const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
-      isum = fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224));
-    }
-    isum = f32x4.convert_i32x4_s(isum);
-    const dw = f32x4.splat(load<f32>(pb, 64));
-    const dx = v128.load(xb);
-    if (kind == 1) {
-      // Q4_0: sumf += (sumi·d_w)·d_x
-      acc = f32x4.add(acc, f32x4.mul(f32x4.mul(isum, dw), dx));
-    } else if (kind >= 3) {
-      // Q4_1 / Q5_1: sumf += (d_w·d_x)·sumi + m_w·s_x
-      acc = f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), isum), f32x4.mul(f32x4.splat(load<f32>(pb, 68)), v128.load(xb, 16))));
-    } else {
-      // Q8_0 / Q5_0: sumf += sumi·(d_w·d_x)
-      acc = f32x4.add(acc, f32x4.mul(isum, f32x4.mul(dw, dx)));
-    }
+@inline function rows_prep32(kind: i32, p: usize, q: usize, two: bool, xg: usize, nb: i32, out: usize, os: usize, live: i32): void {
+  let accP = f32x4.splat(0), accQ = f32x4.splat(0);
+  let pb = p, qb = q, xb = xg;
+  for (let b = 0; b < nb; b++, pb += PREP_32, qb += PREP_32, xb += WQ8_0_BLOCK) {
+    accP = step32(kind, accP, isum32(kind, pb, xb), pb, xb);
+    if (two) accQ = step32(kind, accQ, isum32(kind, qb, xb), qb, xb);
   }
-  return acc;
+  put4(out, os, accP, live);
+  if (two) put4(out + 4, os, accQ, live);
 }
 
 // ---- K-quants -----------------------------------------------------------------------------------
@@ -662,9 +671,17 @@ export function gemm_scratch_bytes(cols: i32): i32 {
       const xg = xw + <usize>g * groupBytes;
       const o = out + (<usize>(g * 4 * outStride) << 2);
       const live = min<i32>(4, n - g * 4);
-      for (let r = rb; r < re; r++) {
-        const p = scratch + <usize>(r - rb) * prepBytes;
-        put4(o + (<usize>r << 2), os, k ? row_prepK(p, xg, nb, kind != 7, kind == 7) : row_prep32(kind, p, xg, nb), live);
+      if (k) {
+        for (let r = rb; r < re; r++) {
+          const p = scratch + <usize>(r - rb) * prepBytes;
+          put4(o + (<usize>r << 2), os, row_prepK(p, xg, nb, kind != 7, kind == 7), live);
+        }
+      } else {
+        for (let r = rb; r < re; r += 2) {
+          const p = scratch + <usize>(r - rb) * prepBytes;
+          if (r + 1 < re) rows_prep32(kind, p, p + prepBytes, true, xg, nb, o + (<usize>r << 2), os, live);
+          else rows_prep32(kind, p, p, false, xg, nb, o + (<usize>r << 2), os, live);
+        }
       }
     }
   }
