@@ -333,15 +333,19 @@ const PREP_32: i32 = 80;
  * out (out + 4): two rows at a time give the out-of-order core two independent chains.
  */
 // @ts-ignore: decorator
-@inline function rows_prep32(kind: i32, p: usize, q: usize, two: bool, xg: usize, nb: i32, out: usize, os: usize, live: i32): void {
-  let accP = f32x4.splat(0), accQ = f32x4.splat(0);
-  let pb = p, qb = q, xb = xg;
-  for (let b = 0; b < nb; b++, pb += PREP_32, qb += PREP_32, xb += WQ8_0_BLOCK) {
-    accP = step32(kind, accP, isum32(kind, pb, xb), pb, xb);
-    if (two) accQ = step32(kind, accQ, isum32(kind, qb, xb), qb, xb);
+@inline function rows_prep32(kind: i32, p: usize, ps: usize, rows: i32, xg: usize, nb: i32, out: usize, os: usize, live: i32): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let pb = p, xb = xg;
+  for (let b = 0; b < nb; b++, pb += PREP_32, xb += WQ8_0_BLOCK) {
+    a0 = step32(kind, a0, isum32(kind, pb, xb), pb, xb);
+    if (rows > 1) a1 = step32(kind, a1, isum32(kind, pb + ps, xb), pb + ps, xb);
+    if (rows > 2) a2 = step32(kind, a2, isum32(kind, pb + 2 * ps, xb), pb + 2 * ps, xb);
+    if (rows > 3) a3 = step32(kind, a3, isum32(kind, pb + 3 * ps, xb), pb + 3 * ps, xb);
   }
-  put4(out, os, accP, live);
-  if (two) put4(out + 4, os, accQ, live);
+  put4(out, os, a0, live);
+  if (rows > 1) put4(out + 4, os, a1, live);
+  if (rows > 2) put4(out + 8, os, a2, live);
+  if (rows > 3) put4(out + 12, os, a3, live);
 }
 
 // ---- K-quants -----------------------------------------------------------------------------------
@@ -677,11 +681,11 @@ export function gemm_scratch_bytes(cols: i32): i32 {
           put4(o + (<usize>r << 2), os, row_prepK(p, xg, nb, kind != 7, kind == 7), live);
         }
       } else {
-        for (let r = rb; r < re; r += 2) {
-          const p = scratch + <usize>(r - rb) * prepBytes;
-          if (r + 1 < re) rows_prep32(kind, p, p + prepBytes, true, xg, nb, o + (<usize>r << 2), os, live);
-          else rows_prep32(kind, p, p, false, xg, nb, o + (<usize>r << 2), os, live);
-        }
+        const o4 = o + (<usize>rb << 2), rows = re - rb;
+        if (rows == 4) rows_prep32(kind, scratch, prepBytes, 4, xg, nb, o4, os, live);
+        else if (rows == 3) rows_prep32(kind, scratch, prepBytes, 3, xg, nb, o4, os, live);
+        else if (rows == 2) rows_prep32(kind, scratch, prepBytes, 2, xg, nb, o4, os, live);
+        else rows_prep32(kind, scratch, prepBytes, 1, xg, nb, o4, os, live);
       }
     }
   }
