@@ -23,12 +23,17 @@
 //   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
 // Relaxed SIMD, K-quants: bytes stay bytes, (e, e+8, e+16, e+24) of a 32-element sub-block side by
 //   side, so each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd on CPUs with
-//   AVX-VNNI, V8 13+) adds four products of one class. The scale is folded into each weight,
-//   w = q·sc (Q6_K: (q − 32)·sc + 4096, kept ≥ 0), and w = lo + 128·hi with lo, hi in [0, 127]
-//   (the relaxed dot is deterministic when its second operand is 7-bit): two dots per 16 bytes,
-//   then lo + 128·hi (Q6_K: − 4096·Σx per class, the class sums kept beside the activations).
-//   On this Xeon that beats pmaddubsw + pmaddwd + paddd per 16 bytes by ~1.25× (the dots run at
-//   their throughput with eight independent accumulators).
+//   AVX-VNNI, V8 13+; deterministic because its second operand, the weight, is 7-bit) adds four
+//   products of one class and one sub-block.
+//   Q4_K, Q5_K: the lanes of two sub-blocks interleave, (2k c, 2k+1 c, 2k c', 2k+1 c'), so two
+//   dots narrowed to i16 line up with the scale pairs (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s:
+//   per 32 bytes two dots, a narrow and a pmaddwd.
+//   Q6_K (a scale per 16 elements, so a lane would mix two): the scale is folded into each
+//   weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi with both 7-bit; two dots
+//   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the
+//   activations' class sums kept beside them). Its activations are a second, per-sub-block copy.
+//   Measured on a Sapphire Rapids Xeon (Node 24): both beat pmaddubsw + pmaddwd + paddd per 16
+//   bytes, Q4_K by ~1.35×, Q6_K by ~1.25× (with the loop changes of the same commit series).
 // Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
 //   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
 //   so one dot adds four products per token and a block needs no horizontal sums. Weights are
@@ -40,12 +45,13 @@
 //     aux: q8_1's s = d·Σq (f32); q8_0's Σq (i32)
 //     x, plain:   x[4][32] i16
 //     x, relaxed: 8 vectors, vector v = elements 4v..4v+3 of tokens 0, 1, 2, 3 (i8); 128 B unused
-//   q8_K (256-element blocks): per block d[4] f32 | sum32[4][4][2] i16 | 64 B | x[4] (512 B each) 2192 B
+//   q8_K (256-element blocks): per block d[4] f32 | sum32[4][4][2] i16 | 64 B | x[4] (576 B each) 2448 B
 //     sum32[k][t][i] = Σ of token t's 32 activations in sub-block 2k + i (for the K-quants'
 //     minimums: i32x4.dot_i16x8_s with the row's (m_2k, m_2k+1) gives one lane per token)
 //     x, plain:   i16[256], per 16 elements e0 e8 e1 e9 … e7 e15
-//     x, relaxed: i8[256], per 32 elements A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27,
-//                 B = the same for classes 4-7; then the class sums Σx (i32, classes 0-3, 4-7)
+//     x, relaxed: per sub-block j, A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27 (classes 0-3)
+//                 and B (classes 4-7); stored as i8[256] in pairs of sub-blocks (putPairs), then
+//                 the class sums Σx (i32, classes 0-3, 4-7), then i8[256] A, B per sub-block (Q6_K)
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 
@@ -56,10 +62,12 @@ const ONES: v128 = i8x16.splat(1);
 const GEMM_ROWS: i32 = 4;
 
 export const WQ8_0_BLOCK: i32 = 288;
-export const WQ8_K_BLOCK: i32 = 2192;
+export const WQ8_K_BLOCK: i32 = 2448;
 /** Offset of token 0's activations in a widened q8_K block, and the bytes per token. */
 const XK: usize = 144;
-const XK_TOKEN: usize = 512;
+const XK_TOKEN: usize = 576;
+/** Relaxed: offset of the per-sub-block copy (Q6_K) in a token's activations. */
+const XS: usize = 288;
 
 // ---- permutations -------------------------------------------------------------------------------
 
@@ -78,6 +86,18 @@ const XK_TOKEN: usize = 512;
 // @ts-ignore: decorator
 @inline function permB(x0: v128, x1: v128): v128 {
   return i8x16.shuffle(x0, x1, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31);
+}
+
+/**
+ * Relaxed: two sub-blocks' permA/permB vectors (a0, b0: sub-block 2k; a1, b1: 2k + 1) stored as
+ * four vectors of lanes (2k c, 2k+1 c, 2k c', 2k+1 c') for the class pairs (0, 1), (2, 3), (4, 5), (6, 7).
+ */
+// @ts-ignore: decorator
+@inline function putPairs(p: usize, a0: v128, b0: v128, a1: v128, b1: v128): void {
+  v128.store(p, v128.shuffle<i32>(a0, a1, 0, 4, 1, 5));
+  v128.store(p, v128.shuffle<i32>(a0, a1, 2, 6, 3, 7), 16);
+  v128.store(p, v128.shuffle<i32>(b0, b1, 0, 4, 1, 5), 32);
+  v128.store(p, v128.shuffle<i32>(b0, b1, 2, 6, 3, 7), 48);
 }
 
 // ---- widening -----------------------------------------------------------------------------------
@@ -165,15 +185,19 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
         const xb = xt + (<usize>b << 8);
         if (ASC_FEATURE_RELAXED_SIMD) {
           let csA = Z, csB = Z;
-          for (let j = 0; j < 8; j++) {
-            const x0 = live ? v128.load(xb + (<usize>j << 5)) : Z;
-            const x1 = live ? v128.load(xb + (<usize>j << 5), 16) : Z;
-            const a = permA(x0, x1), bb = permB(x0, x1);
-            const p = xp + (<usize>j << 5);
-            v128.store(p, a);
-            v128.store(p, bb, 16);
-            csA = i32x4.relaxed_dot_i8x16_i7x16_add_s(a, ONES, csA);
-            csB = i32x4.relaxed_dot_i8x16_i7x16_add_s(bb, ONES, csB);
+          for (let k = 0; k < 4; k++) {
+            // sub-blocks 2k, 2k + 1
+            const p = xb + (<usize>k << 6);
+            const x0 = live ? v128.load(p) : Z, x1 = live ? v128.load(p, 16) : Z;
+            const y0 = live ? v128.load(p, 32) : Z, y1 = live ? v128.load(p, 48) : Z;
+            const a0 = permA(x0, x1), b0 = permB(x0, x1), a1 = permA(y0, y1), b1 = permB(y0, y1);
+            putPairs(xp + (<usize>k << 6), a0, b0, a1, b1);
+            v128.store(xp + XS + (<usize>k << 6), a0);
+            v128.store(xp + XS + (<usize>k << 6), b0, 16);
+            v128.store(xp + XS + (<usize>k << 6), a1, 32);
+            v128.store(xp + XS + (<usize>k << 6), b1, 48);
+            csA = i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, ONES, csA));
+            csB = i32x4.relaxed_dot_i8x16_i7x16_add_s(b1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(b0, ONES, csB));
           }
           v128.store(xp, csA, 256);
           v128.store(xp, csB, 272);
@@ -351,13 +375,17 @@ const PREP_32: i32 = 80;
 // ---- K-quants -----------------------------------------------------------------------------------
 // Prepared block, PREP_K bytes:
 //   plain:   w[256] i16 (q·sc, perm16 order)                          | d f32 | dmin f32 | 8 B | m[4] i16x8
-//   relaxed: per sub-block j (64 B): lo A[16] | lo B[16] | hi A[16] | hi B[16] u8  | d f32 | dmin f32 | 8 B | m[4] i16x8
+//   relaxed Q4_K/Q5_K: per pair k of sub-blocks (80 B): codes as putPairs, 64 B | (sc_2k, sc_2k+1) ×4 i16
+//                                                                      | 192 B | d f32 | dmin f32 | 8 B | m[4] i16x8
+//   relaxed Q6_K: per sub-block j (64 B): lo A[16] | lo B[16] | hi A[16] | hi B[16] u8  | d f32 | 12 B
 // lo/hi: the scaled weights' low 7 bits and the rest, in permA/permB order;
 // m[k]: (m_2k, m_2k+1) repeated, the minimums of sub-blocks 2k and 2k + 1 as i16 pairs.
 
 const PREP_K: i32 = 592;
 /** Bytes per sub-block in a prepared K-quant block: plain 32 i16, relaxed 32 lo and 32 hi bytes. */
 const SUB: usize = 64;
+/** Relaxed Q4_K/Q5_K: bytes per pair of sub-blocks (four code vectors, the two scales). */
+const PAIR_Q45: usize = 80;
 /** Q6_K relaxed: added to (q − 32)·scale ∈ [−4064, 4096] so the split weight is ≥ 0. */
 const Q6_BIAS: i16 = 4096;
 
@@ -437,8 +465,15 @@ const Q6_BIAS: i16 = 4096;
         g0 = v128.or(g0, i16x8.shl(bits(h0, 2 * c + 1, 1), 4));
         g1 = v128.or(g1, i16x8.shl(bits(h1, 2 * c + 1, 1), 4));
       }
-      putSub(pb, 2 * c, l0, l1, scA, scA, false);
-      putSub(pb, 2 * c + 1, g0, g1, scB, scB, false);
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        // pair c: sub-blocks 2c, 2c + 1 as unsigned codes, then their scales as i16 pairs
+        const p = pb + <usize>c * PAIR_Q45;
+        putPairs(p, permA(l0, l1), permB(l0, l1), permA(g0, g1), permB(g0, g1));
+        v128.store(p, v128.shuffle<i16>(scA, scB, 0, 8, 0, 8, 0, 8, 0, 8), 64);
+      } else {
+        putSub(pb, 2 * c, l0, l1, scA, scA, false);
+        putSub(pb, 2 * c + 1, g0, g1, scB, scB, false);
+      }
     }
     store<f32>(pb, f16(load<u16>(wb)), 512);
     store<f32>(pb, f16(load<u16>(wb, 2)), 516);
@@ -497,11 +532,21 @@ const Q6_BIAS: i16 = 4096;
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
 }
 
-/** Relaxed: the class sums lo + 128·hi (Q6_K: − Q6_BIAS·Σx, cs = x's class sums). */
+/** Relaxed Q6_K: the class sums lo + 128·hi − 4096·Σx (cs: the activations' class sums). */
 // @ts-ignore: decorator
-@inline function joinLoHi(lo: v128, hi: v128, cs: v128, q6: bool): v128 {
-  const s = i32x4.add(lo, i32x4.shl(hi, 7));
-  return q6 ? i32x4.sub(s, i32x4.shl(cs, 12)) : s;
+@inline function q6Join(lo: v128, hi: v128, cs: v128): v128 {
+  return i32x4.sub(i32x4.add(lo, i32x4.shl(hi, 7)), i32x4.shl(cs, 12));
+}
+
+/**
+ * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. x1·w1 and x2·w2 give the
+ * lanes (2k c, 2k+1 c, 2k c', 2k+1 c') of two class pairs (|sum| ≤ 4·31·127, exact in i16);
+ * narrowed side by side they line up with the scales (sc_2k, sc_2k+1), so one i16 dot scales and
+ * adds the two sub-blocks of each class.
+ */
+// @ts-ignore: decorator
+@inline function vpair(x1: v128, x2: v128, w1: v128, w2: v128, sc: v128): v128 {
+  return i32x4.dot_i16x8_s(i16x8.narrow_i32x4_s(vd(x1, w1, Z), vd(x2, w2, Z)), sc);
 }
 
 /** sums + f32(isum)·d lane-wise (addLanes: one class per lane). */
@@ -549,53 +594,76 @@ const Q6_BIAS: i16 = 4096;
     // classes 0-3, then 4-7 (four accumulators live at a time); each sub-block's weights are
     // loaded once for the four tokens, whose activations are XK_TOKEN bytes apart
     if (ASC_FEATURE_RELAXED_SIMD) {
-      // per token a lo and a hi accumulator (eight live)
-      let l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128;
       let pw: usize, px: usize;
-      l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
-      pw = pb;
-      px = xb + XK;
-      for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
-        const wl = v128.load(pw, 0), wh = v128.load(pw, 32);
-        let x = v128.load(px, 0);
-        l0 = vd(x, wl, l0);
-        h0 = vd(x, wh, h0);
-        x = v128.load(px, XK_TOKEN + 0);
-        l1 = vd(x, wl, l1);
-        h1 = vd(x, wh, h1);
-        x = v128.load(px, 2 * XK_TOKEN + 0);
-        l2 = vd(x, wl, l2);
-        h2 = vd(x, wh, h2);
-        x = v128.load(px, 3 * XK_TOKEN + 0);
-        l3 = vd(x, wl, l3);
-        h3 = vd(x, wh, h3);
+      if (!q6) {
+        // Q4_K, Q5_K: per pair of sub-blocks and token, the dots of classes (0, 1) and (2, 3) (or
+        // (4, 5), (6, 7)), narrowed to i16 and dotted with the two sub-blocks' scales
+        pw = pb;
+        px = xb + XK;
+        for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
+          const w1 = v128.load(pw, 0), w2 = v128.load(pw, 16), sc = v128.load(pw, 64);
+          a0l = i32x4.add(a0l, vpair(v128.load(px, 0), v128.load(px, 16), w1, w2, sc));
+          a1l = i32x4.add(a1l, vpair(v128.load(px, XK_TOKEN + 0), v128.load(px, XK_TOKEN + 16), w1, w2, sc));
+          a2l = i32x4.add(a2l, vpair(v128.load(px, 2 * XK_TOKEN + 0), v128.load(px, 2 * XK_TOKEN + 16), w1, w2, sc));
+          a3l = i32x4.add(a3l, vpair(v128.load(px, 3 * XK_TOKEN + 0), v128.load(px, 3 * XK_TOKEN + 16), w1, w2, sc));
+        }
+        pw = pb;
+        px = xb + XK;
+        for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
+          const w1 = v128.load(pw, 32), w2 = v128.load(pw, 48), sc = v128.load(pw, 64);
+          a0h = i32x4.add(a0h, vpair(v128.load(px, 32), v128.load(px, 48), w1, w2, sc));
+          a1h = i32x4.add(a1h, vpair(v128.load(px, XK_TOKEN + 32), v128.load(px, XK_TOKEN + 48), w1, w2, sc));
+          a2h = i32x4.add(a2h, vpair(v128.load(px, 2 * XK_TOKEN + 32), v128.load(px, 2 * XK_TOKEN + 48), w1, w2, sc));
+          a3h = i32x4.add(a3h, vpair(v128.load(px, 3 * XK_TOKEN + 32), v128.load(px, 3 * XK_TOKEN + 48), w1, w2, sc));
+        }
+      } else {
+        // Q6_K: per token a lo and a hi accumulator (eight live), on the per-sub-block copy
+        let l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128;
+        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        pw = pb;
+        px = xb + XK + XS;
+        for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
+          const wl = v128.load(pw, 0), wh = v128.load(pw, 32);
+          let x = v128.load(px, 0);
+          l0 = vd(x, wl, l0);
+          h0 = vd(x, wh, h0);
+          x = v128.load(px, XK_TOKEN + 0);
+          l1 = vd(x, wl, l1);
+          h1 = vd(x, wh, h1);
+          x = v128.load(px, 2 * XK_TOKEN + 0);
+          l2 = vd(x, wl, l2);
+          h2 = vd(x, wh, h2);
+          x = v128.load(px, 3 * XK_TOKEN + 0);
+          l3 = vd(x, wl, l3);
+          h3 = vd(x, wh, h3);
+        }
+        a0l = q6Join(l0, h0, v128.load(xb, XK + 256));
+        a1l = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 256));
+        a2l = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 256));
+        a3l = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 256));
+        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        pw = pb;
+        px = xb + XK + XS;
+        for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
+          const wl = v128.load(pw, 16), wh = v128.load(pw, 48);
+          let x = v128.load(px, 16);
+          l0 = vd(x, wl, l0);
+          h0 = vd(x, wh, h0);
+          x = v128.load(px, XK_TOKEN + 16);
+          l1 = vd(x, wl, l1);
+          h1 = vd(x, wh, h1);
+          x = v128.load(px, 2 * XK_TOKEN + 16);
+          l2 = vd(x, wl, l2);
+          h2 = vd(x, wh, h2);
+          x = v128.load(px, 3 * XK_TOKEN + 16);
+          l3 = vd(x, wl, l3);
+          h3 = vd(x, wh, h3);
+        }
+        a0h = q6Join(l0, h0, v128.load(xb, XK + 272));
+        a1h = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 272));
+        a2h = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 272));
+        a3h = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 272));
       }
-      a0l = joinLoHi(l0, h0, q6 ? v128.load(xb, XK + 256) : Z, q6);
-      a1l = joinLoHi(l1, h1, q6 ? v128.load(xb, XK + XK_TOKEN + 256) : Z, q6);
-      a2l = joinLoHi(l2, h2, q6 ? v128.load(xb, XK + 2 * XK_TOKEN + 256) : Z, q6);
-      a3l = joinLoHi(l3, h3, q6 ? v128.load(xb, XK + 3 * XK_TOKEN + 256) : Z, q6);
-      l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
-      pw = pb;
-      px = xb + XK;
-      for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
-        const wl = v128.load(pw, 16), wh = v128.load(pw, 48);
-        let x = v128.load(px, 16);
-        l0 = vd(x, wl, l0);
-        h0 = vd(x, wh, h0);
-        x = v128.load(px, XK_TOKEN + 16);
-        l1 = vd(x, wl, l1);
-        h1 = vd(x, wh, h1);
-        x = v128.load(px, 2 * XK_TOKEN + 16);
-        l2 = vd(x, wl, l2);
-        h2 = vd(x, wh, h2);
-        x = v128.load(px, 3 * XK_TOKEN + 16);
-        l3 = vd(x, wl, l3);
-        h3 = vd(x, wh, h3);
-      }
-      a0h = joinLoHi(l0, h0, q6 ? v128.load(xb, XK + 272) : Z, q6);
-      a1h = joinLoHi(l1, h1, q6 ? v128.load(xb, XK + XK_TOKEN + 272) : Z, q6);
-      a2h = joinLoHi(l2, h2, q6 ? v128.load(xb, XK + 2 * XK_TOKEN + 272) : Z, q6);
-      a3h = joinLoHi(l3, h3, q6 ? v128.load(xb, XK + 3 * XK_TOKEN + 272) : Z, q6);
     } else {
       let pw = pb, px = xb + XK;
       for (let j = 0; j < 8; j++, pw += SUB, px += 64) {
