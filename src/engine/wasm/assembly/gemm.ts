@@ -342,12 +342,12 @@ const PREP_32: i32 = 80;
 // @ts-ignore: decorator
 @inline function step32(kind: i32, acc: v128, isum: v128, pb: usize, xb: usize): v128 {
   const fsum = f32x4.convert_i32x4_s(isum);
-  const dw = f32x4.splat(load<f32>(pb, 64));
+  const dw = v128.load32_splat(pb, 64);
   const dx = v128.load(xb);
   // Q4_0: sumf += (sumi·d_w)·d_x
   if (kind == 1) return f32x4.add(acc, f32x4.mul(f32x4.mul(fsum, dw), dx));
   // Q4_1 / Q5_1: sumf += (d_w·d_x)·sumi + m_w·s_x
-  if (kind >= 3) return f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), fsum), f32x4.mul(f32x4.splat(load<f32>(pb, 68)), v128.load(xb, 16))));
+  if (kind >= 3) return f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), fsum), f32x4.mul(v128.load32_splat(pb, 68), v128.load(xb, 16))));
   // Q8_0 / Q5_0: sumf += sumi·(d_w·d_x)
   return f32x4.add(acc, f32x4.mul(fsum, f32x4.mul(dw, dx)));
 }
@@ -684,7 +684,7 @@ const Q6_BIAS: i16 = 4096;
       }
     }
     const dx = v128.load(xb);
-    const d = f32x4.mul(f32x4.splat(load<f32>(pb, 512)), dx);
+    const d = f32x4.mul(v128.load32_splat(pb, 512), dx);
     const d0 = v128.shuffle<i32>(d, d, 0, 0, 0, 0), d1 = v128.shuffle<i32>(d, d, 1, 1, 1, 1);
     const d2 = v128.shuffle<i32>(d, d, 2, 2, 2, 2), d3 = v128.shuffle<i32>(d, d, 3, 3, 3, 3);
     f0l = addLanes(f0l, a0l, d0);
@@ -700,7 +700,7 @@ const Q6_BIAS: i16 = 4096;
       let ms: v128;
       ms = i32x4.add(i32x4.dot_i16x8_s(v128.load(xb, 16), v128.load(pb, 528)), i32x4.dot_i16x8_s(v128.load(xb, 32), v128.load(pb, 544)));
       ms = i32x4.add(ms, i32x4.add(i32x4.dot_i16x8_s(v128.load(xb, 48), v128.load(pb, 560)), i32x4.dot_i16x8_s(v128.load(xb, 64), v128.load(pb, 576))));
-      const dmin = f32x4.mul(f32x4.splat(load<f32>(pb, 516)), dx);
+      const dmin = f32x4.mul(v128.load32_splat(pb, 516), dx);
       sumf = f32x4.sub(sumf, f32x4.mul(dmin, f32x4.convert_i32x4_s(ms)));
     }
   }
