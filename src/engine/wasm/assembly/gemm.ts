@@ -353,8 +353,9 @@ const PREP_32: i32 = 80;
 }
 
 /**
- * Prepared 32-element-format rows p (and q when two) against one group of four tokens, written to
- * out (out + 4): two rows at a time give the out-of-order core two independent chains.
+ * `rows` (1-4) prepared 32-element-format rows, ps bytes apart from p, against one group of four
+ * tokens, written to out, out + 4, …: several rows per pass give the out-of-order core independent
+ * dependency chains (relaxed build).
  */
 // @ts-ignore: decorator
 @inline function rows_prep32(kind: i32, p: usize, ps: usize, rows: i32, xg: usize, nb: i32, out: usize, os: usize, live: i32): void {
@@ -750,7 +751,10 @@ export function gemm_scratch_bytes(cols: i32): i32 {
         }
       } else {
         const o4 = o + (<usize>rb << 2), rows = re - rb;
-        if (rows == 4) rows_prep32(kind, scratch, prepBytes, 4, xg, nb, o4, os, live);
+        if (!ASC_FEATURE_RELAXED_SIMD) {
+          // plain: one row per pass (its fold4 and i16 weights leave no registers for more)
+          for (let r = 0; r < rows; r++) rows_prep32(kind, scratch + <usize>r * prepBytes, prepBytes, 1, xg, nb, o4 + (<usize>r << 2), os, live);
+        } else if (rows == 4) rows_prep32(kind, scratch, prepBytes, 4, xg, nb, o4, os, live);
         else if (rows == 3) rows_prep32(kind, scratch, prepBytes, 3, xg, nb, o4, os, live);
         else if (rows == 2) rows_prep32(kind, scratch, prepBytes, 2, xg, nb, o4, os, live);
         else rows_prep32(kind, scratch, prepBytes, 1, xg, nb, o4, os, live);
