@@ -33,7 +33,7 @@
 //   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the
 //   activations' class sums kept beside them). Its activations are a second, per-sub-block copy.
 //   Measured on a Sapphire Rapids Xeon (Node 24): both beat pmaddubsw + pmaddwd + paddd per 16
-//   bytes, Q4_K by ~1.35×, Q6_K by ~1.25× (with the loop changes of the same commit series).
+//   bytes (base: the earlier pmaddubsw kernel), Q4_K/Q5_K by ~1.4×, Q6_K by ~1.25× (gemm-ab).
 // Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
 //   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
 //   so one dot adds four products per token and a block needs no horizontal sums. Weights are
