@@ -4,10 +4,12 @@
 // groups of four), row ranges that start inside a matrix and do not fill a row block, several
 // blocks per row, random block bytes (every bit pattern), ggml-quantised weights and rows of real
 // GGUF files when bench/models has them. Outputs outside the row range stay untouched. Runs the
-// plain SIMD build, and the relaxed build too where the engine has relaxed SIMD (Node 24, Electron).
+// plain SIMD build, and the relaxed build too where the engine has relaxed SIMD (Node 24, Electron);
+// and the relaxed build inside Chromium (the V8 Electron ships) when one is installed.
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
@@ -15,13 +17,14 @@ import { GgmlType, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-typ
 import { dequantizeRow, matmul } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, widenBytes } from '../../src/engine/wasm/layout.js';
-import { hasRelaxedSimd, loadKernelModule, type SimdLevel } from '../../src/engine/wasm/loader.js';
+import { hasRelaxedSimd, loadKernelModule, relaxedProbe, type SimdLevel } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_1, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const LEVELS: SimdLevel[] = hasRelaxedSimd() ? ['simd', 'relaxed'] : ['simd'];
 const BENCH_MODELS = join(ROOT, 'bench', 'models');
+const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Real rows: the first `rows` rows of a tensor of this type in one of bench/models' llama110m files. */
 const REAL: Partial<Record<number, { file: string; tensor: string }>> = {
@@ -138,4 +141,58 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
       expect(new Uint32Array(out.buffer)).toEqual(reference(type, data, rows, cols, x, n));
     }
   });
+});
+
+interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[] }
+
+/** In the page: quantise, widen and gemm each case with one kernel build; the outputs. */
+function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): number[][] {
+  const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
+  const up = (p: number) => Math.ceil(p / 64) * 64;
+  return cases.map((c) => {
+    const w = up(ex.heap_base());
+    const x = up(w + c.w.length);
+    const xq = up(x + c.x.length * 4);
+    const xw = up(xq + c.n * c.ab);
+    const out = up(xw + c.wb);
+    const scratch = up(out + c.n * c.rows * 4);
+    const end = scratch + c.sb;
+    if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+    new Uint8Array(memory.buffer).set(c.w, w);
+    new Float32Array(memory.buffer, x, c.x.length).set(c.x);
+    for (let t = 0; t < c.n; t++) ex[`quantize_${c.act}`](xq + t * c.ab, x + t * c.cols * 4, c.cols);
+    ex[`widen_${c.act}`](xw, xq, c.n, c.cols, c.ab);
+    ex[`gemm_${c.suffix}`](out, w, c.rb, 0, c.rows, xw, c.cols, c.n, c.rows, scratch);
+    return [...new Float32Array(memory.buffer, out, c.n * c.rows)];
+  });
+}
+
+it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels equal the scalar reference bit for bit', async () => {
+  const cases: PageCase[] = [];
+  const want: Uint32Array[] = [];
+  let seed = 9000;
+  for (const type of GEMM) {
+    const kt = kernelType(type)!;
+    const [rows, cols] = [9, type >= GgmlType.Q2_K ? 768 : 352];
+    for (const data of [randomBlocks(type, rows, cols, seed++), quantisedWeights(type, rows, cols, seed++)]) {
+      for (const n of [5, 12]) {
+        const x = activations(type, data, rows, cols, n, seed++);
+        const ab = actBytes(kt.act, cols);
+        cases.push({ suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(type, cols), ab, wb: widenBytes(kt.act, n, cols), sb: gemmScratchBytes(cols), n, w: [...data], x: [...x] });
+        want.push(reference(type, data, rows, cols, x, n));
+      }
+    }
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    const probe = await page.evaluate((b) => (new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(b))).exports.f as () => number)(), [...relaxedProbe()]);
+    expect(probe).toBe(22);
+    const dir = join(loadKernelModule({ simd: 'simd' }).path, '..');
+    const got = await page.evaluate(gemmInPage, { wasm: [...readFileSync(join(dir, 'kernels-relaxed.wasm'))], cases });
+    cases.forEach((c, i) => expect(new Uint32Array(new Float32Array(got[i]).buffer), `${c.suffix} n=${c.n} case ${i}`).toEqual(want[i]));
+  } finally {
+    await browser.close();
+  }
 });

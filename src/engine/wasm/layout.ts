@@ -68,12 +68,12 @@ export function actBytes(act: ActKind, cols: number): number {
 
 /**
  * Bytes of the widened copy of n quantised activations (assembly/gemm.ts widen_bytes): per group
- * of four tokens, 288 B per 32 columns (q8_0, q8_1) or 2192 B per 256 columns (q8_K).
+ * of four tokens, 288 B per 32 columns (q8_0, q8_1) or 2448 B per 256 columns (q8_K).
  */
 export function widenBytes(act: ActKind, n: number, cols: number): number {
   const groups = Math.ceil(n / 4);
   if (act === 'q8_0' || act === 'q8_1') return groups * (cols / 32) * 288;
-  if (act === 'q8_K') return groups * (cols / 256) * 2192;
+  if (act === 'q8_K') return groups * (cols / 256) * 2448;
   return 0;
 }
 

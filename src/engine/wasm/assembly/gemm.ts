@@ -10,8 +10,8 @@
 //      reference's, lane for lane, with one f32 lane per token or per reference lane.
 //
 // Exactness. Integer sums are exact in any order, so only the float steps must match:
-//   32-element formats: one integer sum per block and token (fold4 puts the four tokens in the
-//   four lanes), then sumf += … in the type's own order (Q4_0 multiplies by d_w first, Q8_0/Q5_0
+//   32-element formats: one integer sum per block and token (plain: fold4 puts the four tokens in
+//   the four lanes; relaxed: the layout does), then sumf += … in the type's own order (Q4_0 multiplies by d_w first, Q8_0/Q5_0
 //   by d_w·d_x, Q4_1/Q5_1 add m_w·s_x).
 //   K-quants: ggml keeps eight integer lanes per block (element e goes to lane e % 8), each scaled
 //   by d = d_w·d_x and added to its own f32 lane sum; the lane sums are added in order at the end.
@@ -21,35 +21,53 @@
 // Plain SIMD: activations and weights widened to i16, pairs (e, e+8) side by side, so
 //   i32x4.dot_i16x8_s gives classes 0-3 from the first eight i16 and 4-7 from the next eight;
 //   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
-// Relaxed SIMD: bytes stay bytes, (e, e+8, e+16, e+24) of a 32-element sub-block side by side;
-//   i16x8.relaxed_dot_i8x16_i7x16_s (x86 pmaddubsw: 16 products in pairs, exact because the weight
-//   operand is an unsigned code ≤ 63 and |x| ≤ 127, so no pair reaches the i16 limit) gives the
-//   pairs (e, e+8) and (e+16, e+24) of each class, and i32x4.dot_i16x8_s with the sub-block
-//   scales (Q6_K: the two 16-element groups' scales) adds them into the class lanes. Q6_K's codes
-//   are stored unsigned (q + 32); the activations' pair sums times 32, kept beside them, are
-//   subtracted in i16 before the scales (|result| ≤ 8128).
+// Relaxed SIMD, K-quants: bytes stay bytes, (e, e+8, e+16, e+24) of a 32-element sub-block side by
+//   side, so each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd on CPUs with
+//   AVX-VNNI, V8 13+; deterministic because its second operand, the weight, is 7-bit) adds four
+//   products of one class and one sub-block.
+//   Q4_K, Q5_K: the lanes of two sub-blocks interleave, (2k c, 2k+1 c, 2k c', 2k+1 c'), so two
+//   dots narrowed to i16 line up with the scale pairs (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s:
+//   per 32 bytes two dots, a narrow and a pmaddwd.
+//   Q6_K (a scale per 16 elements, so a lane would mix two): the scale is folded into each
+//   weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi with both 7-bit; two dots
+//   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the
+//   activations' class sums kept beside them). Its activations are a second, per-sub-block copy.
+//   Measured on a Sapphire Rapids Xeon (Node 24): both beat pmaddubsw + pmaddwd + paddd per 16
+//   bytes (base: the earlier pmaddubsw kernel), Q4_K/Q5_K by ~1.4×, Q6_K by ~1.25× (gemm-ab).
+// Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
+//   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
+//   so one dot adds four products per token and a block needs no horizontal sums. Weights are
+//   unsigned codes: Q4_0 / Q5_0 subtract 8·Σx / 16·Σx (q8_0's Σq) afterwards; Q8_0 stores
+//   w + 128 = lo + 128·hi and subtracts 128·Σx.
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
-//   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x[4][32] i16                 288 B
-//     aux: q8_1's s = d·Σq (f32); q8_0's Σq (unused here)
-//   q8_K (256-element blocks): per block d[4] f32 | sum32[8][4] i32 | x[4] (512 B each)         2192 B
-//     sum32[j][t] = Σ of token t's 32 activations in sub-block j (for the K-quants' minimums)
+//   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x                            288 B
+//     aux: q8_1's s = d·Σq (f32); q8_0's Σq (i32)
+//     x, plain:   x[4][32] i16
+//     x, relaxed: 8 vectors, vector v = elements 4v..4v+3 of tokens 0, 1, 2, 3 (i8); 128 B unused
+//   q8_K (256-element blocks): per block d[4] f32 | sum32[4][4][2] i16 | 64 B | x[4] (576 B each) 2448 B
+//     sum32[k][t][i] = Σ of token t's 32 activations in sub-block 2k + i (for the K-quants'
+//     minimums: i32x4.dot_i16x8_s with the row's (m_2k, m_2k+1) gives one lane per token)
 //     x, plain:   i16[256], per 16 elements e0 e8 e1 e9 … e7 e15
-//     x, relaxed: i8[256], per 32 elements A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27,
-//                 B = the same for classes 4-7; then i16 32·(pair sums of A, B) per 32 elements
+//     x, relaxed: per sub-block j, A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27 (classes 0-3)
+//                 and B (classes 4-7); stored as i8[256] in pairs of sub-blocks (putPairs), then
+//                 the class sums Σx (i32, classes 0-3, 4-7), then i8[256] A, B per sub-block (Q6_K)
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 
 const Z: v128 = i32x4.splat(0);
+const ONES: v128 = i8x16.splat(1);
 
 /** Rows per cache block. */
 const GEMM_ROWS: i32 = 4;
 
 export const WQ8_0_BLOCK: i32 = 288;
-export const WQ8_K_BLOCK: i32 = 2192;
+export const WQ8_K_BLOCK: i32 = 2448;
 /** Offset of token 0's activations in a widened q8_K block, and the bytes per token. */
 const XK: usize = 144;
-const XK_TOKEN: usize = 512;
+const XK_TOKEN: usize = 576;
+/** Relaxed: offset of the per-sub-block copy (Q6_K) in a token's activations. */
+const XS: usize = 288;
 
 // ---- permutations -------------------------------------------------------------------------------
 
@@ -68,6 +86,18 @@ const XK_TOKEN: usize = 512;
 // @ts-ignore: decorator
 @inline function permB(x0: v128, x1: v128): v128 {
   return i8x16.shuffle(x0, x1, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31);
+}
+
+/**
+ * Relaxed: two sub-blocks' permA/permB vectors (a0, b0: sub-block 2k; a1, b1: 2k + 1) stored as
+ * four vectors of lanes (2k c, 2k+1 c, 2k c', 2k+1 c') for the class pairs (0, 1), (2, 3), (4, 5), (6, 7).
+ */
+// @ts-ignore: decorator
+@inline function putPairs(p: usize, a0: v128, b0: v128, a1: v128, b1: v128): void {
+  v128.store(p, v128.shuffle<i32>(a0, a1, 0, 4, 1, 5));
+  v128.store(p, v128.shuffle<i32>(a0, a1, 2, 6, 3, 7), 16);
+  v128.store(p, v128.shuffle<i32>(b0, b1, 0, 4, 1, 5), 32);
+  v128.store(p, v128.shuffle<i32>(b0, b1, 2, 6, 3, 7), 48);
 }
 
 // ---- widening -----------------------------------------------------------------------------------
@@ -93,7 +123,13 @@ export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
       for (let b = 0; b < nb; b++) {
         const bp = gp + <usize>b * WQ8_0_BLOCK;
         const xp = bp + 32 + (<usize>t << 6);
-        if (tok < n) {
+        if (ASC_FEATURE_RELAXED_SIMD) {
+          // four bytes of each token per vector: vector v = elements 4v..4v+3 of tokens 0-3
+          const live = tok < n;
+          store<u32>(bp + (<usize>t << 2), live ? load<u32>(xt + dOff + (<usize>b << 2)) : 0);
+          store<u32>(bp + 16 + (<usize>t << 2), live ? load<u32>(xt + aOff + (<usize>b << 2)) : 0);
+          for (let v = 0; v < 8; v++) store<u32>(bp + 32 + (<usize>v << 4) + (<usize>t << 2), live ? load<u32>(xt + (<usize>b << 5) + (<usize>v << 2)) : 0);
+        } else if (tok < n) {
           store<u32>(bp + (<usize>t << 2), load<u32>(xt + dOff + (<usize>b << 2)));
           store<u32>(bp + 16 + (<usize>t << 2), load<u32>(xt + aOff + (<usize>b << 2)));
           const x0 = v128.load(xt + (<usize>b << 5));
@@ -144,20 +180,27 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
         for (let j = 0; j < 8; j++) {
           // bsums are per 16 (quantize_row_q8_K): a 32-element sub-block is two of them
           const bs = xt + sOff + (<usize>(b * 16 + 2 * j) << 1);
-          store<i32>(bp + 16 + (<usize>(j * 4 + t) << 2), live ? <i32>load<i16>(bs) + <i32>load<i16>(bs, 2) : 0);
+          store<i16>(bp + 16 + (<usize>(j >> 1) << 4) + (<usize>t << 2) + (<usize>(j & 1) << 1), live ? load<i16>(bs) + load<i16>(bs, 2) : 0);
         }
         const xb = xt + (<usize>b << 8);
         if (ASC_FEATURE_RELAXED_SIMD) {
-          for (let j = 0; j < 8; j++) {
-            const x0 = live ? v128.load(xb + (<usize>j << 5)) : Z;
-            const x1 = live ? v128.load(xb + (<usize>j << 5), 16) : Z;
-            const a = permA(x0, x1), bb = permB(x0, x1);
-            const p = xp + (<usize>j << 5);
-            v128.store(p, a);
-            v128.store(p, bb, 16);
-            v128.store(p, i16x8.shl(i16x8.extadd_pairwise_i8x16_s(a), 5), 256);
-            v128.store(p, i16x8.shl(i16x8.extadd_pairwise_i8x16_s(bb), 5), 272);
+          let csA = Z, csB = Z;
+          for (let k = 0; k < 4; k++) {
+            // sub-blocks 2k, 2k + 1
+            const p = xb + (<usize>k << 6);
+            const x0 = live ? v128.load(p) : Z, x1 = live ? v128.load(p, 16) : Z;
+            const y0 = live ? v128.load(p, 32) : Z, y1 = live ? v128.load(p, 48) : Z;
+            const a0 = permA(x0, x1), b0 = permB(x0, x1), a1 = permA(y0, y1), b1 = permB(y0, y1);
+            putPairs(xp + (<usize>k << 6), a0, b0, a1, b1);
+            v128.store(xp + XS + (<usize>k << 6), a0);
+            v128.store(xp + XS + (<usize>k << 6), b0, 16);
+            v128.store(xp + XS + (<usize>k << 6), a1, 32);
+            v128.store(xp + XS + (<usize>k << 6), b1, 48);
+            csA = i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, ONES, csA));
+            csB = i32x4.relaxed_dot_i8x16_i7x16_add_s(b1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(b0, ONES, csB));
           }
+          v128.store(xp, csA, 256);
+          v128.store(xp, csB, 272);
         } else {
           for (let k = 0; k < 16; k++) {
             const x = perm16(live ? v128.load(xb + (<usize>k << 4)) : Z);
@@ -202,7 +245,8 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
 }
 
 // ---- 32-element formats -------------------------------------------------------------------------
-// Prepared block, PREP_32 bytes: q[32] i16 | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
+// Prepared block, PREP_32 bytes: q | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
+//   q, plain: [32] i16; relaxed: [32] u8 unsigned codes (Q8_0: lo[32] | hi[32])
 
 const PREP_32: i32 = 80;
 
@@ -223,7 +267,7 @@ const PREP_32: i32 = 80;
       const q = v128.load(wb + (kind == 1 ? 2 : 4));
       w0 = lo4(q);
       w1 = hi4(q);
-      if (kind == 1) {
+      if (kind == 1 && !ASC_FEATURE_RELAXED_SIMD) {
         w0 = i8x16.sub(w0, i8x16.splat(8));
         w1 = i8x16.sub(w1, i8x16.splat(8));
       }
@@ -236,63 +280,143 @@ const PREP_32: i32 = 80;
       const hh = v128.and(i8x16.eq(v128.and(i8x16.swizzle(qhv, i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)), bm), bm), i8x16.splat(16));
       w0 = v128.or(lo4(q), hl);
       w1 = v128.or(hi4(q), hh);
-      if (kind == 2) {
+      if (kind == 2 && !ASC_FEATURE_RELAXED_SIMD) {
         w0 = i8x16.sub(w0, i8x16.splat(16));
         w1 = i8x16.sub(w1, i8x16.splat(16));
       }
     }
-    v128.store(pb, i16x8.extend_low_i8x16_s(w0));
-    v128.store(pb, i16x8.extend_high_i8x16_s(w0), 16);
-    v128.store(pb, i16x8.extend_low_i8x16_s(w1), 32);
-    v128.store(pb, i16x8.extend_high_i8x16_s(w1), 48);
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      // unsigned codes (Q4_0, Q5_0 without their offset); Q8_0: w + 128 = lo + 128·hi
+      if (kind == 0) {
+        const u0 = v128.xor(w0, i8x16.splat(-128)), u1 = v128.xor(w1, i8x16.splat(-128));
+        const m = i8x16.splat(127);
+        v128.store(pb, v128.and(u0, m));
+        v128.store(pb, v128.and(u1, m), 16);
+        v128.store(pb, i8x16.shr_u(u0, 7), 32);
+        v128.store(pb, i8x16.shr_u(u1, 7), 48);
+      } else {
+        v128.store(pb, w0);
+        v128.store(pb, w1, 16);
+      }
+    } else {
+      v128.store(pb, i16x8.extend_low_i8x16_s(w0));
+      v128.store(pb, i16x8.extend_high_i8x16_s(w0), 16);
+      v128.store(pb, i16x8.extend_low_i8x16_s(w1), 32);
+      v128.store(pb, i16x8.extend_high_i8x16_s(w1), 48);
+    }
     store<f32>(pb, f16(load<u16>(wb)), 64);
     store<f32>(pb, kind >= 3 ? f16(load<u16>(wb, 2)) : 0, 68);
   }
 }
 
 /**
- * One prepared 32-element-format row against one group of four tokens: per block the four
- * tokens' integer sums, then the reference's float step (legacy.ts vecDot*), one lane per token.
+ * Relaxed, token-lane: Σ over v = 0, 2, 4, 6 of the four weights at w + 4v (broadcast) dotted with
+ * vector v at x + 32 + 16v (elements 4v..4v+3 of tokens 0-3, one per lane); w + 4, x + 16: odd v.
  */
 // @ts-ignore: decorator
-@inline function row_prep32(kind: i32, p: usize, xg: usize, nb: i32): v128 {
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const pb = p + <usize>b * PREP_32;
-    const xb = xg + <usize>b * WQ8_0_BLOCK;
+@inline function dot32(w: usize, x: usize): v128 {
+  let s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 32), v128.load32_splat(w), Z);
+  s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 64), v128.load32_splat(w, 8), s);
+  s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 96), v128.load32_splat(w, 16), s);
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 128), v128.load32_splat(w, 24), s);
+}
+
+/** The four tokens' integer sums of one prepared block at pb against the widened block at xb. */
+// @ts-ignore: decorator
+@inline function isum32(kind: i32, pb: usize, xb: usize): v128 {
+  let isum: v128;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    // one lane per token: each dot takes four weights (broadcast) against four bytes of each token
+    isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
+    if (kind == 0) isum = i32x4.sub(i32x4.add(isum, i32x4.shl(i32x4.add(dot32(pb + 32, xb), dot32(pb + 36, xb + 16)), 7)), i32x4.shl(v128.load(xb, 16), 7));
+    else if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
+    else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
+  } else {
     const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
-    const isum = f32x4.convert_i32x4_s(fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224)));
-    const dw = f32x4.splat(load<f32>(pb, 64));
-    const dx = v128.load(xb);
-    if (kind == 1) {
-      // Q4_0: sumf += (sumi·d_w)·d_x
-      acc = f32x4.add(acc, f32x4.mul(f32x4.mul(isum, dw), dx));
-    } else if (kind >= 3) {
-      // Q4_1 / Q5_1: sumf += (d_w·d_x)·sumi + m_w·s_x
-      acc = f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), isum), f32x4.mul(f32x4.splat(load<f32>(pb, 68)), v128.load(xb, 16))));
-    } else {
-      // Q8_0 / Q5_0: sumf += sumi·(d_w·d_x)
-      acc = f32x4.add(acc, f32x4.mul(isum, f32x4.mul(dw, dx)));
-    }
+    isum = fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224));
   }
-  return acc;
+  return isum;
+}
+
+/** acc + the reference's float step (legacy.ts vecDot*) for one block, one lane per token. */
+// @ts-ignore: decorator
+@inline function step32(kind: i32, acc: v128, isum: v128, pb: usize, xb: usize): v128 {
+  const fsum = f32x4.convert_i32x4_s(isum);
+  const dw = v128.load32_splat(pb, 64);
+  const dx = v128.load(xb);
+  // Q4_0: sumf += (sumi·d_w)·d_x
+  if (kind == 1) return f32x4.add(acc, f32x4.mul(f32x4.mul(fsum, dw), dx));
+  // Q4_1 / Q5_1: sumf += (d_w·d_x)·sumi + m_w·s_x
+  if (kind >= 3) return f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), fsum), f32x4.mul(v128.load32_splat(pb, 68), v128.load(xb, 16))));
+  // Q8_0 / Q5_0: sumf += sumi·(d_w·d_x)
+  return f32x4.add(acc, f32x4.mul(fsum, f32x4.mul(dw, dx)));
+}
+
+/**
+ * `rows` (1-4) prepared 32-element-format rows, ps bytes apart from p, against one group of four
+ * tokens, written to out, out + 4, …: several rows per pass give the out-of-order core independent
+ * dependency chains (relaxed build).
+ */
+// @ts-ignore: decorator
+@inline function rows_prep32(kind: i32, p: usize, ps: usize, rows: i32, xg: usize, nb: i32, out: usize, os: usize, live: i32): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let pb = p, xb = xg;
+  for (let b = 0; b < nb; b++, pb += PREP_32, xb += WQ8_0_BLOCK) {
+    a0 = step32(kind, a0, isum32(kind, pb, xb), pb, xb);
+    if (rows > 1) a1 = step32(kind, a1, isum32(kind, pb + ps, xb), pb + ps, xb);
+    if (rows > 2) a2 = step32(kind, a2, isum32(kind, pb + 2 * ps, xb), pb + 2 * ps, xb);
+    if (rows > 3) a3 = step32(kind, a3, isum32(kind, pb + 3 * ps, xb), pb + 3 * ps, xb);
+  }
+  put4(out, os, a0, live);
+  if (rows > 1) put4(out + 4, os, a1, live);
+  if (rows > 2) put4(out + 8, os, a2, live);
+  if (rows > 3) put4(out + 12, os, a3, live);
 }
 
 // ---- K-quants -----------------------------------------------------------------------------------
 // Prepared block, PREP_K bytes:
-//   plain:   w[256] i16 (q·sc, perm16 order)                     | d f32 | dmin f32 | 8 B | m[8] i32
-//   relaxed: w[256] u8 (permA/permB order) | sc[8] i16x8 | 128 B | d f32 | dmin f32 | 8 B | m[8] i32
-// sc[j]: sub-block j's scale in every lane (Q6_K: the scales of groups 2j, 2j+1 alternating).
+//   plain:   w[256] i16 (q·sc, perm16 order)                          | d f32 | dmin f32 | 8 B | m[4] i16x8
+//   relaxed Q4_K/Q5_K: per pair k of sub-blocks (80 B): codes as putPairs, 64 B | (sc_2k, sc_2k+1) ×4 i16
+//                                                                      | 192 B | d f32 | dmin f32 | 8 B | m[4] i16x8
+//   relaxed Q6_K: per sub-block j (64 B): lo A[16] | lo B[16] | hi A[16] | hi B[16] u8  | d f32 | 12 B
+// lo/hi: the scaled weights' low 7 bits and the rest, in permA/permB order;
+// m[k]: (m_2k, m_2k+1) repeated, the minimums of sub-blocks 2k and 2k + 1 as i16 pairs.
 
-const PREP_K: i32 = 560;
+const PREP_K: i32 = 592;
+/** Bytes per sub-block in a prepared K-quant block: plain 32 i16, relaxed 32 lo and 32 hi bytes. */
+const SUB: usize = 64;
+/** Relaxed Q4_K/Q5_K: bytes per pair of sub-blocks (four code vectors, the two scales). */
+const PAIR_Q45: usize = 80;
+/** Q6_K relaxed: added to (q − 32)·scale ∈ [−4064, 4096] so the split weight is ≥ 0. */
+const Q6_BIAS: i16 = 4096;
 
 /** Store 32 elements of sub-block j with scale(s) sc (i16x8): x0/x1 = elements 0-15 / 16-31 as bytes. */
 // @ts-ignore: decorator
 @inline function putSub(pb: usize, j: i32, x0: v128, x1: v128, sc0: v128, sc1: v128, signed: bool): void {
   if (ASC_FEATURE_RELAXED_SIMD) {
-    v128.store(pb + (<usize>j << 5), permA(x0, x1));
-    v128.store(pb + (<usize>j << 5), permB(x0, x1), 16);
-    v128.store(pb + 256 + (<usize>j << 4), v128.shuffle<i16>(sc0, sc1, 0, 8, 0, 8, 0, 8, 0, 8));
+    // w = code·scale per element (Q6_K: (q − 32)·scale + Q6_BIAS ≥ 0), split into 7-bit lo and hi
+    const a = permA(x0, x1), b = permB(x0, x1);
+    const sc = v128.shuffle<i16>(sc0, sc1, 0, 0, 8, 8, 0, 0, 8, 8);
+    let al = i16x8.extend_low_i8x16_u(a), ah = i16x8.extend_high_i8x16_u(a);
+    let bl = i16x8.extend_low_i8x16_u(b), bh = i16x8.extend_high_i8x16_u(b);
+    if (signed) {
+      const o = i16x8.splat(32), bias = i16x8.splat(Q6_BIAS);
+      al = i16x8.add(i16x8.mul(i16x8.sub(al, o), sc), bias);
+      ah = i16x8.add(i16x8.mul(i16x8.sub(ah, o), sc), bias);
+      bl = i16x8.add(i16x8.mul(i16x8.sub(bl, o), sc), bias);
+      bh = i16x8.add(i16x8.mul(i16x8.sub(bh, o), sc), bias);
+    } else {
+      al = i16x8.mul(al, sc);
+      ah = i16x8.mul(ah, sc);
+      bl = i16x8.mul(bl, sc);
+      bh = i16x8.mul(bh, sc);
+    }
+    const m = i16x8.splat(127);
+    const p = pb + <usize>j * SUB;
+    v128.store(p, i8x16.narrow_i16x8_u(v128.and(al, m), v128.and(ah, m)));
+    v128.store(p, i8x16.narrow_i16x8_u(v128.and(bl, m), v128.and(bh, m)), 16);
+    v128.store(p, i8x16.narrow_i16x8_u(i16x8.shr_u(al, 7), i16x8.shr_u(ah, 7)), 32);
+    v128.store(p, i8x16.narrow_i16x8_u(i16x8.shr_u(bl, 7), i16x8.shr_u(bh, 7)), 48);
   } else {
     const p = pb + (<usize>j << 6);
     const y0 = perm16(x0), y1 = perm16(x1);
@@ -342,14 +466,23 @@ const PREP_K: i32 = 560;
         g0 = v128.or(g0, i16x8.shl(bits(h0, 2 * c + 1, 1), 4));
         g1 = v128.or(g1, i16x8.shl(bits(h1, 2 * c + 1, 1), 4));
       }
-      putSub(pb, 2 * c, l0, l1, scA, scA, false);
-      putSub(pb, 2 * c + 1, g0, g1, scB, scB, false);
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        // pair c: sub-blocks 2c, 2c + 1 as unsigned codes, then their scales as i16 pairs
+        const p = pb + <usize>c * PAIR_Q45;
+        putPairs(p, permA(l0, l1), permB(l0, l1), permA(g0, g1), permB(g0, g1));
+        v128.store(p, v128.shuffle<i16>(scA, scB, 0, 8, 0, 8, 0, 8, 0, 8), 64);
+      } else {
+        putSub(pb, 2 * c, l0, l1, scA, scA, false);
+        putSub(pb, 2 * c + 1, g0, g1, scB, scB, false);
+      }
     }
     store<f32>(pb, f16(load<u16>(wb)), 512);
     store<f32>(pb, f16(load<u16>(wb, 2)), 516);
     const m = i16x8.extend_low_i8x16_u(i32x4(mLo, mHi, 0, 0));
-    v128.store(pb, i32x4.extend_low_i16x8_u(m), 528);
-    v128.store(pb, i32x4.extend_high_i16x8_u(m), 544);
+    v128.store(pb, v128.shuffle<i32>(m, m, 0, 0, 0, 0), 528);
+    v128.store(pb, v128.shuffle<i32>(m, m, 1, 1, 1, 1), 544);
+    v128.store(pb, v128.shuffle<i32>(m, m, 2, 2, 2, 2), 560);
+    v128.store(pb, v128.shuffle<i32>(m, m, 3, 3, 3, 3), 576);
   }
 }
 
@@ -385,23 +518,36 @@ const PREP_K: i32 = 560;
     }
     store<f32>(pb, f16(load<u16>(wb, 208)), 512);
     store<f32>(pb, 0, 516);
-    v128.store(pb, Z, 528);
-    v128.store(pb, Z, 544);
   }
 }
 
-/** Plain: classes 0-3 (wa, wb = the i16 weights of elements 0-15, 16-31) or 4-7 of one sub-block and one token. */
+/** Plain: classes 0-3 (wa, wb = the i16 weights of elements 0-15, 16-31; xa, xb the activations') or 4-7 of one sub-block and one token. */
 // @ts-ignore: decorator
-@inline function pd(wa: v128, wb: v128, x: usize): v128 {
-  return i32x4.add(i32x4.dot_i16x8_s(wa, v128.load(x)), i32x4.dot_i16x8_s(wb, v128.load(x, 32)));
+@inline function pd(wa: v128, wb: v128, xa: v128, xb: v128): v128 {
+  return i32x4.add(i32x4.dot_i16x8_s(wa, xa), i32x4.dot_i16x8_s(wb, xb));
 }
 
-/** Relaxed: classes 0-3 or 4-7 of one sub-block and one token (w: 16 permuted codes, sc: their scales). */
+/** Relaxed: acc + Σ x·w per lane of four bytes (one vpdpbusd with AVX-VNNI); w in [0, 127]. */
 // @ts-ignore: decorator
-@inline function rd(w: v128, sc: v128, x: usize, q6: bool): v128 {
-  let d = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), w);
-  if (q6) d = i16x8.sub(d, v128.load(x, 256));
-  return i32x4.dot_i16x8_s(d, sc);
+@inline function vd(x: v128, w: v128, acc: v128): v128 {
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
+}
+
+/** Relaxed Q6_K: the class sums lo + 128·hi − 4096·Σx (cs: the activations' class sums). */
+// @ts-ignore: decorator
+@inline function q6Join(lo: v128, hi: v128, cs: v128): v128 {
+  return i32x4.sub(i32x4.add(lo, i32x4.shl(hi, 7)), i32x4.shl(cs, 12));
+}
+
+/**
+ * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. x1·w1 and x2·w2 give the
+ * lanes (2k c, 2k+1 c, 2k c', 2k+1 c') of two class pairs (|sum| ≤ 4·31·127, exact in i16);
+ * narrowed side by side they line up with the scales (sc_2k, sc_2k+1), so one i16 dot scales and
+ * adds the two sub-blocks of each class.
+ */
+// @ts-ignore: decorator
+@inline function vpair(x1: v128, x2: v128, w1: v128, w2: v128, sc: v128): v128 {
+  return i32x4.dot_i16x8_s(i16x8.narrow_i32x4_s(vd(x1, w1, Z), vd(x2, w2, Z)), sc);
 }
 
 /** sums + f32(isum)·d lane-wise (addLanes: one class per lane). */
@@ -445,46 +591,101 @@ const PREP_K: i32 = 560;
   for (let b = 0; b < nb; b++) {
     const pb = p + <usize>b * PREP_K;
     const xb = xg + <usize>b * WQ8_K_BLOCK;
-    const x0 = xb + XK, x1 = x0 + XK_TOKEN, x2 = x1 + XK_TOKEN, x3 = x2 + XK_TOKEN;
     let a0l = Z, a0h = Z, a1l = Z, a1h = Z, a2l = Z, a2h = Z, a3l = Z, a3h = Z;
     // classes 0-3, then 4-7 (four accumulators live at a time); each sub-block's weights are
-    // loaded once for the four tokens
-    for (let j: usize = 0; j < 8; j++) {
-      if (ASC_FEATURE_RELAXED_SIMD) {
-        const w = v128.load(pb + (j << 5)), sc = v128.load(pb + 256 + (j << 4));
-        const xo = j << 5;
-        a0l = i32x4.add(a0l, rd(w, sc, x0 + xo, q6));
-        a1l = i32x4.add(a1l, rd(w, sc, x1 + xo, q6));
-        a2l = i32x4.add(a2l, rd(w, sc, x2 + xo, q6));
-        a3l = i32x4.add(a3l, rd(w, sc, x3 + xo, q6));
+    // loaded once for the four tokens, whose activations are XK_TOKEN bytes apart
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      let pw: usize, px: usize;
+      if (!q6) {
+        // Q4_K, Q5_K: per pair of sub-blocks and token, the dots of classes (0, 1) and (2, 3) (or
+        // (4, 5), (6, 7)), narrowed to i16 and dotted with the two sub-blocks' scales
+        pw = pb;
+        px = xb + XK;
+        for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
+          const w1 = v128.load(pw, 0), w2 = v128.load(pw, 16), sc = v128.load(pw, 64);
+          a0l = i32x4.add(a0l, vpair(v128.load(px, 0), v128.load(px, 16), w1, w2, sc));
+          a1l = i32x4.add(a1l, vpair(v128.load(px, XK_TOKEN + 0), v128.load(px, XK_TOKEN + 16), w1, w2, sc));
+          a2l = i32x4.add(a2l, vpair(v128.load(px, 2 * XK_TOKEN + 0), v128.load(px, 2 * XK_TOKEN + 16), w1, w2, sc));
+          a3l = i32x4.add(a3l, vpair(v128.load(px, 3 * XK_TOKEN + 0), v128.load(px, 3 * XK_TOKEN + 16), w1, w2, sc));
+        }
+        pw = pb;
+        px = xb + XK;
+        for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
+          const w1 = v128.load(pw, 32), w2 = v128.load(pw, 48), sc = v128.load(pw, 64);
+          a0h = i32x4.add(a0h, vpair(v128.load(px, 32), v128.load(px, 48), w1, w2, sc));
+          a1h = i32x4.add(a1h, vpair(v128.load(px, XK_TOKEN + 32), v128.load(px, XK_TOKEN + 48), w1, w2, sc));
+          a2h = i32x4.add(a2h, vpair(v128.load(px, 2 * XK_TOKEN + 32), v128.load(px, 2 * XK_TOKEN + 48), w1, w2, sc));
+          a3h = i32x4.add(a3h, vpair(v128.load(px, 3 * XK_TOKEN + 32), v128.load(px, 3 * XK_TOKEN + 48), w1, w2, sc));
+        }
       } else {
-        const pj = pb + (j << 6), xo = j << 6;
-        const w0 = v128.load(pj), w2 = v128.load(pj, 32);
-        a0l = i32x4.add(a0l, pd(w0, w2, x0 + xo));
-        a1l = i32x4.add(a1l, pd(w0, w2, x1 + xo));
-        a2l = i32x4.add(a2l, pd(w0, w2, x2 + xo));
-        a3l = i32x4.add(a3l, pd(w0, w2, x3 + xo));
+        // Q6_K: per token a lo and a hi accumulator (eight live), on the per-sub-block copy
+        let l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128;
+        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        pw = pb;
+        px = xb + XK + XS;
+        for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
+          const wl = v128.load(pw, 0), wh = v128.load(pw, 32);
+          let x = v128.load(px, 0);
+          l0 = vd(x, wl, l0);
+          h0 = vd(x, wh, h0);
+          x = v128.load(px, XK_TOKEN + 0);
+          l1 = vd(x, wl, l1);
+          h1 = vd(x, wh, h1);
+          x = v128.load(px, 2 * XK_TOKEN + 0);
+          l2 = vd(x, wl, l2);
+          h2 = vd(x, wh, h2);
+          x = v128.load(px, 3 * XK_TOKEN + 0);
+          l3 = vd(x, wl, l3);
+          h3 = vd(x, wh, h3);
+        }
+        a0l = q6Join(l0, h0, v128.load(xb, XK + 256));
+        a1l = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 256));
+        a2l = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 256));
+        a3l = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 256));
+        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        pw = pb;
+        px = xb + XK + XS;
+        for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
+          const wl = v128.load(pw, 16), wh = v128.load(pw, 48);
+          let x = v128.load(px, 16);
+          l0 = vd(x, wl, l0);
+          h0 = vd(x, wh, h0);
+          x = v128.load(px, XK_TOKEN + 16);
+          l1 = vd(x, wl, l1);
+          h1 = vd(x, wh, h1);
+          x = v128.load(px, 2 * XK_TOKEN + 16);
+          l2 = vd(x, wl, l2);
+          h2 = vd(x, wh, h2);
+          x = v128.load(px, 3 * XK_TOKEN + 16);
+          l3 = vd(x, wl, l3);
+          h3 = vd(x, wh, h3);
+        }
+        a0h = q6Join(l0, h0, v128.load(xb, XK + 272));
+        a1h = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 272));
+        a2h = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 272));
+        a3h = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 272));
       }
-    }
-    for (let j: usize = 0; j < 8; j++) {
-      if (ASC_FEATURE_RELAXED_SIMD) {
-        const w = v128.load(pb + (j << 5), 16), sc = v128.load(pb + 256 + (j << 4));
-        const xo = (j << 5) + 16;
-        a0h = i32x4.add(a0h, rd(w, sc, x0 + xo, q6));
-        a1h = i32x4.add(a1h, rd(w, sc, x1 + xo, q6));
-        a2h = i32x4.add(a2h, rd(w, sc, x2 + xo, q6));
-        a3h = i32x4.add(a3h, rd(w, sc, x3 + xo, q6));
-      } else {
-        const pj = pb + (j << 6), xo = (j << 6) + 16;
-        const w1 = v128.load(pj, 16), w3 = v128.load(pj, 48);
-        a0h = i32x4.add(a0h, pd(w1, w3, x0 + xo));
-        a1h = i32x4.add(a1h, pd(w1, w3, x1 + xo));
-        a2h = i32x4.add(a2h, pd(w1, w3, x2 + xo));
-        a3h = i32x4.add(a3h, pd(w1, w3, x3 + xo));
+    } else {
+      let pw = pb, px = xb + XK;
+      for (let j = 0; j < 8; j++, pw += SUB, px += 64) {
+        const w0 = v128.load(pw), w2 = v128.load(pw, 32);
+        a0l = i32x4.add(a0l, pd(w0, w2, v128.load(px), v128.load(px, 32)));
+        a1l = i32x4.add(a1l, pd(w0, w2, v128.load(px, XK_TOKEN), v128.load(px, XK_TOKEN + 32)));
+        a2l = i32x4.add(a2l, pd(w0, w2, v128.load(px, 2 * XK_TOKEN), v128.load(px, 2 * XK_TOKEN + 32)));
+        a3l = i32x4.add(a3l, pd(w0, w2, v128.load(px, 3 * XK_TOKEN), v128.load(px, 3 * XK_TOKEN + 32)));
+      }
+      pw = pb;
+      px = xb + XK;
+      for (let j = 0; j < 8; j++, pw += SUB, px += 64) {
+        const w1 = v128.load(pw, 16), w3 = v128.load(pw, 48);
+        a0h = i32x4.add(a0h, pd(w1, w3, v128.load(px, 16), v128.load(px, 48)));
+        a1h = i32x4.add(a1h, pd(w1, w3, v128.load(px, XK_TOKEN + 16), v128.load(px, XK_TOKEN + 48)));
+        a2h = i32x4.add(a2h, pd(w1, w3, v128.load(px, 2 * XK_TOKEN + 16), v128.load(px, 2 * XK_TOKEN + 48)));
+        a3h = i32x4.add(a3h, pd(w1, w3, v128.load(px, 3 * XK_TOKEN + 16), v128.load(px, 3 * XK_TOKEN + 48)));
       }
     }
     const dx = v128.load(xb);
-    const d = f32x4.mul(f32x4.splat(load<f32>(pb, 512)), dx);
+    const d = f32x4.mul(v128.load32_splat(pb, 512), dx);
     const d0 = v128.shuffle<i32>(d, d, 0, 0, 0, 0), d1 = v128.shuffle<i32>(d, d, 1, 1, 1, 1);
     const d2 = v128.shuffle<i32>(d, d, 2, 2, 2, 2), d3 = v128.shuffle<i32>(d, d, 3, 3, 3, 3);
     f0l = addLanes(f0l, a0l, d0);
@@ -497,9 +698,10 @@ const PREP_K: i32 = 560;
     f3h = addLanes(f3h, a3h, d3);
     if (mins) {
       // Σ_j m_j · sum32_j, one lane per token (exact integers)
-      let ms = Z;
-      for (let j = 0; j < 8; j++) ms = i32x4.add(ms, i32x4.mul(v128.load(xb + 16 + (<usize>j << 4)), i32x4.splat(load<i32>(pb + 528 + (<usize>j << 2)))));
-      const dmin = f32x4.mul(f32x4.splat(load<f32>(pb, 516)), dx);
+      let ms: v128;
+      ms = i32x4.add(i32x4.dot_i16x8_s(v128.load(xb, 16), v128.load(pb, 528)), i32x4.dot_i16x8_s(v128.load(xb, 32), v128.load(pb, 544)));
+      ms = i32x4.add(ms, i32x4.add(i32x4.dot_i16x8_s(v128.load(xb, 48), v128.load(pb, 560)), i32x4.dot_i16x8_s(v128.load(xb, 64), v128.load(pb, 576))));
+      const dmin = f32x4.mul(v128.load32_splat(pb, 516), dx);
       sumf = f32x4.sub(sumf, f32x4.mul(dmin, f32x4.convert_i32x4_s(ms)));
     }
   }
@@ -542,9 +744,20 @@ export function gemm_scratch_bytes(cols: i32): i32 {
       const xg = xw + <usize>g * groupBytes;
       const o = out + (<usize>(g * 4 * outStride) << 2);
       const live = min<i32>(4, n - g * 4);
-      for (let r = rb; r < re; r++) {
-        const p = scratch + <usize>(r - rb) * prepBytes;
-        put4(o + (<usize>r << 2), os, k ? row_prepK(p, xg, nb, kind != 7, kind == 7) : row_prep32(kind, p, xg, nb), live);
+      if (k) {
+        for (let r = rb; r < re; r++) {
+          const p = scratch + <usize>(r - rb) * prepBytes;
+          put4(o + (<usize>r << 2), os, row_prepK(p, xg, nb, kind != 7, kind == 7), live);
+        }
+      } else {
+        const o4 = o + (<usize>rb << 2), rows = re - rb;
+        if (!ASC_FEATURE_RELAXED_SIMD) {
+          // plain: one row per pass (its fold4 and i16 weights leave no registers for more)
+          for (let r = 0; r < rows; r++) rows_prep32(kind, scratch + <usize>r * prepBytes, prepBytes, 1, xg, nb, o4 + (<usize>r << 2), os, live);
+        } else if (rows == 4) rows_prep32(kind, scratch, prepBytes, 4, xg, nb, o4, os, live);
+        else if (rows == 3) rows_prep32(kind, scratch, prepBytes, 3, xg, nb, o4, os, live);
+        else if (rows == 2) rows_prep32(kind, scratch, prepBytes, 2, xg, nb, o4, os, live);
+        else rows_prep32(kind, scratch, prepBytes, 1, xg, nb, o4, os, live);
       }
     }
   }
