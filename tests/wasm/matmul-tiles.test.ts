@@ -1,7 +1,7 @@
-// The tiled matmul kernels (kquants.ts tile_*: tiles of tokens, blocks of 64 tokens; Q8_0/Q5_0 loop tokens over their matvec)
-// form each token's sums exactly as the one-token matvec kernel, which kernels.test.ts checks
-// against the scalar reference; so here, at the kernel level: matmul_* over batches that fill
-// tiles, leave partial tiles and cross token blocks equals matvec_* token by token, bit for bit.
+// The matmul_* kernels (legacy.ts: blocks of 64 tokens, four rows per pass; kquants.ts: the one-token
+// dot per token) form each token's sums exactly as the one-token matvec kernel, which kernels.test.ts
+// checks against the scalar reference; so here, at the kernel level: matmul_* over batches of 4, 7
+// and 70 tokens (crossing a token block) equals matvec_* token by token, bit for bit.
 // (The backends take gemm_* for prompt batches of these types: tests/wasm/gemm.test.ts.)
 
 import { describe, expect, it } from 'vitest';

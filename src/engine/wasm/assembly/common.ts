@@ -161,10 +161,6 @@ export const TOKEN_BLOCK: i32 = 64;
 
 /** A 16-byte scratch area for per-block scale unpacking. */
 export const SCRATCH: usize = memory.data(64, 16);
-/** Matmul tiles: per-token accumulators (up to 8 tokens × 32 bytes) … */
-export const TILE_ACC: usize = memory.data(256, 16);
-/** … and one weight block unpacked and widened to i16 (256 elements). */
-export const TILE_W: usize = memory.data(512, 16);
 
 // ---- four blocks at a time ------------------------------------------------------------------
 

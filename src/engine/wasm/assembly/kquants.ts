@@ -11,7 +11,7 @@
 // integer sum (sub-block scale × 16-lane dot, offsets and minimums taken out with the activation's
 // bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32.
 
-import { SCRATCH, TILE_ACC, TILE_W, TOKEN_BLOCK, bits, dotS, dotU, dotUw, f16, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
+import { SCRATCH, bits, dotS, dotU, dotUw, f16, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
 
 const Z: v128 = i32x4.splat(0);
@@ -443,146 +443,16 @@ const Z: v128 = i32x4.splat(0);
   return hsumF(acc);
 }
 
-// ---- tiles: one row against up to four activations ---------------------------------------------
-// As in legacy.ts: each weight block is unpacked once per tile, and every token's sums are formed
-// exactly as the one-token dot forms them, so matmul equals matvec bit for bit. Per token t,
-// TILE_ACC + 32t holds the f32x4 accumulator and + 16 the block's i32x4 sum or the f32 minimum sum.
-
-/** Σ over Q4_K sub-block j (32 quants widened to i16 in TILE_W) with the activation at xb. */
-// @ts-ignore: decorator
-@inline function q4Sub(j: i32, xb: usize): v128 {
-  const p = TILE_W + (<usize>j << 6);
-  const x0 = v128.load(xb + (<usize>j << 5));
-  const x1 = v128.load(xb + (<usize>j << 5), 16);
-  const a = i32x4.add(i32x4.dot_i16x8_s(v128.load(p), i16x8.extend_low_i8x16_s(x0)), i32x4.dot_i16x8_s(v128.load(p, 16), i16x8.extend_high_i8x16_s(x0)));
-  const b = i32x4.add(i32x4.dot_i16x8_s(v128.load(p, 32), i16x8.extend_low_i8x16_s(x1)), i32x4.dot_i16x8_s(v128.load(p, 48), i16x8.extend_high_i8x16_s(x1)));
-  return i32x4.add(a, b);
-}
-
-// @ts-ignore: decorator
-@inline function tile_q4_K(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
-  const nb = cols >> 8;
-  const dOff = qKScales(0, cols);
-  const bOff = qKBsums(0, cols);
-  for (let t = 0; t < nt; t++) {
-    v128.store(TILE_ACC + (<usize>t << 5), f32x4.splat(0));
-    store<f32>(TILE_ACC + (<usize>t << 5), 0, 16);
-  }
-  for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 144;
-    const sm = scalesK4(wb + 4);
-    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const sc16 = i16x8.extend_low_i8x16_u(sm);
-    const scL = i32x4.extend_low_i16x8_u(sc16);
-    const scH = i32x4.extend_high_i16x8_u(sc16);
-    const dw = f16(load<u16>(wb));
-    const dmin = f16(load<u16>(wb, 2));
-    // the block's quants as i16, sub-block j at TILE_W + 64j (only sums of whole sub-blocks are
-    // used, so any lane order gives dot_q4_K's integers)
-    for (let c = 0; c < 4; c++) {
-      const q0 = v128.load(wb + 16 + (<usize>c << 5));
-      const q1 = v128.load(wb + 16 + (<usize>c << 5), 16);
-      const p = TILE_W + (<usize>c << 7);
-      const a0 = lo4(q0), a1 = lo4(q1), b0 = hi4(q0), b1 = hi4(q1);
-      v128.store(p, wlo(a0));
-      v128.store(p, whi(a0), 16);
-      v128.store(p, wlo(a1), 32);
-      v128.store(p, whi(a1), 48);
-      v128.store(p, wlo(b0), 64);
-      v128.store(p, whi(b0), 80);
-      v128.store(p, wlo(b1), 96);
-      v128.store(p, whi(b1), 112);
-    }
-    for (let t = 0; t < nt; t++) {
-      const xt = xq + <usize>t * stride;
-      const xb = xt + (<usize>b << 8);
-      const minsum = hsumI(bsumDotU(xt + bOff + (<usize>b << 5), mdup));
-      const r0 = reduce4(q4Sub(0, xb), q4Sub(1, xb), q4Sub(2, xb), q4Sub(3, xb));
-      const r1 = reduce4(q4Sub(4, xb), q4Sub(5, xb), q4Sub(6, xb), q4Sub(7, xb));
-      const isum = i32x4.add(i32x4.mul(r0, scL), i32x4.mul(r1, scH));
-      const dx = load<f32>(xt + dOff + (<usize>b << 2));
-      const at = TILE_ACC + (<usize>t << 5);
-      v128.store(at, fmaI(v128.load(at), isum, dw * dx));
-      store<f32>(at, load<f32>(at, 16) + dmin * dx * <f32>minsum, 16);
-    }
-  }
-  for (let t = 0; t < nt; t++) {
-    const at = TILE_ACC + (<usize>t << 5);
-    store<f32>(out + <usize>t * outStride, hsumF(v128.load(at)) - load<f32>(at, 16));
-  }
-}
-
-// @ts-ignore: decorator
-@inline function tile_q6_K(out: usize, outStride: usize, w: usize, xq: usize, stride: usize, nt: i32, cols: i32): void {
-  const nb = cols >> 8;
-  const dOff = qKScales(0, cols);
-  const bOff = qKBsums(0, cols);
-  for (let t = 0; t < nt; t++) v128.store(TILE_ACC + (<usize>t << 5), f32x4.splat(0));
-  for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 210;
-    const scv = v128.load(wb, 192);
-    for (let t = 0; t < nt; t++) {
-      const bs = xq + <usize>t * stride + bOff + (<usize>b << 5);
-      v128.store(TILE_ACC + (<usize>t << 5), i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 5), 16);
-    }
-    for (let n = 0; n < 2; n++) {
-      const ql = wb + (<usize>n << 6);
-      const qh = wb + 128 + (<usize>n << 5);
-      const sc = wb + 192 + (<usize>n << 3);
-      for (let v = 0; v < 2; v++) {
-        const a = v128.load(ql + (<usize>v << 4));
-        const c = v128.load(ql + 32 + (<usize>v << 4));
-        const h = v128.load(qh + (<usize>v << 4));
-        const q1 = v128.or(lo4(a), i16x8.shl(bits(h, 0, 3), 4));
-        const q2 = v128.or(lo4(c), i16x8.shl(bits(h, 2, 3), 4));
-        const q3 = v128.or(hi4(a), i16x8.shl(bits(h, 4, 3), 4));
-        const q4 = v128.or(hi4(c), i16x8.shl(bits(h, 6, 3), 4));
-        // plain build: each weight's even and odd bytes (dot256m), as the one-token kernel dots them
-        const l1 = evenB(q1), h1 = oddB(q1), l2 = evenB(q2), h2 = oddB(q2), l3 = evenB(q3), h3 = oddB(q3), l4 = evenB(q4), h4 = oddB(q4);
-        const s1 = <i32>load<i8>(sc + v), s2 = <i32>load<i8>(sc + 2 + v), s3 = <i32>load<i8>(sc + 4 + v), s4 = <i32>load<i8>(sc + 6 + v);
-        for (let t = 0; t < nt; t++) {
-          const xv = xq + <usize>t * stride + (<usize>b << 8) + (<usize>n << 7) + (<usize>v << 4);
-          const at = TILE_ACC + (<usize>t << 5);
-          let isum = v128.load(at, 16);
-          if (ASC_FEATURE_RELAXED_SIMD) {
-            isum = mulAdd(isum, dotUw(q1, l1, h1, v128.load(xv), Z), s1);
-            isum = mulAdd(isum, dotUw(q2, l2, h2, v128.load(xv, 32), Z), s2);
-            isum = mulAdd(isum, dotUw(q3, l3, h3, v128.load(xv, 64), Z), s3);
-            isum = mulAdd(isum, dotUw(q4, l4, h4, v128.load(xv, 96), Z), s4);
-          } else {
-            isum = i32x4.add(isum, pairB(dot256m(l1, h1, v128.load(xv)), dot256m(l2, h2, v128.load(xv, 32)), sc + v));
-            isum = i32x4.add(isum, pairB(dot256m(l3, h3, v128.load(xv, 64)), dot256m(l4, h4, v128.load(xv, 96)), sc + 4 + v));
-          }
-          v128.store(at, isum, 16);
-        }
-      }
-    }
-    const dw = f16(load<u16>(wb, 208));
-    for (let t = 0; t < nt; t++) {
-      const at = TILE_ACC + (<usize>t << 5);
-      v128.store(at, fmaI(v128.load(at), v128.load(at, 16), dw * load<f32>(xq + <usize>t * stride + dOff + (<usize>b << 2))));
-    }
-  }
-  for (let t = 0; t < nt; t++) store<f32>(out + <usize>t * outStride, hsumF(v128.load(TILE_ACC + (<usize>t << 5))));
-}
-
-/** Tokens per tile. */
-const TILE: i32 = 4;
-
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
-  const os = <usize>outStride << 2;
-  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = t0; t < t1; t += TILE) tile_q4_K(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
-    }
+  // prompts take gemm_q4_K (gemm.ts); this per-token form serves tests and callers without scratch
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q4_K(wr, xq + <usize>t * xqStride, cols));
   }
 }
 export function matvec_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
@@ -598,14 +468,10 @@ export function matvec_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q6_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // token blocks (cache blocking), then every row against the block's tokens, a tile at a time
-  const os = <usize>outStride << 2;
-  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = t0; t < t1; t += TILE) tile_q6_K(out + (<usize>(t * outStride + r) << 2), os, wr, xq + <usize>t * xqStride, xqStride, min<i32>(TILE, t1 - t), cols);
-    }
+  // prompts take gemm_q6_K (gemm.ts); this per-token form serves tests and callers without scratch
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q6_K(wr, xq + <usize>t * xqStride, cols));
   }
 }
 export function matvec_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
