@@ -62,12 +62,6 @@ function replyPrompt(v: unknown, what: string): ReplyPrompt {
   return {
     // The whole conversation after the template: as long as the longest message may be.
     text: string(p.text, `${what}.text`, MAX_MESSAGE_CHARS),
-    ...promptMeta(p, what),
-  };
-}
-
-function promptMeta(p: Record<string, unknown>, what: string): Omit<ReplyPrompt, 'text'> {
-  return {
     tokens: integer(p.tokens, `${what}.tokens`, 0, Number.MAX_SAFE_INTEGER),
     templateName: string(p.templateName, `${what}.templateName`, MAX_TEMPLATE_NAME),
   };
@@ -94,7 +88,7 @@ function isHighSurrogate(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
 }
 
-/** A chat file's content with every prompt made whole again; then checked by validateChat. */
+/** A chat file's content with every prompt's text made whole again, then checked by validateChat. */
 export function decodeChat(v: unknown): Chat {
   const c = record(v, 'chat');
   const raw = array(c.messages, 'chat.messages', MAX_MESSAGES);
@@ -104,17 +98,16 @@ export function decodeChat(v: unknown): Chat {
     const r = record(m, `chat.messages[${i}]`);
     if (r.prompt === undefined) return r;
     const p = record(r.prompt, what);
-    let text: string;
     if (p.text !== undefined) {
-      text = string(p.text, `${what}.text`, MAX_MESSAGE_CHARS);
-    } else {
-      const keep = integer(p.keep, `${what}.keep`, 0, prev.length);
-      const rest = string(p.rest, `${what}.rest`, MAX_MESSAGE_CHARS);
-      if (keep + rest.length > MAX_MESSAGE_CHARS) throw new UsageError(`${what} is longer than ${MAX_MESSAGE_CHARS} characters.`);
-      text = prev.slice(0, keep) + rest;
+      // written whole (older files): validateChat checks it
+      prev = string(p.text, `${what}.text`, MAX_MESSAGE_CHARS);
+      return r;
     }
-    prev = text;
-    return { ...r, prompt: { text, ...promptMeta(p, what) } };
+    const { keep: k, rest: rs, ...meta } = p;
+    const keep = integer(k, `${what}.keep`, 0, prev.length);
+    const rest = string(rs, `${what}.rest`, MAX_MESSAGE_CHARS);
+    prev = prev.slice(0, keep) + rest;
+    return { ...r, prompt: { ...meta, text: prev } };
   });
   return validateChat({ ...c, messages });
 }
