@@ -21,10 +21,10 @@ import { rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
-import { loadKernelModule, type KernelModule, type LoadOptions } from '../wasm/loader.js';
+import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
-import { checkShapes, kernelFor, scannedKernel } from './wasm.js';
+import { checkShapes, kernelFor } from './wasm.js';
 
 export interface PoolOptions extends LoadOptions {
   /** Threads that compute, the calling thread included (default os.availableParallelism()). */
@@ -67,16 +67,12 @@ export class PoolBackend implements MatBackend {
   private readonly fnIndex: Map<string, number>;
   private readonly spin: number;
   private readonly timeoutMs: number;
-  private readonly km: KernelModule;
-  /** Instances on the workers' memories, made on this thread for load-time scans (scannedKernel). */
-  private readonly scanners: KernelInstance[] = [];
   private bytes = 0;
   private nextId = 0;
   private disposed = false;
 
   constructor(opts: PoolOptions = {}) {
     const km = loadKernelModule(opts);
-    this.km = km;
     this.main = new KernelInstance(km);
     this.threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
     this.spin = opts.spin ?? 256;
@@ -111,7 +107,7 @@ export class PoolBackend implements MatBackend {
   }
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
-    const type = kernelFor(spec);
+    const kt = kernelFor(spec);
     const rb = rowBytes(spec.type, spec.cols);
     const slices: Slice[] = [];
     const p = this.parts.length;
@@ -127,15 +123,8 @@ export class PoolBackend implements MatBackend {
       slices.push({ part: i, r0, r1, ptr });
     }
     this.bytes += rb * spec.rows;
-    const kt = scannedKernel(type, slices.map((s) => [this.scanner(s.part), s.ptr, (s.r1 - s.r0) * rb] as const));
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices };
     return h;
-  }
-
-  /** A kernel instance on part p's memory, for scans at load (the workers only run jobs). */
-  private scanner(p: number): KernelInstance {
-    if (p === 0) return this.main;
-    return (this.scanners[p] ??= new KernelInstance(this.km, this.parts[p].arena.memory));
   }
 
   matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void {

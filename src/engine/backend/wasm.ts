@@ -3,9 +3,9 @@
 // then every row is one SIMD block dot (src/engine/wasm/assembly).
 
 import { EngineError, ModelError } from '../../shared/errors.js';
-import { GgmlType, ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
+import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, Q8_0_NO_MIN, widenBytes, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
 
@@ -25,16 +25,6 @@ export function kernelFor(spec: WeightSpec): KernelType {
     throw new ModelError('UNSUPPORTED_TYPE', `tensor "${spec.name}" is ${ggmlTypeName(spec.type)}, which the WebAssembly kernels cannot compute; use the scalar backend or a file quantised to a supported type`);
   }
   return kt;
-}
-
-/**
- * The kernel for a weight once its bytes are in memory (`parts`: [instance, address, bytes] of each
- * piece): kt, except that Q8_0 weights with no −128 among their quants take Q8_0_NO_MIN. One
- * scan_q8_0 pass over the bytes, at memory speed.
- */
-export function scannedKernel(kt: KernelType, parts: readonly (readonly [KernelInstance, number, number])[]): KernelType {
-  if (kt.type !== GgmlType.Q8_0) return kt;
-  return parts.some(([k, ptr, bytes]) => k.call('scan_q8_0', ptr, bytes / 34) !== 0) ? kt : Q8_0_NO_MIN; // 34 B per block
 }
 
 /** Throws when x or out is too short for the weight. */
@@ -65,13 +55,12 @@ export class WasmBackend implements MatBackend {
   }
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
-    const type = kernelFor(spec);
+    const kt = kernelFor(spec);
     const rb = rowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
     const ptr = this.k.arena.alloc(size);
     fill(this.k.arena.u8(ptr, size), 0);
     this.bytes += size;
-    const kt = scannedKernel(type, [[this.k, ptr, size]]);
     const h: WasmWeight = { id: this.nextId++, spec, kt, ptr, rowBytes: rb };
     return h;
   }

@@ -19,7 +19,7 @@ export interface KernelType {
 }
 
 /** Weight types with a gemm_* prompt kernel. */
-const GEMM_SUFFIXES = new Set(['q8_0', 'q8_0s', 'q4_0', 'q5_0', 'q4_1', 'q5_1', 'q4_K', 'q5_K', 'q6_K']);
+const GEMM_SUFFIXES = new Set(['q8_0', 'q4_0', 'q5_0', 'q4_1', 'q5_1', 'q4_K', 'q5_K', 'q6_K']);
 
 function k(type: number, suffix: string, act: ActKind): KernelType {
   return { type, suffix, act, gemm: GEMM_SUFFIXES.has(suffix) };
@@ -47,14 +47,6 @@ export const KERNEL_TYPES: ReadonlyMap<number, KernelType> = new Map(
     k(GgmlType.TQ2_0, 'tq2_0', 'q8_K'),
   ].map((t) => [t.type, t]),
 );
-
-/**
- * Q8_0 weights none of whose quants is −128, as scan_q8_0 finds at load (ggml's quantiser never
- * writes −128): matvec_q8_0s / matmul_q8_0s move the activation's sign onto the weight bytes, which
- * the relaxed build turns into one i8×i7 dot per 16 bytes (assembly/legacy.ts dot4_q8_0s; the plain
- * build computes as q8_0). The same numbers as q8_0; gemm_q8_0s and dequant_q8_0s are Q8_0's.
- */
-export const Q8_0_NO_MIN: KernelType = k(GgmlType.Q8_0, 'q8_0s', 'q8_0');
 
 /** The kernel entry for a ggml type, or undefined when there is none. */
 export function kernelType(type: number): KernelType | undefined {

@@ -169,22 +169,13 @@ function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const q = v128.load(qs);
   const t = kv(64); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
   const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
-  return dotSigned(w0, w1, xe0, xo0, xe1, xo1);
-}
-/**
- * Σ w·x of 32 signed w (w0, w1) with x as nlXe/nlXo give it; w ≠ −128 in the relaxed build, where
- * w·x = (±w)·|x| with ±w = (w ^ m) − m (m = x < 0, so ±w in [−127, 127]) and |x| ≤ 127 the 7-bit
- * operand: one relaxed dot per 16 bytes (vpdpbusd with AVX-VNNI) plus two bitwise ops.
- */
-// @ts-ignore: decorator
-@inline function dotSigned(w0: v128, w1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
     const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w0, xo0), xo0), xe0, i32x4.splat(0));
     return i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w1, xo1), xo1), xe1, s);
   }
   return dotS(w0, w1, xe0, xo0, xe1, xo1);
 }
-/** An activation half as nlSum takes it: plain build its even/odd i16 halves, relaxed |x| and x < 0. */
+/** An activation half as nlSum and q8Sum take it: plain build its even/odd i16 halves, relaxed |x| and x < 0. */
 // @ts-ignore: decorator
 @inline function nlXe(x: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return i8x16.abs(x); // x ≥ −127: the Q8 activation is never −128
@@ -201,13 +192,25 @@ function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) return i8x16.relaxed_swizzle(t, i);
   return i8x16.swizzle(t, i);
 }
-/** Σ w·x of one Q8_0 block (32 signed bytes at qs). */
-function q8Sum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+/**
+ * Σ w·x of one Q8_0 block (32 signed bytes at qs). The plain build: dotS on x's even/odd halves.
+ * The relaxed build takes xe = |x| (the 7-bit operand), xo = x < 0 (nlXe, nlXo) and c (q8Corr):
+ * where x < 0, w ^ xo = −w − 1 and (−w − 1)·|x| = w·x + x, so Σ w·x = Σ (w ^ xo)·|x| + Σ_{x<0} |x|,
+ * and c is a vector whose lanes sum to that last term. w ^ xo is any i8, −128 included: one bitwise
+ * op and one relaxed dot per 16 bytes (vpdpbusd with AVX-VNNI; pmaddubsw's pair sums stay below
+ * 2·128·127, no saturation), exact for every weight byte.
+ */
+function q8Sum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(v128.load(qs), xo0), xe0, c);
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(v128.load(qs, 16), xo1), xe1, s);
+  }
   return dotS(v128.load(qs), v128.load(qs, 16), xe0, xo0, xe1, xo1);
 }
-/** The same for a block with no −128 among its quants, x as nlXe/nlXo give it. */
-function q8SumS(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  return dotSigned(v128.load(qs), v128.load(qs, 16), xe0, xo0, xe1, xo1);
+/** Relaxed build: Σ_{x<0} |x| of a block as four i32 lanes, from q8Sum's xe, xo (−Σ xo·|x|). */
+// @ts-ignore: decorator
+@inline function q8Corr(xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  return i32x4.neg(i32x4.relaxed_dot_i8x16_i7x16_add_s(xo1, xe1, i32x4.relaxed_dot_i8x16_i7x16_add_s(xo0, xe0, i32x4.splat(0))));
 }
 
 // ---- four rows · x ------------------------------------------------------------------------------
@@ -303,30 +306,10 @@ function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const o = <usize>b * 34;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1),
-      q8Sum(p2 + o + 2, xe0, xo0, xe1, xo1), q8Sum(p3 + o + 2, xe0, xo0, xe1, xo1));
-    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
-  }
-  return acc;
-}
-
-/**
- * dot4_q8_0 for weights with no −128 among their quants (scan_q8_0 checked them at load): the
- * relaxed build moves x's sign onto w (dotSigned); the plain build computes as dot4_q8_0.
- */
-function dot4_q8_0s(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
-  const nb = cols >> 5;
-  const dp = q8Scales(xq, cols);
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 34;
-    const xb = xq + (<usize>b << 5);
-    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
-    const s = sum4(q8SumS(p0 + o + 2, xe0, xo0, xe1, xo1), q8SumS(p1 + o + 2, xe0, xo0, xe1, xo1),
-      q8SumS(p2 + o + 2, xe0, xo0, xe1, xo1), q8SumS(p3 + o + 2, xe0, xo0, xe1, xo1));
+    const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
+    const s = sum4(q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1, c), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1, c),
+      q8Sum(p2 + o + 2, xe0, xo0, xe1, xo1, c), q8Sum(p3 + o + 2, xe0, xo0, xe1, xo1, c));
     const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
   }
@@ -407,29 +390,6 @@ export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
     const d = f16(load<u16>(wb));
     for (let j = 0; j < 32; j++) store<f32>(out + (<usize>(b * 32 + j) << 2), <f32>load<i8>(wb + 2 + j) * d);
   }
-}
-
-// q8_0s: Q8_0 weights without −128 quants (layout.ts Q8_0_NO_MIN); prompts and rows as Q8_0's.
-export function matvec_q8_0s(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  rows4(dot4_q8_0s, out, w, rowBytes, r0, r1, xq, cols);
-}
-export function matmul_q8_0s(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  rows4Batch(dot4_q8_0s, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
-}
-export { gemm_q8_0 as gemm_q8_0s } from './gemm';
-export { dequant_q8_0 as dequant_q8_0s };
-
-/**
- * 1 when a quant of the nb Q8_0 blocks at w is −128, else 0 (the f16 scales, bytes 0-1 of each
- * block, are not looked at): whether a weight may take q8_0s. One pass at load, at memory speed.
- */
-export function scan_q8_0(w: usize, nb: i32): i32 {
-  let m = i8x16.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * 34 + 2;
-    m = i8x16.min_s(m, i8x16.min_s(v128.load(p), v128.load(p, 16)));
-  }
-  return v128.any_true(i8x16.eq(m, i8x16.splat(-128))) ? 1 : 0;
 }
 
 export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
