@@ -28,11 +28,10 @@ const K: usize = memory.data<u8>([
   0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 32 the 5th bit
   0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                        48 i16 low byte
   0x81, 0x98, 0xad, 0xbf, 0xcf, 0xdd, 0xea, 0xf6, 1, 13, 25, 38, 53, 69, 89, 113, //                  64 kvalues_iq4nl
-  0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, 0xff, 0x7f, 0, 0, //                         80 f16 magnitude
-  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         96 2^112
-  0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, // 112 below f16 Inf, shifted
-  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     128 Inf/NaN rebias
-  0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, //                                     144 f16 sign
+  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         80 2^112
+  0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, //  96 below f16 Inf, shifted
+  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     112 Inf/NaN rebias
+  0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                                     128 f32 sign
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -50,18 +49,19 @@ const K: usize = memory.data<u8>([
 }
 
 /**
- * Four IEEE halves (low 16 bits of each u32 lane) → f32x4, exactly (ggml_compute_fp16_to_fp32):
- * the magnitude bits shifted into place read as an f32 2^112 times too small, for normal and
- * subnormal halves alike, and the multiplication by 2^112 is exact; Inf/NaN (exponent 31) get the
- * all-ones exponent by an integer add instead. A subnormal half is a subnormal f32 operand, slow on
- * x86 but still exact; no block of the GGUF models in bench/models has one.
+ * Four IEEE halves (high 16 bits of each u32 lane, low bits zero) → f32x4, exactly
+ * (ggml_compute_fp16_to_fp32): the half's sign is already the f32 sign bit; its magnitude bits
+ * shifted into place (<< 1, >> 4) read as an f32 2^112 times too small, for normal and subnormal
+ * halves alike, and the multiplication by 2^112 is exact; Inf/NaN (exponent 31) get 0x70000000
+ * added first, which makes the f32 exponent all ones, and stay Inf/NaN through the multiplication.
+ * A subnormal half is a subnormal f32 operand, slow on x86 but still exact; no block of the GGUF
+ * models in bench/models has one.
  */
 // @ts-ignore: decorator
 @inline function f16x4(h: v128): v128 {
-  const mag = i32x4.shl(v128.and(h, kv(80)), 13);
-  const finite = f32x4.mul(mag, kv(96));
-  const v = v128.bitselect(i32x4.add(mag, kv(128)), finite, i32x4.gt_s(mag, kv(112)));
-  return v128.or(v, i32x4.shl(v128.and(h, kv(144)), 16));
+  const mag = i32x4.shr_u(i32x4.shl(h, 1), 4);
+  const rebias = v128.and(i32x4.gt_s(mag, kv(96)), kv(112));
+  return v128.or(f32x4.mul(i32x4.add(mag, rebias), kv(80)), v128.and(h, kv(128)));
 }
 
 // ---- 16-lane integer dots -----------------------------------------------------------------------
@@ -140,10 +140,10 @@ const K: usize = memory.data<u8>([
 /** The block scales (f16 at byte `off` of rows p0…p3) as f32x4, lane k from row k. */
 // @ts-ignore: decorator
 @inline function f16Rows(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
-  let v = v128.load16_lane(p0 + off, i32x4.splat(0), 0);
-  v = v128.load16_lane(p1 + off, v, 2);
-  v = v128.load16_lane(p2 + off, v, 4);
-  v = v128.load16_lane(p3 + off, v, 6);
+  let v = v128.load16_lane(p0 + off, i32x4.splat(0), 1);
+  v = v128.load16_lane(p1 + off, v, 3);
+  v = v128.load16_lane(p2 + off, v, 5);
+  v = v128.load16_lane(p3 + off, v, 7);
   return f16x4(v);
 }
 
