@@ -310,7 +310,7 @@ function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
     const s = sum4(q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1, c), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1, c),
       q8Sum(p2 + o + 2, xe0, xo0, xe1, xo1, c), q8Sum(p3 + o + 2, xe0, xo0, xe1, xo1, c));
-    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), v128.load32_splat(dp + (<usize>b << 2)));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
   }
   return acc;
