@@ -59,8 +59,8 @@ export function f32ToF16(f: f32): u32 {
 }
 
 /**
- * acc + Σ w·x over 16 lanes, both signed. Always the widening i16 path: moving x's sign onto w to
- * use the relaxed i8×i7 dot costs more on x86 (pmaddubsw has no signed×signed form) than it saves.
+ * acc + Σ w·x over 16 lanes, both signed, by the widening i16 path. (Q8_0's relaxed build instead
+ * dots w ^ (x < 0) with |x| and adds a per-block correction: legacy.ts q8Sum.)
  */
 // @ts-ignore: decorator
 @inline export function dotS(w: v128, x: v128, acc: v128): v128 {
