@@ -11,7 +11,7 @@
 // integer sum (sub-block scale × 16-lane dot, offsets and minimums taken out with the activation's
 // bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32.
 
-import { SCRATCH, bits, dotS, dotU, dotUw, f16, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
+import { SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
 
 const Z: v128 = i32x4.splat(0);
@@ -150,6 +150,47 @@ const Z: v128 = i32x4.splat(0);
 
 // ---- dots over one row ------------------------------------------------------------------------
 
+/**
+ * One Q4_K block's integer sum Σ_j s_j·S_j (S_j = sub-block j's Σ q·x, s_j its 6-bit scale; sm =
+ * scalesK4 of the block), as four i32 lanes: lane j = s_j·S_j + s_j+4·S_j+4 in both builds.
+ */
+// @ts-ignore: decorator
+@inline function q4KSum(wb: usize, xb: usize, sm: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
+    // scaled with one i32x4 multiply per four sub-blocks.
+    const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
+    const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
+    const sc16 = i16x8.extend_low_i8x16_u(sm);
+    return i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
+  }
+  // One 64-element chunk (sub-blocks 2c, 2c+1) per pass of a loop the compiler keeps rolled, so
+  // V8 keeps one chunk's values in registers instead of spilling all eight sub-blocks' (measured).
+  // The scales s_0..7 as bytes of a u64, consumed a pair per pass as lanes [s_2c, s_2c+1, s_2c, s_2c+1].
+  // Lanes end as the relaxed build's: chunks 0, 2 land in lanes 0–1 (accA) and chunks 1, 3 in
+  // lanes 2–3 (accB), swapped each pass.
+  let scw = i64x2.extract_lane(sm, 0);
+  let accA = Z, accB = Z;
+  for (let c = 0; c < 4; c++) {
+    const q = wb + 16 + (<usize>c << 5);
+    const x = xb + (<usize>c << 6);
+    const sl = i32x4.add(q4LoW(v128.load(q), v128.load(x)), q4LoW(v128.load(q, 16), v128.load(x, 16)));
+    const sh = i32x4.add(q4HiW(v128.load(q), v128.load(x, 32)), q4HiW(v128.load(q, 16), v128.load(x, 48)));
+    const t = i32x4.shr_s(foldPair(sl, sh), 8);
+    const m = i32x4.mul(i32x4.add(t, i8x16.shuffle(t, t, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)), i64x2.splat((scw & 0xff) | ((scw & 0xff00) << 24)));
+    const next = i32x4.add(accA, m);
+    accA = accB;
+    accB = next;
+    scw >>= 16;
+  }
+  return i8x16.shuffle(accA, accB, 0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+/** Σ_j m_j·(bsum_2j + bsum_2j+1) as i32x4 lanes: the block's minimums (sm's high 8 bytes) each cover two 16-lane bsums. */
+// @ts-ignore: decorator
+@inline function q4KMins(bs: usize, sm: v128): v128 {
+  return bsumDotU(bs, i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+}
+
 // @ts-ignore: decorator
 @inline function dot_q4_K(w: usize, xq: usize, cols: i32): f32 {
   const nb = cols >> 8;
@@ -159,42 +200,9 @@ const Z: v128 = i32x4.splat(0);
   let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 144;
-    const xb = xq + (<usize>b << 8);
-    const bs = bp + (<usize>b << 5);
     const sm = scalesK4(wb + 4);
-    // Σ_j m_j·(bsum_2j + bsum_2j+1): each min covers two 16-lane bsums.
-    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const minsum = hsumI(bsumDotU(bs, mdup));
-    let isum: v128;
-    if (ASC_FEATURE_RELAXED_SIMD) {
-      // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
-      // scaled with one i32x4 multiply per four sub-blocks.
-      const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
-      const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
-      const sc16 = i16x8.extend_low_i8x16_u(sm);
-      isum = i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
-    } else {
-      // One 64-element chunk (sub-blocks 2c, 2c+1) per pass of a loop the compiler keeps rolled, so
-      // V8 keeps one chunk's values in registers instead of spilling all eight sub-blocks' (measured).
-      // The scales s_0..7 as bytes of a u64, consumed a pair per pass as lanes [s_2c, s_2c+1, s_2c, s_2c+1].
-      // Lanes end as the tile kernel's (lane j = s_j·S_j + s_j+4·S_j+4) so matvec = matmul bit for
-      // bit: chunks 0, 2 land in lanes 0–1 (accA) and chunks 1, 3 in lanes 2–3 (accB), swapped each pass.
-      let scw = i64x2.extract_lane(sm, 0);
-      let accA = Z, accB = Z;
-      for (let c = 0; c < 4; c++) {
-        const q = wb + 16 + (<usize>c << 5);
-        const x = xb + (<usize>c << 6);
-        const sl = i32x4.add(q4LoW(v128.load(q), v128.load(x)), q4LoW(v128.load(q, 16), v128.load(x, 16)));
-        const sh = i32x4.add(q4HiW(v128.load(q), v128.load(x, 32)), q4HiW(v128.load(q, 16), v128.load(x, 48)));
-        const t = i32x4.shr_s(foldPair(sl, sh), 8);
-        const m = i32x4.mul(i32x4.add(t, i8x16.shuffle(t, t, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)), i64x2.splat((scw & 0xff) | ((scw & 0xff00) << 24)));
-        const next = i32x4.add(accA, m);
-        accA = accB;
-        accB = next;
-        scw >>= 16;
-      }
-      isum = i8x16.shuffle(accA, accB, 0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31);
-    }
+    const minsum = hsumI(q4KMins(bp + (<usize>b << 5), sm));
+    const isum = q4KSum(wb, xq + (<usize>b << 8), sm);
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
     accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
@@ -240,6 +248,42 @@ const Z: v128 = i32x4.splat(0);
   return hsumF(acc) - accm;
 }
 
+/** One Q6_K block's integer sum Σ_g sc_g·Σ (q − 32)·x as four i32 lanes (bs: the activation block's bsums). */
+// @ts-ignore: decorator
+@inline function q6KSum(wb: usize, xb: usize, bs: usize): v128 {
+  const scv = v128.load(wb, 192);
+  // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
+  let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 5);
+  for (let n = 0; n < 2; n++) {
+    const ql = wb + (<usize>n << 6);
+    const qh = wb + 128 + (<usize>n << 5);
+    const xn = xb + (<usize>n << 7);
+    const sc = wb + 192 + (<usize>n << 3);
+    for (let v = 0; v < 2; v++) {
+      const a = v128.load(ql + (<usize>v << 4));
+      const c = v128.load(ql + 32 + (<usize>v << 4));
+      const h = v128.load(qh + (<usize>v << 4));
+      const xv = xn + (<usize>v << 4);
+      // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
+      const m = i8x16.splat(0x30);
+      const q1 = v128.or(lo4(a), v128.and(i16x8.shl(h, 4), m));
+      const q2 = v128.or(lo4(c), v128.and(i16x8.shl(h, 2), m));
+      const q3 = v128.or(hi4(a), v128.and(h, m));
+      const q4 = v128.or(hi4(c), v128.and(i16x8.shr_u(h, 2), m));
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        isum = mulAdd(isum, dotU(q1, v128.load(xv), Z), <i32>load<i8>(sc + v));
+        isum = mulAdd(isum, dotU(q2, v128.load(xv, 32), Z), <i32>load<i8>(sc + 2 + v));
+        isum = mulAdd(isum, dotU(q3, v128.load(xv, 64), Z), <i32>load<i8>(sc + 4 + v));
+        isum = mulAdd(isum, dotU(q4, v128.load(xv, 96), Z), <i32>load<i8>(sc + 6 + v));
+      } else {
+        isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
+        isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
+      }
+    }
+  }
+  return isum;
+}
+
 // @ts-ignore: decorator
 @inline function dot_q6_K(w: usize, xq: usize, cols: i32): f32 {
   const nb = cols >> 8;
@@ -248,37 +292,7 @@ const Z: v128 = i32x4.splat(0);
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 210;
-    const xb = xq + (<usize>b << 8);
-    const scv = v128.load(wb, 192);
-    // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
-    let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bp + (<usize>b << 5), scv)), 5);
-    for (let n = 0; n < 2; n++) {
-      const ql = wb + (<usize>n << 6);
-      const qh = wb + 128 + (<usize>n << 5);
-      const xn = xb + (<usize>n << 7);
-      const sc = wb + 192 + (<usize>n << 3);
-      for (let v = 0; v < 2; v++) {
-        const a = v128.load(ql + (<usize>v << 4));
-        const c = v128.load(ql + 32 + (<usize>v << 4));
-        const h = v128.load(qh + (<usize>v << 4));
-        const xv = xn + (<usize>v << 4);
-        // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
-        const m = i8x16.splat(0x30);
-        const q1 = v128.or(lo4(a), v128.and(i16x8.shl(h, 4), m));
-        const q2 = v128.or(lo4(c), v128.and(i16x8.shl(h, 2), m));
-        const q3 = v128.or(hi4(a), v128.and(h, m));
-        const q4 = v128.or(hi4(c), v128.and(i16x8.shr_u(h, 2), m));
-        if (ASC_FEATURE_RELAXED_SIMD) {
-          isum = mulAdd(isum, dotU(q1, v128.load(xv), Z), <i32>load<i8>(sc + v));
-          isum = mulAdd(isum, dotU(q2, v128.load(xv, 32), Z), <i32>load<i8>(sc + 2 + v));
-          isum = mulAdd(isum, dotU(q3, v128.load(xv, 64), Z), <i32>load<i8>(sc + 4 + v));
-          isum = mulAdd(isum, dotU(q4, v128.load(xv, 96), Z), <i32>load<i8>(sc + 6 + v));
-        } else {
-          isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
-          isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
-        }
-      }
-    }
+    const isum = q6KSum(wb, xq + (<usize>b << 8), bp + (<usize>b << 5));
     acc = fmaI(acc, isum, f16(load<u16>(wb, 208)) * load<f32>(dp + (<usize>b << 2)));
   }
   return hsumF(acc);
@@ -443,9 +457,102 @@ const Z: v128 = i32x4.splat(0);
   return hsumF(acc);
 }
 
+// ---- four rows per pass ------------------------------------------------------------------------
+// dot4_<type>(p0, p1, p2, p3, xq, cols): lane k = dot_<type>(pk, xq, cols) BIT FOR BIT. Each row
+// keeps dot_<type>'s own f32x4 accumulator and forms its blocks' integer sums as dot_<type> does
+// (q4KSum, q6KSum); the rows share the activation's loads (qs, bsums, d_x), convert their blocks'
+// f16 scales four at a time (f16x4: exact, as f16) and take their horizontal sums together
+// (reduce4, hsumF4: the same integers, the same float additions in the same order).
+
+/** The f16 at byte off of rows p0…p3 as f32x4, lane k from row k. */
+// @ts-ignore: decorator
+@inline function f16Rows(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
+  let v = v128.load16_lane(p0 + off, Z, 0);
+  v = v128.load16_lane(p1 + off, v, 2);
+  v = v128.load16_lane(p2 + off, v, 4);
+  v = v128.load16_lane(p3 + off, v, 6);
+  return f16x4(v);
+}
+
+/** [hsumF(a), hsumF(b), hsumF(c), hsumF(d)]: each in hsumF's order, (v0 + v2) + (v1 + v3). */
+// @ts-ignore: decorator
+@inline function hsumF4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = f32x4.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  const cd = f32x4.add(i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  // ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise
+  return f32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+}
+
+function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  let accm = f32x4.splat(0); // lane k: row k's accm
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 144;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dx = f32x4.splat(load<f32>(dp + (<usize>b << 2)));
+    const sm0 = scalesK4(p0 + o + 4), sm1 = scalesK4(p1 + o + 4), sm2 = scalesK4(p2 + o + 4), sm3 = scalesK4(p3 + o + 4);
+    const minsum = f32x4.convert_i32x4_s(reduce4(q4KMins(bs, sm0), q4KMins(bs, sm1), q4KMins(bs, sm2), q4KMins(bs, sm3)));
+    accm = f32x4.add(accm, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), dx), minsum));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), dx);
+    acc0 = fmaI(acc0, q4KSum(p0 + o, xb, sm0), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q4KSum(p1 + o, xb, sm1), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q4KSum(p2 + o, xb, sm2), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q4KSum(p3 + o, xb, sm3), f32x4.extract_lane(dd, 3));
+  }
+  return f32x4.sub(hsumF4(acc0, acc1, acc2, acc3), accm);
+}
+
+function dot4_q6_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 210;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 208), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    acc0 = fmaI(acc0, q6KSum(p0 + o, xb, bs), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q6KSum(p1 + o, xb, bs), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q6KSum(p2 + o, xb, bs), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q6KSum(p3 + o, xb, bs), f32x4.extract_lane(dd, 3));
+  }
+  return hsumF4(acc0, acc1, acc2, acc3);
+}
+
+/** A dot4_* kernel. */
+type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
+
+/**
+ * out[r] = row r · xq for r in [r0, r1), four rows per call of dot: the range is cut into four
+ * quarters of q rows and lane k takes the next row of quarter k, four long sequential streams for
+ * the hardware prefetcher (legacy.ts rows4). Lanes past the end repeat the last row and are not stored.
+ */
+// @ts-ignore: decorator
+@inline function rows4(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  const q = (r1 - r0 + 3) >> 2;
+  const last = r1 - 1;
+  for (let i = 0; i < q; i++) {
+    const a = r0 + i, b = min(a + q, last), c = min(a + 2 * q, last), d = min(a + 3 * q, last);
+    const v = dot(w + <usize>a * rowBytes, w + <usize>b * rowBytes, w + <usize>c * rowBytes, w + <usize>d * rowBytes, xq, cols);
+    store<f32>(out + (<usize>a << 2), f32x4.extract_lane(v, 0));
+    if (a + q <= last) store<f32>(out + (<usize>b << 2), f32x4.extract_lane(v, 1));
+    if (a + 2 * q <= last) store<f32>(out + (<usize>c << 2), f32x4.extract_lane(v, 2));
+    if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
+  }
+}
+
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q4_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q4_K one row per pass (dot_q4_K, the per-row definition): tests hold the four-row kernel to it. */
+export function matvec1_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -465,6 +572,10 @@ export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q6_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q6_K one row per pass (dot_q6_K): the reference of the four-row kernel in tests. */
+export function matvec1_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q6_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
