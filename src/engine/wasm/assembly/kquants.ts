@@ -492,6 +492,11 @@ const Z: v128 = i32x4.splat(0);
   return f32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
 }
 
+/**
+ * Q4_K, four rows: the first 16 bytes of the four rows' blocks (d, dmin, the 12 scale bytes u0..u2)
+ * transposed so lane k is row k's, and unpacked for all four at once as scalesK4 does for one; the
+ * minimums' sums Σ_j m_j·(bsum_2j + bsum_2j+1) as i16 dots against the bsum pairs (exact, as q4KMins + hsumI).
+ */
 function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 8;
   const dp = qKScales(xq, cols);
@@ -503,14 +508,39 @@ function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xb = xq + (<usize>b << 8);
     const bs = bp + (<usize>b << 5);
     const dx = f32x4.splat(load<f32>(dp + (<usize>b << 2)));
-    const sm0 = scalesK4(p0 + o + 4), sm1 = scalesK4(p1 + o + 4), sm2 = scalesK4(p2 + o + 4), sm3 = scalesK4(p3 + o + 4);
-    const minsum = f32x4.convert_i32x4_s(reduce4(q4KMins(bs, sm0), q4KMins(bs, sm1), q4KMins(bs, sm2), q4KMins(bs, sm3)));
-    accm = f32x4.add(accm, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), dx), minsum));
-    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), dx);
-    acc0 = fmaI(acc0, q4KSum(p0 + o, xb, sm0), f32x4.extract_lane(dd, 0));
-    acc1 = fmaI(acc1, q4KSum(p1 + o, xb, sm1), f32x4.extract_lane(dd, 1));
-    acc2 = fmaI(acc2, q4KSum(p2 + o, xb, sm2), f32x4.extract_lane(dd, 2));
-    acc3 = fmaI(acc3, q4KSum(p3 + o, xb, sm3), f32x4.extract_lane(dd, 3));
+    // u32 lanes of each row's first 16 bytes: [d | dmin << 16, u0, u1, u2] → H, U0, U1, U2 over the rows
+    const v0 = v128.load(p0 + o), v1 = v128.load(p1 + o), v2 = v128.load(p2 + o), v3 = v128.load(p3 + o);
+    const t0 = i8x16.shuffle(v0, v1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const t1 = i8x16.shuffle(v2, v3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const t2 = i8x16.shuffle(v0, v1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const t3 = i8x16.shuffle(v2, v3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const H = i8x16.shuffle(t0, t1, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const U0 = i8x16.shuffle(t0, t1, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    const U1 = i8x16.shuffle(t2, t3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const U2 = i8x16.shuffle(t2, t3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    // scalesK4 lane-wise: scales s0..3 (S0), s4..7 (S1), minimums m0..3 (M0), m4..7 (M1)
+    const k3 = i8x16.splat(3), kf = i8x16.splat(15), k3f = i8x16.splat(63);
+    const S0 = v128.and(U0, k3f);
+    const S1 = v128.or(v128.and(U2, kf), i32x4.shl(v128.and(i32x4.shr_u(U0, 6), k3), 4));
+    const M0 = v128.and(U1, k3f);
+    const M1 = v128.or(v128.and(i32x4.shr_u(U2, 4), kf), i32x4.shl(v128.and(i32x4.shr_u(U1, 6), k3), 4));
+    // bsum pairs B_j = bsum_2j + bsum_2j+1 (|B_j| ≤ 2·16·127) as i16 [B0..B3] twice and [B4..B7] twice
+    const B = i16x8.narrow_i32x4_s(i32x4.extadd_pairwise_i16x8_s(v128.load(bs)), i32x4.extadd_pairwise_i16x8_s(v128.load(bs, 16)));
+    const Blo = i8x16.shuffle(B, B, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
+    const Bhi = i8x16.shuffle(B, B, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    // rows 0, 1 (low halves of M0, M1) and rows 2, 3: two i32 lanes per row, then summed per row
+    const ma = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(M0), Blo), i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(M1), Bhi));
+    const mb = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(M0), Blo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(M1), Bhi));
+    const mins = i32x4.add(i8x16.shuffle(ma, mb, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27), i8x16.shuffle(ma, mb, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+    accm = f32x4.add(accm, f32x4.mul(f32x4.mul(f16x4(i32x4.shr_u(H, 16)), dx), f32x4.convert_i32x4_s(mins)));
+    const dd = f32x4.mul(f16x4(H), dx);
+    // each row's scales [s0..3, s4..7] in its low 8 bytes, as q4KSum takes them
+    const s01 = i8x16.shuffle(S0, S1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const s23 = i8x16.shuffle(S0, S1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    acc0 = fmaI(acc0, q4KSum(p0 + o, xb, s01), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q4KSum(p1 + o, xb, i8x16.shuffle(s01, s01, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q4KSum(p2 + o, xb, s23), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q4KSum(p3 + o, xb, i8x16.shuffle(s23, s23, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)), f32x4.extract_lane(dd, 3));
   }
   return f32x4.sub(hsumF4(acc0, acc1, acc2, acc3), accm);
 }
