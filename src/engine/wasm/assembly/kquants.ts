@@ -16,6 +16,22 @@ import { IQ4NL } from './legacy';
 
 const Z: v128 = i32x4.splat(0);
 
+// Vector constants of the hot loops, loaded from memory where used: V8 rebuilds a v128.const at
+// every use inside a loop (2-4 instructions), while a load is one instruction (legacy.ts does the same).
+const KC: usize = memory.data<u8>([
+  0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
+  0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, // 16 Q6_K high bits 4–5
+], 16);
+/** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
+// @ts-ignore: decorator
+@inline function lo4k(q: v128): v128 {
+  return v128.and(q, v128.load(KC));
+}
+// @ts-ignore: decorator
+@inline function hi4k(q: v128): v128 {
+  return v128.and(i16x8.shr_u(q, 4), v128.load(KC));
+}
+
 /** Σ_k coef_k · bsum_k for the 16 bsums of a block (coefficients as 16 i8 lanes). */
 // @ts-ignore: decorator
 @inline function bsumDotS(bs: usize, coef: v128): v128 {
@@ -92,14 +108,14 @@ const Z: v128 = i32x4.splat(0);
 @inline function q4Lo(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(lo4(v128.load(q, 16)), v128.load(x, 16), dotU(lo4(v128.load(q)), v128.load(x), Z));
+  return dotU(lo4k(v128.load(q, 16)), v128.load(x, 16), dotU(lo4k(v128.load(q)), v128.load(x), Z));
 }
 /** … and the high-nibble sub-block 2c+1's. */
 // @ts-ignore: decorator
 @inline function q4Hi(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(hi4(v128.load(q, 16)), v128.load(x, 48), dotU(hi4(v128.load(q)), v128.load(x, 32), Z));
+  return dotU(hi4k(v128.load(q, 16)), v128.load(x, 48), dotU(hi4k(v128.load(q)), v128.load(x, 32), Z));
 }
 
 /**
@@ -274,11 +290,11 @@ const Z: v128 = i32x4.splat(0);
       const h = v128.load(qh + (<usize>v << 4));
       const xv = xn + (<usize>v << 4);
       // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
-      const m = i8x16.splat(0x30);
-      const q1 = v128.or(lo4(a), v128.and(i16x8.shl(h, 4), m));
-      const q2 = v128.or(lo4(c), v128.and(i16x8.shl(h, 2), m));
-      const q3 = v128.or(hi4(a), v128.and(h, m));
-      const q4 = v128.or(hi4(c), v128.and(i16x8.shr_u(h, 2), m));
+      const m = v128.load(KC, 16);
+      const q1 = v128.or(lo4k(a), v128.and(i16x8.shl(h, 4), m));
+      const q2 = v128.or(lo4k(c), v128.and(i16x8.shl(h, 2), m));
+      const q3 = v128.or(hi4k(a), v128.and(h, m));
+      const q4 = v128.or(hi4k(c), v128.and(i16x8.shr_u(h, 2), m));
       if (ASC_FEATURE_RELAXED_SIMD) {
         isum = dotScaled(isum, q1, v128.load(xv), load<i8>(sc + v));
         isum = dotScaled(isum, q2, v128.load(xv, 32), load<i8>(sc + 2 + v));
