@@ -21,6 +21,10 @@ const Z: v128 = i32x4.splat(0);
 const KC: usize = memory.data<u8>([
   0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
   0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, // 16 Q6_K high bits 4–5
+  0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, //                         32 i16 0x000f
+  0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, //                         48 i16 0x0f00
+  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                         64 i16 0x00ff
+  0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, //                         80 i16 0xff00
 ], 16);
 /** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
 // @ts-ignore: decorator
@@ -127,8 +131,8 @@ const KC: usize = memory.data<u8>([
 // @ts-ignore: decorator
 @inline function q4LoW(q: v128, x: v128): v128 {
   return i32x4.add(
-    i32x4.dot_i16x8_s(v128.and(q, i16x8.splat(0x000f)), i16x8.shl(x, 8)),
-    i32x4.dot_i16x8_s(v128.and(q, i16x8.splat(0x0f00)), i16x8.shr_s(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(q, v128.load(KC, 32)), i16x8.shl(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(q, v128.load(KC, 48)), i16x8.shr_s(x, 8)),
   );
 }
 /** … and high nibbles (q4HiW). */
@@ -136,8 +140,8 @@ const KC: usize = memory.data<u8>([
 @inline function q4HiW(q: v128, x: v128): v128 {
   const h = i16x8.shr_u(q, 4);
   return i32x4.add(
-    i32x4.dot_i16x8_s(v128.and(h, i16x8.splat(0x000f)), i16x8.shl(x, 8)),
-    i32x4.dot_i16x8_s(v128.and(h, i16x8.splat(0x0f00)), i16x8.shr_s(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(h, v128.load(KC, 32)), i16x8.shl(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(h, v128.load(KC, 48)), i16x8.shr_s(x, 8)),
   );
 }
 
@@ -157,11 +161,11 @@ const KC: usize = memory.data<u8>([
 }
 // @ts-ignore: decorator
 @inline function evenB(w: v128): v128 {
-  return v128.and(w, i16x8.splat(0x00ff));
+  return v128.and(w, v128.load(KC, 64));
 }
 // @ts-ignore: decorator
 @inline function oddB(w: v128): v128 {
-  return v128.and(w, i16x8.splat(-256));
+  return v128.and(w, v128.load(KC, 80));
 }
 /**
  * Two 256-scaled sub-block sums a, b folded (foldPair), unscaled (exact shift) and multiplied by
