@@ -22,7 +22,7 @@ import { ROOT } from '../helpers.js';
 import { absDot, quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
 
 /** The types whose matvec takes several rows per pass, and their f16 scale fields (byte offsets in a block). */
-const TYPES: [number, number[]][] = [[GgmlType.Q4_K, [0, 2]], [GgmlType.Q6_K, [208]]];
+const TYPES: [number, number[]][] = [[GgmlType.Q4_K, [0, 2]], [GgmlType.Q5_K, [0, 2]], [GgmlType.Q6_K, [208]], [GgmlType.Q3_K, [108]], [GgmlType.Q2_K, [80, 82]]];
 const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const BENCH_MODEL = join(ROOT, 'bench', 'models', 'qwen2-0.5b-Q4_K_M.gguf');

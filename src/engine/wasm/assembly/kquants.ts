@@ -25,6 +25,8 @@ const KC: usize = memory.data<u8>([
   0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, //                         48 i16 0x0f00
   0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                         64 i16 0x00ff
   0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, //                         80 i16 0xff00
+  3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, //                                                  96 2-bit mask
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 112 1-bit mask
 ], 16);
 /** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
 // @ts-ignore: decorator
@@ -34,6 +36,15 @@ const KC: usize = memory.data<u8>([
 // @ts-ignore: decorator
 @inline function hi4k(q: v128): v128 {
   return v128.and(i16x8.shr_u(q, 4), v128.load(KC));
+}
+/** Bits 2-bit field (q >> s) & 3 and 1-bit field (q >> s) & 1 of each byte (common.ts bits, mask loaded). */
+// @ts-ignore: decorator
+@inline function bits2(q: v128, s: i32): v128 {
+  return v128.and(i16x8.shr_u(q, s), v128.load(KC, 96));
+}
+// @ts-ignore: decorator
+@inline function bits1(q: v128, s: i32): v128 {
+  return v128.and(i16x8.shr_u(q, s), v128.load(KC, 112));
 }
 
 /** Σ_k coef_k · bsum_k for the 16 bsums of a block (coefficients as 16 i8 lanes). */
@@ -99,14 +110,25 @@ const KC: usize = memory.data<u8>([
 }
 
 /**
- * Relaxed build: isum + scale·Σ w·x over 16 lanes (w in [0, 63], x a Q8_K byte), lane i = scale ·
- * products 4i..4i+3, the lanes of mulAdd(isum, dotU(w, x, Z), scale) with two instructions fewer:
- * the i16 pair sums (|·| ≤ 2·63·128, never saturating) meet the scale in one i16 dot.
+ * isum + scale·Σ w·x over 16 lanes (w in [0, 63]), lanes as mulAdd(isum, dotU(w, x, Z), scale). The
+ * relaxed build needs two instructions fewer: the i16 pair sums (|·| ≤ 2·63·128, never saturating;
+ * lane i's pair 2i, 2i+1 = products 4i..4i+3, dotU's lane i) meet the scale in one i16 dot.
  */
 // @ts-ignore: decorator
-@inline function dotScaled(isum: v128, w: v128, x: v128, scale: i8): v128 {
-  return i32x4.add(isum, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(x, w), i16x8.splat(<i16>scale)));
+@inline function dotSc(isum: v128, w: v128, x: v128, scale: i32): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.add(isum, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(x, w), i16x8.splat(<i16>scale)));
+  return mulAdd(isum, dotU(w, x, Z), scale);
 }
+/** The same for 32 lanes w0·x0 + w1·x1 (w in [0, 31]), lanes as mulAdd(isum, dotU(w1, x1, dotU(w0, x0, Z)), scale). */
+// @ts-ignore: decorator
+@inline function dotSc2(isum: v128, w0: v128, x0: v128, w1: v128, x1: v128, scale: i32): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const p = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, w0), i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1));
+    return i32x4.add(isum, i32x4.dot_i16x8_s(p, i16x8.splat(<i16>scale)));
+  }
+  return mulAdd(isum, dotU(w1, x1, dotU(w0, x0, Z)), scale);
+}
+
 /** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's lane sums … */
 // @ts-ignore: decorator
 @inline function q4Lo(wb: usize, xb: usize, c: i32): v128 {
@@ -239,6 +261,28 @@ const KC: usize = memory.data<u8>([
   return hsumF(acc) - accm;
 }
 
+/** One Q5_K block's integer sum Σ_j s_j·Σ q·x as four i32 lanes (sm: scalesK4 of the block; its scales go through SCRATCH). */
+// @ts-ignore: decorator
+@inline function q5KSum(wb: usize, xb: usize, sm: v128): v128 {
+  v128.store(SCRATCH, sm);
+  const h0 = v128.load(wb, 16);
+  const h1 = v128.load(wb, 32);
+  let isum = Z;
+  for (let c = 0; c < 4; c++) {
+    const q0 = v128.load(wb + 48 + (<usize>c << 5));
+    const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
+    const xc = xb + (<usize>c << 6);
+    const j = 2 * c;
+    const l0 = v128.or(lo4k(q0), i16x8.shl(bits1(h0, j), 4));
+    const l1 = v128.or(lo4k(q1), i16x8.shl(bits1(h1, j), 4));
+    const u0 = v128.or(hi4k(q0), i16x8.shl(bits1(h0, j + 1), 4));
+    const u1 = v128.or(hi4k(q1), i16x8.shl(bits1(h1, j + 1), 4));
+    isum = dotSc2(isum, l0, v128.load(xc), l1, v128.load(xc, 16), <i32>load<u8>(SCRATCH + j));
+    isum = dotSc2(isum, u0, v128.load(xc, 32), u1, v128.load(xc, 48), <i32>load<u8>(SCRATCH + j + 1));
+  }
+  return isum;
+}
+
 // @ts-ignore: decorator
 @inline function dot_q5_K(w: usize, xq: usize, cols: i32): f32 {
   const nb = cols >> 8;
@@ -248,28 +292,9 @@ const KC: usize = memory.data<u8>([
   let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 176;
-    const xb = xq + (<usize>b << 8);
-    const bs = bp + (<usize>b << 5);
     const sm = scalesK4(wb + 4);
-    v128.store(SCRATCH, sm);
-    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const minsum = hsumI(bsumDotU(bs, mdup));
-    const h0 = v128.load(wb, 16);
-    const h1 = v128.load(wb, 32);
-    let isum = Z;
-    for (let c = 0; c < 4; c++) {
-      const q0 = v128.load(wb + 48 + (<usize>c << 5));
-      const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
-      const xc = xb + (<usize>c << 6);
-      const j = 2 * c;
-      const l0 = v128.or(lo4(q0), i16x8.shl(bits(h0, j, 1), 4));
-      const l1 = v128.or(lo4(q1), i16x8.shl(bits(h1, j, 1), 4));
-      const u0 = v128.or(hi4(q0), i16x8.shl(bits(h0, j + 1, 1), 4));
-      const u1 = v128.or(hi4(q1), i16x8.shl(bits(h1, j + 1, 1), 4));
-      const sl = dotU(l1, v128.load(xc, 16), dotU(l0, v128.load(xc), Z));
-      const sh = dotU(u1, v128.load(xc, 48), dotU(u0, v128.load(xc, 32), Z));
-      isum = mulAdd(mulAdd(isum, sl, <i32>load<u8>(SCRATCH + j)), sh, <i32>load<u8>(SCRATCH + j + 1));
-    }
+    const minsum = hsumI(q4KMins(bp + (<usize>b << 5), sm));
+    const isum = q5KSum(wb, xq + (<usize>b << 8), sm);
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
     accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
@@ -300,10 +325,10 @@ const KC: usize = memory.data<u8>([
       const q3 = v128.or(hi4k(a), v128.and(h, m));
       const q4 = v128.or(hi4k(c), v128.and(i16x8.shr_u(h, 2), m));
       if (ASC_FEATURE_RELAXED_SIMD) {
-        isum = dotScaled(isum, q1, v128.load(xv), load<i8>(sc + v));
-        isum = dotScaled(isum, q2, v128.load(xv, 32), load<i8>(sc + 2 + v));
-        isum = dotScaled(isum, q3, v128.load(xv, 64), load<i8>(sc + 4 + v));
-        isum = dotScaled(isum, q4, v128.load(xv, 96), load<i8>(sc + 6 + v));
+        isum = dotSc(isum, q1, v128.load(xv), <i32>load<i8>(sc + v));
+        isum = dotSc(isum, q2, v128.load(xv, 32), <i32>load<i8>(sc + 2 + v));
+        isum = dotSc(isum, q3, v128.load(xv, 64), <i32>load<i8>(sc + 4 + v));
+        isum = dotSc(isum, q4, v128.load(xv, 96), <i32>load<i8>(sc + 6 + v));
       } else {
         isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
         isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
@@ -327,6 +352,24 @@ const KC: usize = memory.data<u8>([
   return hsumF(acc);
 }
 
+/** One Q2_K block's integer sum Σ_g sc_g·Σ q·x as four i32 lanes (its scales go through SCRATCH). */
+// @ts-ignore: decorator
+@inline function q2KSum(wb: usize, xb: usize): v128 {
+  v128.store(SCRATCH, lo4k(v128.load(wb)));
+  let isum = Z;
+  for (let n = 0; n < 2; n++) {
+    const q0 = v128.load(wb + 16 + (<usize>n << 5));
+    const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
+    for (let j = 0; j < 4; j++) {
+      const g = 8 * n + 2 * j;
+      const xg = xb + (<usize>g << 4);
+      isum = dotSc(isum, bits2(q0, 2 * j), v128.load(xg), <i32>load<u8>(SCRATCH + g));
+      isum = dotSc(isum, bits2(q1, 2 * j), v128.load(xg, 16), <i32>load<u8>(SCRATCH + g + 1));
+    }
+  }
+  return isum;
+}
+
 // @ts-ignore: decorator
 @inline function dot_q2_K(w: usize, xq: usize, cols: i32): f32 {
   const nb = cols >> 8;
@@ -336,26 +379,38 @@ const KC: usize = memory.data<u8>([
   let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 84;
-    const xb = xq + (<usize>b << 8);
-    const scv = v128.load(wb);
-    v128.store(SCRATCH, lo4(scv));
-    const minsum = hsumI(bsumDotU(bp + (<usize>b << 5), hi4(scv)));
-    let isum = Z;
-    for (let n = 0; n < 2; n++) {
-      const q0 = v128.load(wb + 16 + (<usize>n << 5));
-      const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
-      for (let j = 0; j < 4; j++) {
-        const g = 8 * n + 2 * j;
-        const xg = xb + (<usize>g << 4);
-        isum = mulAdd(isum, dotU(bits(q0, 2 * j, 3), v128.load(xg), Z), <i32>load<u8>(SCRATCH + g));
-        isum = mulAdd(isum, dotU(bits(q1, 2 * j, 3), v128.load(xg, 16), Z), <i32>load<u8>(SCRATCH + g + 1));
-      }
-    }
+    const minsum = hsumI(bsumDotU(bp + (<usize>b << 5), hi4k(v128.load(wb))));
+    const isum = q2KSum(wb, xq + (<usize>b << 8));
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb, 80)) * dx);
     accm += f16(load<u16>(wb, 82)) * dx * <f32>minsum;
   }
   return hsumF(acc) - accm;
+}
+
+/** One Q3_K block's integer sum Σ_g sc_g·Σ (q − 4)·x as four i32 lanes (bs: the activation block's bsums). */
+// @ts-ignore: decorator
+@inline function q3KSum(wb: usize, xb: usize, bs: usize): v128 {
+  const scv = scalesQ3(wb + 96);
+  v128.store(SCRATCH, scv);
+  // quant = low2 + 4·h − 4: the −4 comes out as 4·Σ_g sc_g·bsum_g.
+  let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 2);
+  const h0 = v128.load(wb);
+  const h1 = v128.load(wb, 16);
+  for (let n = 0; n < 2; n++) {
+    const q0 = v128.load(wb + 32 + (<usize>n << 5));
+    const q1 = v128.load(wb + 32 + (<usize>n << 5), 16);
+    for (let j = 0; j < 4; j++) {
+      const g = 8 * n + 2 * j;
+      const hb = 4 * n + j;
+      const xg = xb + (<usize>g << 4);
+      const v0 = v128.or(bits2(q0, 2 * j), i16x8.shl(bits1(h0, hb), 2));
+      const v1 = v128.or(bits2(q1, 2 * j), i16x8.shl(bits1(h1, hb), 2));
+      isum = dotSc(isum, v0, v128.load(xg), <i32>load<i8>(SCRATCH + g));
+      isum = dotSc(isum, v1, v128.load(xg, 16), <i32>load<i8>(SCRATCH + g + 1));
+    }
+  }
+  return isum;
 }
 
 // @ts-ignore: decorator
@@ -366,26 +421,7 @@ const KC: usize = memory.data<u8>([
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 110;
-    const xb = xq + (<usize>b << 8);
-    const scv = scalesQ3(wb + 96);
-    v128.store(SCRATCH, scv);
-    // quant = low2 + 4·h − 4: the −4 comes out as 4·Σ_g sc_g·bsum_g.
-    let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bp + (<usize>b << 5), scv)), 2);
-    const h0 = v128.load(wb);
-    const h1 = v128.load(wb, 16);
-    for (let n = 0; n < 2; n++) {
-      const q0 = v128.load(wb + 32 + (<usize>n << 5));
-      const q1 = v128.load(wb + 32 + (<usize>n << 5), 16);
-      for (let j = 0; j < 4; j++) {
-        const g = 8 * n + 2 * j;
-        const hb = 4 * n + j;
-        const xg = xb + (<usize>g << 4);
-        const v0 = v128.or(bits(q0, 2 * j, 3), i16x8.shl(bits(h0, hb, 1), 2));
-        const v1 = v128.or(bits(q1, 2 * j, 3), i16x8.shl(bits(h1, hb, 1), 2));
-        isum = mulAdd(isum, dotU(v0, v128.load(xg), Z), <i32>load<i8>(SCRATCH + g));
-        isum = mulAdd(isum, dotU(v1, v128.load(xg, 16), Z), <i32>load<i8>(SCRATCH + g + 1));
-      }
-    }
+    const isum = q3KSum(wb, xq + (<usize>b << 8), bp + (<usize>b << 5));
     acc = fmaI(acc, isum, f16(load<u16>(wb, 108)) * load<f32>(dp + (<usize>b << 2)));
   }
   return hsumF(acc);
@@ -513,18 +549,20 @@ const KC: usize = memory.data<u8>([
 }
 
 /**
- * Q4_K, four rows: the first 16 bytes of the four rows' blocks (d, dmin, the 12 scale bytes u0..u2)
- * transposed so lane k is row k's, and unpacked for all four at once as scalesK4 does for one; the
- * minimums' sums Σ_j m_j·(bsum_2j + bsum_2j+1) as i16 dots against the bsum pairs (exact, as q4KMins + hsumI).
+ * Q4_K / Q5_K (five), four rows: the first 16 bytes of the four rows' blocks (d, dmin, the 12 scale
+ * bytes u0..u2) transposed so lane k is row k's, and unpacked for all four at once as scalesK4 does
+ * for one; the minimums' sums Σ_j m_j·(bsum_2j + bsum_2j+1) as i16 dots against the bsum pairs
+ * (exact, as q4KMins + hsumI).
  */
-function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+// @ts-ignore: decorator
+@inline function dot4K45(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32, five: bool): v128 {
   const nb = cols >> 8;
   const dp = qKScales(xq, cols);
   const bp = qKBsums(xq, cols);
   let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   let accm = f32x4.splat(0); // lane k: row k's accm
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 144;
+    const o = <usize>b * (five ? 176 : 144);
     const xb = xq + (<usize>b << 8);
     const bs = bp + (<usize>b << 5);
     const dx = f32x4.splat(load<f32>(dp + (<usize>b << 2)));
@@ -557,12 +595,68 @@ function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     // each row's scales [s0..3, s4..7] in its low 8 bytes, as q4KSum takes them
     const s01 = i8x16.shuffle(S0, S1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
     const s23 = i8x16.shuffle(S0, S1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-    acc0 = fmaI(acc0, q4KSum(p0 + o, xb, s01), f32x4.extract_lane(dd, 0));
-    acc1 = fmaI(acc1, q4KSum(p1 + o, xb, i8x16.shuffle(s01, s01, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)), f32x4.extract_lane(dd, 1));
-    acc2 = fmaI(acc2, q4KSum(p2 + o, xb, s23), f32x4.extract_lane(dd, 2));
-    acc3 = fmaI(acc3, q4KSum(p3 + o, xb, i8x16.shuffle(s23, s23, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)), f32x4.extract_lane(dd, 3));
+    const s1 = i8x16.shuffle(s01, s01, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    const s3 = i8x16.shuffle(s23, s23, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    if (five) {
+      acc0 = fmaI(acc0, q5KSum(p0 + o, xb, s01), f32x4.extract_lane(dd, 0));
+      acc1 = fmaI(acc1, q5KSum(p1 + o, xb, s1), f32x4.extract_lane(dd, 1));
+      acc2 = fmaI(acc2, q5KSum(p2 + o, xb, s23), f32x4.extract_lane(dd, 2));
+      acc3 = fmaI(acc3, q5KSum(p3 + o, xb, s3), f32x4.extract_lane(dd, 3));
+    } else {
+      acc0 = fmaI(acc0, q4KSum(p0 + o, xb, s01), f32x4.extract_lane(dd, 0));
+      acc1 = fmaI(acc1, q4KSum(p1 + o, xb, s1), f32x4.extract_lane(dd, 1));
+      acc2 = fmaI(acc2, q4KSum(p2 + o, xb, s23), f32x4.extract_lane(dd, 2));
+      acc3 = fmaI(acc3, q4KSum(p3 + o, xb, s3), f32x4.extract_lane(dd, 3));
+    }
   }
   return f32x4.sub(hsumF4(acc0, acc1, acc2, acc3), accm);
+}
+function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  return dot4K45(p0, p1, p2, p3, xq, cols, false);
+}
+function dot4_q5_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  return dot4K45(p0, p1, p2, p3, xq, cols, true);
+}
+
+/** Q2_K, four rows: d, dmin four at a time, the minimums' sums reduced together. */
+function dot4_q2_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  let accm = f32x4.splat(0); // lane k: row k's accm
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 84;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dx = f32x4.splat(load<f32>(dp + (<usize>b << 2)));
+    const mins = reduce4(bsumDotU(bs, hi4k(v128.load(p0 + o))), bsumDotU(bs, hi4k(v128.load(p1 + o))), bsumDotU(bs, hi4k(v128.load(p2 + o))), bsumDotU(bs, hi4k(v128.load(p3 + o))));
+    accm = f32x4.add(accm, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o + 82), dx), f32x4.convert_i32x4_s(mins)));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 80), dx);
+    acc0 = fmaI(acc0, q2KSum(p0 + o, xb), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q2KSum(p1 + o, xb), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q2KSum(p2 + o, xb), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q2KSum(p3 + o, xb), f32x4.extract_lane(dd, 3));
+  }
+  return f32x4.sub(hsumF4(acc0, acc1, acc2, acc3), accm);
+}
+
+function dot4_q3_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 110;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 108), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    acc0 = fmaI(acc0, q3KSum(p0 + o, xb, bs), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q3KSum(p1 + o, xb, bs), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q3KSum(p2 + o, xb, bs), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q3KSum(p3 + o, xb, bs), f32x4.extract_lane(dd, 3));
+  }
+  return hsumF4(acc0, acc1, acc2, acc3);
 }
 
 function dot4_q6_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
@@ -622,6 +716,10 @@ export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q5_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q5_K one row per pass (dot_q5_K): the reference of the four-row kernel in tests. */
+export function matvec1_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -645,6 +743,10 @@ export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q2_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q2_K one row per pass (dot_q2_K): the reference of the four-row kernel in tests. */
+export function matvec1_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q2_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -654,6 +756,10 @@ export function matmul_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q3_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q3_K one row per pass (dot_q3_K): the reference of the four-row kernel in tests. */
+export function matvec1_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q3_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
