@@ -27,6 +27,7 @@ const KC: usize = memory.data<u8>([
   0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, //                         80 i16 0xff00
   3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, //                                                  96 2-bit mask
   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 112 1-bit mask
+  0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 128 bit 4
 ], 16);
 /** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
 // @ts-ignore: decorator
@@ -261,25 +262,36 @@ const KC: usize = memory.data<u8>([
   return hsumF(acc) - accm;
 }
 
+/**
+ * Chunk c of a Q5_K block (sub-blocks 2c, 2c+1) added to isum. hs0, hs1: the block's qh halves, shifted
+ * left by 4 for c < 2, so bit j of each byte lands on bit 4 by one shift right by j & 3 (i16 lanes: the
+ * byte above gets its own bit 12 = bit 4, nothing crosses the 0x10 mask).
+ */
+// @ts-ignore: decorator
+@inline function q5Chunk(isum: v128, wb: usize, xb: usize, c: i32, hs0: v128, hs1: v128): v128 {
+  const q0 = v128.load(wb + 48 + (<usize>c << 5));
+  const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
+  const xc = xb + (<usize>c << 6);
+  const j = 2 * c;
+  const m = v128.load(KC, 128);
+  const l0 = v128.or(lo4k(q0), v128.and(i16x8.shr_u(hs0, j & 3), m));
+  const l1 = v128.or(lo4k(q1), v128.and(i16x8.shr_u(hs1, j & 3), m));
+  const u0 = v128.or(hi4k(q0), v128.and(i16x8.shr_u(hs0, (j + 1) & 3), m));
+  const u1 = v128.or(hi4k(q1), v128.and(i16x8.shr_u(hs1, (j + 1) & 3), m));
+  isum = dotSc2(isum, l0, v128.load(xc), l1, v128.load(xc, 16), <i32>load<u8>(SCRATCH + j));
+  return dotSc2(isum, u0, v128.load(xc, 32), u1, v128.load(xc, 48), <i32>load<u8>(SCRATCH + j + 1));
+}
+
 /** One Q5_K block's integer sum Σ_j s_j·Σ q·x as four i32 lanes (sm: scalesK4 of the block; its scales go through SCRATCH). */
 // @ts-ignore: decorator
 @inline function q5KSum(wb: usize, xb: usize, sm: v128): v128 {
   v128.store(SCRATCH, sm);
   const h0 = v128.load(wb, 16);
   const h1 = v128.load(wb, 32);
+  const g0 = i16x8.shl(h0, 4), g1 = i16x8.shl(h1, 4);
   let isum = Z;
-  for (let c = 0; c < 4; c++) {
-    const q0 = v128.load(wb + 48 + (<usize>c << 5));
-    const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
-    const xc = xb + (<usize>c << 6);
-    const j = 2 * c;
-    const l0 = v128.or(lo4k(q0), i16x8.shl(bits1(h0, j), 4));
-    const l1 = v128.or(lo4k(q1), i16x8.shl(bits1(h1, j), 4));
-    const u0 = v128.or(hi4k(q0), i16x8.shl(bits1(h0, j + 1), 4));
-    const u1 = v128.or(hi4k(q1), i16x8.shl(bits1(h1, j + 1), 4));
-    isum = dotSc2(isum, l0, v128.load(xc), l1, v128.load(xc, 16), <i32>load<u8>(SCRATCH + j));
-    isum = dotSc2(isum, u0, v128.load(xc, 32), u1, v128.load(xc, 48), <i32>load<u8>(SCRATCH + j + 1));
-  }
+  for (let c = 0; c < 2; c++) isum = q5Chunk(isum, wb, xb, c, g0, g1);
+  for (let c = 2; c < 4; c++) isum = q5Chunk(isum, wb, xb, c, h0, h1);
   return isum;
 }
 
