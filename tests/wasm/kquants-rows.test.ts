@@ -169,13 +169,14 @@ describe('K-quant matvec, several rows per pass, equals the one-row kernel bit f
     expectRowsEqual(cases, runCases({ wasm: relaxed, cases: cases.map(wire), sentinel: SENTINEL }), 'relaxed');
   });
 
-  it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium', async () => {
+  it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium (synthetic cases)', async () => {
+    const synthetic = cases.filter((c) => c.w.length < 200_000);
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const page = await browser.newPage();
       const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
-      const outputs = await page.evaluate(runCases, { wasm: relaxed, cases: cases.map(wire), sentinel: SENTINEL });
-      expectRowsEqual(cases, outputs, 'relaxed (Chromium)');
+      const outputs = await page.evaluate(runCases, { wasm: relaxed, cases: synthetic.map(wire), sentinel: SENTINEL });
+      expectRowsEqual(synthetic, outputs, 'relaxed (Chromium)');
     } finally {
       await browser.close();
     }
