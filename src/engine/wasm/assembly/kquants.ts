@@ -9,7 +9,8 @@
 //   TQ2_0  66 B { u8 qs[64]; f16 d }            2-bit fields               x = d·(q − 1)
 // Element order inside a block is ggml's dequantize_row_* order. Each dot forms the block's exact
 // integer sum (sub-block scale × 16-lane dot, offsets and minimums taken out with the activation's
-// bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32.
+// bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32. matvec of Q2_K…Q6_K takes
+// four rows per pass (dot4_*, rows4), each row summed exactly as by its one-row dot_* (matvec1_*).
 
 import { SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
