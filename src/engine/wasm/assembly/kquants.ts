@@ -9,12 +9,47 @@
 //   TQ2_0  66 B { u8 qs[64]; f16 d }            2-bit fields               x = d·(q − 1)
 // Element order inside a block is ggml's dequantize_row_* order. Each dot forms the block's exact
 // integer sum (sub-block scale × 16-lane dot, offsets and minimums taken out with the activation's
-// bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32.
+// bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32. matvec of Q2_K…Q6_K takes
+// four rows per pass (dot4_*, rows4), each row summed exactly as by its one-row dot_* (matvec1_*).
 
-import { SCRATCH, bits, dotS, dotU, dotUw, f16, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
+import { SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
 
 const Z: v128 = i32x4.splat(0);
+
+// Vector constants of the hot loops, loaded from memory where used: V8 rebuilds a v128.const at
+// every use inside a loop (2-4 instructions), while a load is one instruction (legacy.ts does the same).
+const KC: usize = memory.data<u8>([
+  0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
+  0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, // 16 Q6_K high bits 4–5
+  0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, //                         32 i16 0x000f
+  0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, 0, 0x0f, //                         48 i16 0x0f00
+  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                         64 i16 0x00ff
+  0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, //                         80 i16 0xff00
+  3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, //                                                  96 2-bit mask
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 112 1-bit mask
+  0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 128 bit 4
+  4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, //                                                 144 bit 2
+  32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, //                                 160 Q3_K scale offset
+], 16);
+/** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
+// @ts-ignore: decorator
+@inline function lo4k(q: v128): v128 {
+  return v128.and(q, v128.load(KC));
+}
+// @ts-ignore: decorator
+@inline function hi4k(q: v128): v128 {
+  return v128.and(i16x8.shr_u(q, 4), v128.load(KC));
+}
+/** Bits 2-bit field (q >> s) & 3 and 1-bit field (q >> s) & 1 of each byte (common.ts bits, mask loaded). */
+// @ts-ignore: decorator
+@inline function bits2(q: v128, s: i32): v128 {
+  return v128.and(i16x8.shr_u(q, s), v128.load(KC, 96));
+}
+// @ts-ignore: decorator
+@inline function bits1(q: v128, s: i32): v128 {
+  return v128.and(i16x8.shr_u(q, s), v128.load(KC, 112));
+}
 
 /** Σ_k coef_k · bsum_k for the 16 bsums of a block (coefficients as 16 i8 lanes). */
 // @ts-ignore: decorator
@@ -66,7 +101,7 @@ const Z: v128 = i32x4.splat(0);
   const s0 = (a0 & 0x0f0f0f0f) | ((t & 0x03030303) << 4);
   const s1 = (a1 & 0x0f0f0f0f) | (((t >> 2) & 0x03030303) << 4);
   const v = i32x4.replace_lane(i32x4.replace_lane(i32x4.replace_lane(i32x4.splat(s0), 1, s1), 2, s2), 3, s3);
-  return i8x16.sub(v, i8x16.splat(32));
+  return i8x16.sub(v, v128.load(KC, 160));
 }
 
 /** [Σa, Σb, Σc, Σd]: the lane sums of four vectors, as four lanes. */
@@ -78,19 +113,39 @@ const Z: v128 = i32x4.splat(0);
   return i32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
 }
 
+/**
+ * isum + scale·Σ w·x over 16 lanes (w in [0, 63]), lanes as mulAdd(isum, dotU(w, x, Z), scale). The
+ * relaxed build needs two instructions fewer: the i16 pair sums (|·| ≤ 2·63·128, never saturating;
+ * lane i's pair 2i, 2i+1 = products 4i..4i+3, dotU's lane i) meet the scale in one i16 dot.
+ */
+// @ts-ignore: decorator
+@inline function dotSc(isum: v128, w: v128, x: v128, scale: i32): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.add(isum, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(x, w), i16x8.splat(<i16>scale)));
+  return mulAdd(isum, dotU(w, x, Z), scale);
+}
+/** The same for 32 lanes w0·x0 + w1·x1 (w in [0, 31]), lanes as mulAdd(isum, dotU(w1, x1, dotU(w0, x0, Z)), scale). */
+// @ts-ignore: decorator
+@inline function dotSc2(isum: v128, w0: v128, x0: v128, w1: v128, x1: v128, scale: i32): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const p = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, w0), i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1));
+    return i32x4.add(isum, i32x4.dot_i16x8_s(p, i16x8.splat(<i16>scale)));
+  }
+  return mulAdd(isum, dotU(w1, x1, dotU(w0, x0, Z)), scale);
+}
+
 /** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's lane sums … */
 // @ts-ignore: decorator
 @inline function q4Lo(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(lo4(v128.load(q, 16)), v128.load(x, 16), dotU(lo4(v128.load(q)), v128.load(x), Z));
+  return dotU(lo4k(v128.load(q, 16)), v128.load(x, 16), dotU(lo4k(v128.load(q)), v128.load(x), Z));
 }
 /** … and the high-nibble sub-block 2c+1's. */
 // @ts-ignore: decorator
 @inline function q4Hi(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(hi4(v128.load(q, 16)), v128.load(x, 48), dotU(hi4(v128.load(q)), v128.load(x, 32), Z));
+  return dotU(hi4k(v128.load(q, 16)), v128.load(x, 48), dotU(hi4k(v128.load(q)), v128.load(x, 32), Z));
 }
 
 /**
@@ -102,8 +157,8 @@ const Z: v128 = i32x4.splat(0);
 // @ts-ignore: decorator
 @inline function q4LoW(q: v128, x: v128): v128 {
   return i32x4.add(
-    i32x4.dot_i16x8_s(v128.and(q, i16x8.splat(0x000f)), i16x8.shl(x, 8)),
-    i32x4.dot_i16x8_s(v128.and(q, i16x8.splat(0x0f00)), i16x8.shr_s(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(q, v128.load(KC, 32)), i16x8.shl(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(q, v128.load(KC, 48)), i16x8.shr_s(x, 8)),
   );
 }
 /** … and high nibbles (q4HiW). */
@@ -111,8 +166,8 @@ const Z: v128 = i32x4.splat(0);
 @inline function q4HiW(q: v128, x: v128): v128 {
   const h = i16x8.shr_u(q, 4);
   return i32x4.add(
-    i32x4.dot_i16x8_s(v128.and(h, i16x8.splat(0x000f)), i16x8.shl(x, 8)),
-    i32x4.dot_i16x8_s(v128.and(h, i16x8.splat(0x0f00)), i16x8.shr_s(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(h, v128.load(KC, 32)), i16x8.shl(x, 8)),
+    i32x4.dot_i16x8_s(v128.and(h, v128.load(KC, 48)), i16x8.shr_s(x, 8)),
   );
 }
 
@@ -132,11 +187,11 @@ const Z: v128 = i32x4.splat(0);
 }
 // @ts-ignore: decorator
 @inline function evenB(w: v128): v128 {
-  return v128.and(w, i16x8.splat(0x00ff));
+  return v128.and(w, v128.load(KC, 64));
 }
 // @ts-ignore: decorator
 @inline function oddB(w: v128): v128 {
-  return v128.and(w, i16x8.splat(-256));
+  return v128.and(w, v128.load(KC, 80));
 }
 /**
  * Two 256-scaled sub-block sums a, b folded (foldPair), unscaled (exact shift) and multiplied by
@@ -150,6 +205,47 @@ const Z: v128 = i32x4.splat(0);
 
 // ---- dots over one row ------------------------------------------------------------------------
 
+/**
+ * One Q4_K block's integer sum Σ_j s_j·S_j (S_j = sub-block j's Σ q·x, s_j its 6-bit scale; sm =
+ * scalesK4 of the block), as four i32 lanes: lane j = s_j·S_j + s_j+4·S_j+4 in both builds.
+ */
+// @ts-ignore: decorator
+@inline function q4KSum(wb: usize, xb: usize, sm: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
+    // scaled with one i32x4 multiply per four sub-blocks.
+    const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
+    const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
+    const sc16 = i16x8.extend_low_i8x16_u(sm);
+    return i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
+  }
+  // One 64-element chunk (sub-blocks 2c, 2c+1) per pass of a loop the compiler keeps rolled, so
+  // V8 keeps one chunk's values in registers instead of spilling all eight sub-blocks' (measured).
+  // The scales s_0..7 as bytes of a u64, consumed a pair per pass as lanes [s_2c, s_2c+1, s_2c, s_2c+1].
+  // Lanes end as the relaxed build's: chunks 0, 2 land in lanes 0–1 (accA) and chunks 1, 3 in
+  // lanes 2–3 (accB), swapped each pass.
+  let scw = i64x2.extract_lane(sm, 0);
+  let accA = Z, accB = Z;
+  for (let c = 0; c < 4; c++) {
+    const q = wb + 16 + (<usize>c << 5);
+    const x = xb + (<usize>c << 6);
+    const sl = i32x4.add(q4LoW(v128.load(q), v128.load(x)), q4LoW(v128.load(q, 16), v128.load(x, 16)));
+    const sh = i32x4.add(q4HiW(v128.load(q), v128.load(x, 32)), q4HiW(v128.load(q, 16), v128.load(x, 48)));
+    const t = i32x4.shr_s(foldPair(sl, sh), 8);
+    const m = i32x4.mul(i32x4.add(t, i8x16.shuffle(t, t, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)), i64x2.splat((scw & 0xff) | ((scw & 0xff00) << 24)));
+    const next = i32x4.add(accA, m);
+    accA = accB;
+    accB = next;
+    scw >>= 16;
+  }
+  return i8x16.shuffle(accA, accB, 0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+/** Σ_j m_j·(bsum_2j + bsum_2j+1) as i32x4 lanes: the block's minimums (sm's high 8 bytes) each cover two 16-lane bsums. */
+// @ts-ignore: decorator
+@inline function q4KMins(bs: usize, sm: v128): v128 {
+  return bsumDotU(bs, i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+}
+
 // @ts-ignore: decorator
 @inline function dot_q4_K(w: usize, xq: usize, cols: i32): f32 {
   const nb = cols >> 8;
@@ -159,47 +255,47 @@ const Z: v128 = i32x4.splat(0);
   let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 144;
-    const xb = xq + (<usize>b << 8);
-    const bs = bp + (<usize>b << 5);
     const sm = scalesK4(wb + 4);
-    // Σ_j m_j·(bsum_2j + bsum_2j+1): each min covers two 16-lane bsums.
-    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const minsum = hsumI(bsumDotU(bs, mdup));
-    let isum: v128;
-    if (ASC_FEATURE_RELAXED_SIMD) {
-      // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
-      // scaled with one i32x4 multiply per four sub-blocks.
-      const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
-      const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
-      const sc16 = i16x8.extend_low_i8x16_u(sm);
-      isum = i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
-    } else {
-      // One 64-element chunk (sub-blocks 2c, 2c+1) per pass of a loop the compiler keeps rolled, so
-      // V8 keeps one chunk's values in registers instead of spilling all eight sub-blocks' (measured).
-      // The scales s_0..7 as bytes of a u64, consumed a pair per pass as lanes [s_2c, s_2c+1, s_2c, s_2c+1].
-      // Lanes end as the tile kernel's (lane j = s_j·S_j + s_j+4·S_j+4) so matvec = matmul bit for
-      // bit: chunks 0, 2 land in lanes 0–1 (accA) and chunks 1, 3 in lanes 2–3 (accB), swapped each pass.
-      let scw = i64x2.extract_lane(sm, 0);
-      let accA = Z, accB = Z;
-      for (let c = 0; c < 4; c++) {
-        const q = wb + 16 + (<usize>c << 5);
-        const x = xb + (<usize>c << 6);
-        const sl = i32x4.add(q4LoW(v128.load(q), v128.load(x)), q4LoW(v128.load(q, 16), v128.load(x, 16)));
-        const sh = i32x4.add(q4HiW(v128.load(q), v128.load(x, 32)), q4HiW(v128.load(q, 16), v128.load(x, 48)));
-        const t = i32x4.shr_s(foldPair(sl, sh), 8);
-        const m = i32x4.mul(i32x4.add(t, i8x16.shuffle(t, t, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)), i64x2.splat((scw & 0xff) | ((scw & 0xff00) << 24)));
-        const next = i32x4.add(accA, m);
-        accA = accB;
-        accB = next;
-        scw >>= 16;
-      }
-      isum = i8x16.shuffle(accA, accB, 0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31);
-    }
+    const minsum = hsumI(q4KMins(bp + (<usize>b << 5), sm));
+    const isum = q4KSum(wb, xq + (<usize>b << 8), sm);
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
     accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
   }
   return hsumF(acc) - accm;
+}
+
+/**
+ * Chunk c of a Q5_K block (sub-blocks 2c, 2c+1) added to isum. hs0, hs1: the block's qh halves, shifted
+ * left by 4 for c < 2, so bit j of each byte lands on bit 4 by one shift right by j & 3 (i16 lanes: the
+ * byte above gets its own bit 12 = bit 4, nothing crosses the 0x10 mask).
+ */
+// @ts-ignore: decorator
+@inline function q5Chunk(isum: v128, wb: usize, xb: usize, c: i32, hs0: v128, hs1: v128): v128 {
+  const q0 = v128.load(wb + 48 + (<usize>c << 5));
+  const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
+  const xc = xb + (<usize>c << 6);
+  const j = 2 * c;
+  const m = v128.load(KC, 128);
+  const l0 = v128.or(lo4k(q0), v128.and(i16x8.shr_u(hs0, j & 3), m));
+  const l1 = v128.or(lo4k(q1), v128.and(i16x8.shr_u(hs1, j & 3), m));
+  const u0 = v128.or(hi4k(q0), v128.and(i16x8.shr_u(hs0, (j + 1) & 3), m));
+  const u1 = v128.or(hi4k(q1), v128.and(i16x8.shr_u(hs1, (j + 1) & 3), m));
+  isum = dotSc2(isum, l0, v128.load(xc), l1, v128.load(xc, 16), <i32>load<u8>(SCRATCH + j));
+  return dotSc2(isum, u0, v128.load(xc, 32), u1, v128.load(xc, 48), <i32>load<u8>(SCRATCH + j + 1));
+}
+
+/** One Q5_K block's integer sum Σ_j s_j·Σ q·x as four i32 lanes (sm: scalesK4 of the block; its scales go through SCRATCH). */
+// @ts-ignore: decorator
+@inline function q5KSum(wb: usize, xb: usize, sm: v128): v128 {
+  v128.store(SCRATCH, sm);
+  const h0 = v128.load(wb, 16);
+  const h1 = v128.load(wb, 32);
+  const g0 = i16x8.shl(h0, 4), g1 = i16x8.shl(h1, 4);
+  let isum = Z;
+  for (let c = 0; c < 2; c++) isum = q5Chunk(isum, wb, xb, c, g0, g1);
+  for (let c = 2; c < 4; c++) isum = q5Chunk(isum, wb, xb, c, h0, h1);
+  return isum;
 }
 
 // @ts-ignore: decorator
@@ -211,33 +307,50 @@ const Z: v128 = i32x4.splat(0);
   let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 176;
-    const xb = xq + (<usize>b << 8);
-    const bs = bp + (<usize>b << 5);
     const sm = scalesK4(wb + 4);
-    v128.store(SCRATCH, sm);
-    const mdup = i8x16.shuffle(sm, sm, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const minsum = hsumI(bsumDotU(bs, mdup));
-    const h0 = v128.load(wb, 16);
-    const h1 = v128.load(wb, 32);
-    let isum = Z;
-    for (let c = 0; c < 4; c++) {
-      const q0 = v128.load(wb + 48 + (<usize>c << 5));
-      const q1 = v128.load(wb + 48 + (<usize>c << 5), 16);
-      const xc = xb + (<usize>c << 6);
-      const j = 2 * c;
-      const l0 = v128.or(lo4(q0), i16x8.shl(bits(h0, j, 1), 4));
-      const l1 = v128.or(lo4(q1), i16x8.shl(bits(h1, j, 1), 4));
-      const u0 = v128.or(hi4(q0), i16x8.shl(bits(h0, j + 1, 1), 4));
-      const u1 = v128.or(hi4(q1), i16x8.shl(bits(h1, j + 1, 1), 4));
-      const sl = dotU(l1, v128.load(xc, 16), dotU(l0, v128.load(xc), Z));
-      const sh = dotU(u1, v128.load(xc, 48), dotU(u0, v128.load(xc, 32), Z));
-      isum = mulAdd(mulAdd(isum, sl, <i32>load<u8>(SCRATCH + j)), sh, <i32>load<u8>(SCRATCH + j + 1));
-    }
+    const minsum = hsumI(q4KMins(bp + (<usize>b << 5), sm));
+    const isum = q5KSum(wb, xq + (<usize>b << 8), sm);
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb)) * dx);
     accm += f16(load<u16>(wb, 2)) * dx * <f32>minsum;
   }
   return hsumF(acc) - accm;
+}
+
+/** One Q6_K block's integer sum Σ_g sc_g·Σ (q − 32)·x as four i32 lanes (bs: the activation block's bsums). */
+// @ts-ignore: decorator
+@inline function q6KSum(wb: usize, xb: usize, bs: usize): v128 {
+  const scv = v128.load(wb, 192);
+  // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
+  let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 5);
+  for (let n = 0; n < 2; n++) {
+    const ql = wb + (<usize>n << 6);
+    const qh = wb + 128 + (<usize>n << 5);
+    const xn = xb + (<usize>n << 7);
+    const sc = wb + 192 + (<usize>n << 3);
+    for (let v = 0; v < 2; v++) {
+      const a = v128.load(ql + (<usize>v << 4));
+      const c = v128.load(ql + 32 + (<usize>v << 4));
+      const h = v128.load(qh + (<usize>v << 4));
+      const xv = xn + (<usize>v << 4);
+      // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
+      const m = v128.load(KC, 16);
+      const q1 = v128.or(lo4k(a), v128.and(i16x8.shl(h, 4), m));
+      const q2 = v128.or(lo4k(c), v128.and(i16x8.shl(h, 2), m));
+      const q3 = v128.or(hi4k(a), v128.and(h, m));
+      const q4 = v128.or(hi4k(c), v128.and(i16x8.shr_u(h, 2), m));
+      if (ASC_FEATURE_RELAXED_SIMD) {
+        isum = dotSc(isum, q1, v128.load(xv), <i32>load<i8>(sc + v));
+        isum = dotSc(isum, q2, v128.load(xv, 32), <i32>load<i8>(sc + 2 + v));
+        isum = dotSc(isum, q3, v128.load(xv, 64), <i32>load<i8>(sc + 4 + v));
+        isum = dotSc(isum, q4, v128.load(xv, 96), <i32>load<i8>(sc + 6 + v));
+      } else {
+        isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
+        isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
+      }
+    }
+  }
+  return isum;
 }
 
 // @ts-ignore: decorator
@@ -248,40 +361,36 @@ const Z: v128 = i32x4.splat(0);
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 210;
-    const xb = xq + (<usize>b << 8);
-    const scv = v128.load(wb, 192);
-    // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
-    let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bp + (<usize>b << 5), scv)), 5);
-    for (let n = 0; n < 2; n++) {
-      const ql = wb + (<usize>n << 6);
-      const qh = wb + 128 + (<usize>n << 5);
-      const xn = xb + (<usize>n << 7);
-      const sc = wb + 192 + (<usize>n << 3);
-      for (let v = 0; v < 2; v++) {
-        const a = v128.load(ql + (<usize>v << 4));
-        const c = v128.load(ql + 32 + (<usize>v << 4));
-        const h = v128.load(qh + (<usize>v << 4));
-        const xv = xn + (<usize>v << 4);
-        // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
-        const m = i8x16.splat(0x30);
-        const q1 = v128.or(lo4(a), v128.and(i16x8.shl(h, 4), m));
-        const q2 = v128.or(lo4(c), v128.and(i16x8.shl(h, 2), m));
-        const q3 = v128.or(hi4(a), v128.and(h, m));
-        const q4 = v128.or(hi4(c), v128.and(i16x8.shr_u(h, 2), m));
-        if (ASC_FEATURE_RELAXED_SIMD) {
-          isum = mulAdd(isum, dotU(q1, v128.load(xv), Z), <i32>load<i8>(sc + v));
-          isum = mulAdd(isum, dotU(q2, v128.load(xv, 32), Z), <i32>load<i8>(sc + 2 + v));
-          isum = mulAdd(isum, dotU(q3, v128.load(xv, 64), Z), <i32>load<i8>(sc + 4 + v));
-          isum = mulAdd(isum, dotU(q4, v128.load(xv, 96), Z), <i32>load<i8>(sc + 6 + v));
-        } else {
-          isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
-          isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
-        }
-      }
-    }
+    const isum = q6KSum(wb, xq + (<usize>b << 8), bp + (<usize>b << 5));
     acc = fmaI(acc, isum, f16(load<u16>(wb, 208)) * load<f32>(dp + (<usize>b << 2)));
   }
   return hsumF(acc);
+}
+
+/** One Q2_K block's integer sum Σ_g sc_g·Σ q·x as four i32 lanes (its scales go through SCRATCH). */
+// @ts-ignore: decorator
+@inline function q2KSum(wb: usize, xb: usize): v128 {
+  v128.store(SCRATCH, lo4k(v128.load(wb)));
+  let isum = Z;
+  for (let n = 0; n < 2; n++) {
+    const q0 = v128.load(wb + 16 + (<usize>n << 5));
+    const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
+    // written out: constant shift counts (V8 shifts by a variable count through an extra register
+    // move; measured ×1.4 relaxed on Q2_K and Q3_K, while Q5_K's rolled loop is as fast or faster)
+    isum = q2Pair(isum, q0, q1, xb, n, 0);
+    isum = q2Pair(isum, q0, q1, xb, n, 1);
+    isum = q2Pair(isum, q0, q1, xb, n, 2);
+    isum = q2Pair(isum, q0, q1, xb, n, 3);
+  }
+  return isum;
+}
+/** Groups g = 8n + 2j and g + 1 of a Q2_K block (2-bit field j of q0, q1) added to isum. */
+// @ts-ignore: decorator
+@inline function q2Pair(isum: v128, q0: v128, q1: v128, xb: usize, n: i32, j: i32): v128 {
+  const g = 8 * n + 2 * j;
+  const xg = xb + (<usize>g << 4);
+  isum = dotSc(isum, bits2(q0, 2 * j), v128.load(xg), <i32>load<u8>(SCRATCH + g));
+  return dotSc(isum, bits2(q1, 2 * j), v128.load(xg, 16), <i32>load<u8>(SCRATCH + g + 1));
 }
 
 // @ts-ignore: decorator
@@ -293,26 +402,51 @@ const Z: v128 = i32x4.splat(0);
   let accm: f32 = 0;
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 84;
-    const xb = xq + (<usize>b << 8);
-    const scv = v128.load(wb);
-    v128.store(SCRATCH, lo4(scv));
-    const minsum = hsumI(bsumDotU(bp + (<usize>b << 5), hi4(scv)));
-    let isum = Z;
-    for (let n = 0; n < 2; n++) {
-      const q0 = v128.load(wb + 16 + (<usize>n << 5));
-      const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
-      for (let j = 0; j < 4; j++) {
-        const g = 8 * n + 2 * j;
-        const xg = xb + (<usize>g << 4);
-        isum = mulAdd(isum, dotU(bits(q0, 2 * j, 3), v128.load(xg), Z), <i32>load<u8>(SCRATCH + g));
-        isum = mulAdd(isum, dotU(bits(q1, 2 * j, 3), v128.load(xg, 16), Z), <i32>load<u8>(SCRATCH + g + 1));
-      }
-    }
+    const minsum = hsumI(bsumDotU(bp + (<usize>b << 5), hi4k(v128.load(wb))));
+    const isum = q2KSum(wb, xq + (<usize>b << 8));
     const dx = load<f32>(dp + (<usize>b << 2));
     acc = fmaI(acc, isum, f16(load<u16>(wb, 80)) * dx);
     accm += f16(load<u16>(wb, 82)) * dx * <f32>minsum;
   }
   return hsumF(acc) - accm;
+}
+
+/**
+ * Half n of a Q3_K block (groups 8n..8n+7) added to isum. hs0, hs1: the hmask halves, shifted left by
+ * 2 for n = 0, so hmask bit 4n + j lands on bit 2 by one shift right by j + 2n (i16 lanes: the byte
+ * above gets its own bit 10 = bit 2, nothing crosses the 0x04 mask).
+ */
+// @ts-ignore: decorator
+@inline function q3Half(isum: v128, wb: usize, xb: usize, n: i32, hs0: v128, hs1: v128): v128 {
+  const q0 = v128.load(wb + 32 + (<usize>n << 5));
+  const q1 = v128.load(wb + 32 + (<usize>n << 5), 16);
+  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 0);
+  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 1);
+  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 2);
+  return q3Pair(isum, q0, q1, hs0, hs1, xb, n, 3);
+}
+/** Groups g = 8n + 2j and g + 1 of q3Half (written out per j: constant shift counts). */
+// @ts-ignore: decorator
+@inline function q3Pair(isum: v128, q0: v128, q1: v128, hs0: v128, hs1: v128, xb: usize, n: i32, j: i32): v128 {
+  const g = 8 * n + 2 * j;
+  const xg = xb + (<usize>g << 4);
+  const m = v128.load(KC, 144);
+  const v0 = v128.or(bits2(q0, 2 * j), v128.and(i16x8.shr_u(hs0, j + 2 * n), m));
+  const v1 = v128.or(bits2(q1, 2 * j), v128.and(i16x8.shr_u(hs1, j + 2 * n), m));
+  isum = dotSc(isum, v0, v128.load(xg), <i32>load<i8>(SCRATCH + g));
+  return dotSc(isum, v1, v128.load(xg, 16), <i32>load<i8>(SCRATCH + g + 1));
+}
+
+/** One Q3_K block's integer sum Σ_g sc_g·Σ (q − 4)·x as four i32 lanes (bs: the activation block's bsums). */
+// @ts-ignore: decorator
+@inline function q3KSum(wb: usize, xb: usize, bs: usize): v128 {
+  const scv = scalesQ3(wb + 96);
+  v128.store(SCRATCH, scv);
+  // quant = low2 + 4·h − 4: the −4 comes out as 4·Σ_g sc_g·bsum_g.
+  const isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 2);
+  const h0 = v128.load(wb);
+  const h1 = v128.load(wb, 16);
+  return q3Half(q3Half(isum, wb, xb, 0, i16x8.shl(h0, 2), i16x8.shl(h1, 2)), wb, xb, 1, h0, h1);
 }
 
 // @ts-ignore: decorator
@@ -323,26 +457,7 @@ const Z: v128 = i32x4.splat(0);
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 110;
-    const xb = xq + (<usize>b << 8);
-    const scv = scalesQ3(wb + 96);
-    v128.store(SCRATCH, scv);
-    // quant = low2 + 4·h − 4: the −4 comes out as 4·Σ_g sc_g·bsum_g.
-    let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bp + (<usize>b << 5), scv)), 2);
-    const h0 = v128.load(wb);
-    const h1 = v128.load(wb, 16);
-    for (let n = 0; n < 2; n++) {
-      const q0 = v128.load(wb + 32 + (<usize>n << 5));
-      const q1 = v128.load(wb + 32 + (<usize>n << 5), 16);
-      for (let j = 0; j < 4; j++) {
-        const g = 8 * n + 2 * j;
-        const hb = 4 * n + j;
-        const xg = xb + (<usize>g << 4);
-        const v0 = v128.or(bits(q0, 2 * j, 3), i16x8.shl(bits(h0, hb, 1), 2));
-        const v1 = v128.or(bits(q1, 2 * j, 3), i16x8.shl(bits(h1, hb, 1), 2));
-        isum = mulAdd(isum, dotU(v0, v128.load(xg), Z), <i32>load<i8>(SCRATCH + g));
-        isum = mulAdd(isum, dotU(v1, v128.load(xg, 16), Z), <i32>load<i8>(SCRATCH + g + 1));
-      }
-    }
+    const isum = q3KSum(wb, xq + (<usize>b << 8), bp + (<usize>b << 5));
     acc = fmaI(acc, isum, f16(load<u16>(wb, 108)) * load<f32>(dp + (<usize>b << 2)));
   }
   return hsumF(acc);
@@ -443,9 +558,190 @@ const Z: v128 = i32x4.splat(0);
   return hsumF(acc);
 }
 
+// ---- four rows per pass ------------------------------------------------------------------------
+// dot4_<type>(p0, p1, p2, p3, xq, cols): lane k = dot_<type>(pk, xq, cols) BIT FOR BIT. Each row
+// keeps dot_<type>'s own f32x4 accumulator and forms its blocks' integer sums as dot_<type> does
+// (q4KSum, q6KSum); the rows share the activation's loads (qs, bsums, d_x), convert their blocks'
+// f16 scales four at a time (f16x4: exact, as f16) and take their horizontal sums together
+// (reduce4, hsumF4: the same integers, the same float additions in the same order).
+
+/** The f16 at byte off of rows p0…p3 as f32x4, lane k from row k. */
+// @ts-ignore: decorator
+@inline function f16Rows(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
+  let v = v128.load16_lane(p0 + off, Z, 0);
+  v = v128.load16_lane(p1 + off, v, 2);
+  v = v128.load16_lane(p2 + off, v, 4);
+  v = v128.load16_lane(p3 + off, v, 6);
+  return f16x4(v);
+}
+
+/** [hsumF(a), hsumF(b), hsumF(c), hsumF(d)]: each in hsumF's order, (v0 + v2) + (v1 + v3). */
+// @ts-ignore: decorator
+@inline function hsumF4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = f32x4.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  const cd = f32x4.add(i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  // ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise
+  return f32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+}
+
+/**
+ * Q4_K / Q5_K (five), four rows: the first 16 bytes of the four rows' blocks (d, dmin, the 12 scale
+ * bytes u0..u2) transposed so lane k is row k's, and unpacked for all four at once as scalesK4 does
+ * for one; the minimums' sums Σ_j m_j·(bsum_2j + bsum_2j+1) as i16 dots against the bsum pairs
+ * (exact, as q4KMins + hsumI).
+ */
+// @ts-ignore: decorator
+@inline function dot4K45(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32, five: bool): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  let accm = f32x4.splat(0); // lane k: row k's accm
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * (five ? 176 : 144);
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dx = f32x4.splat(load<f32>(dp + (<usize>b << 2)));
+    // u32 lanes of each row's first 16 bytes: [d | dmin << 16, u0, u1, u2] → H, U0, U1, U2 over the rows
+    const v0 = v128.load(p0 + o), v1 = v128.load(p1 + o), v2 = v128.load(p2 + o), v3 = v128.load(p3 + o);
+    const t0 = i8x16.shuffle(v0, v1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const t1 = i8x16.shuffle(v2, v3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const t2 = i8x16.shuffle(v0, v1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const t3 = i8x16.shuffle(v2, v3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const H = i8x16.shuffle(t0, t1, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const U0 = i8x16.shuffle(t0, t1, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    const U1 = i8x16.shuffle(t2, t3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const U2 = i8x16.shuffle(t2, t3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    // scalesK4 lane-wise: scales s0..3 (S0), s4..7 (S1), minimums m0..3 (M0), m4..7 (M1)
+    const k3 = i8x16.splat(3), kf = i8x16.splat(15), k3f = i8x16.splat(63);
+    const S0 = v128.and(U0, k3f);
+    const S1 = v128.or(v128.and(U2, kf), i32x4.shl(v128.and(i32x4.shr_u(U0, 6), k3), 4));
+    const M0 = v128.and(U1, k3f);
+    const M1 = v128.or(v128.and(i32x4.shr_u(U2, 4), kf), i32x4.shl(v128.and(i32x4.shr_u(U1, 6), k3), 4));
+    // bsum pairs B_j = bsum_2j + bsum_2j+1 (|B_j| ≤ 2·16·127) as i16 [B0..B3] twice and [B4..B7] twice
+    const B = i16x8.narrow_i32x4_s(i32x4.extadd_pairwise_i16x8_s(v128.load(bs)), i32x4.extadd_pairwise_i16x8_s(v128.load(bs, 16)));
+    const Blo = i8x16.shuffle(B, B, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
+    const Bhi = i8x16.shuffle(B, B, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    // rows 0, 1 (low halves of M0, M1) and rows 2, 3: two i32 lanes per row, then summed per row
+    const ma = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(M0), Blo), i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(M1), Bhi));
+    const mb = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(M0), Blo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(M1), Bhi));
+    const mins = i32x4.add(i8x16.shuffle(ma, mb, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27), i8x16.shuffle(ma, mb, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+    accm = f32x4.add(accm, f32x4.mul(f32x4.mul(f16x4(i32x4.shr_u(H, 16)), dx), f32x4.convert_i32x4_s(mins)));
+    const dd = f32x4.mul(f16x4(H), dx);
+    // each row's scales [s0..3, s4..7] in its low 8 bytes, as q4KSum takes them
+    const s01 = i8x16.shuffle(S0, S1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const s23 = i8x16.shuffle(S0, S1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const s1 = i8x16.shuffle(s01, s01, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    const s3 = i8x16.shuffle(s23, s23, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    if (five) {
+      acc0 = fmaI(acc0, q5KSum(p0 + o, xb, s01), f32x4.extract_lane(dd, 0));
+      acc1 = fmaI(acc1, q5KSum(p1 + o, xb, s1), f32x4.extract_lane(dd, 1));
+      acc2 = fmaI(acc2, q5KSum(p2 + o, xb, s23), f32x4.extract_lane(dd, 2));
+      acc3 = fmaI(acc3, q5KSum(p3 + o, xb, s3), f32x4.extract_lane(dd, 3));
+    } else {
+      acc0 = fmaI(acc0, q4KSum(p0 + o, xb, s01), f32x4.extract_lane(dd, 0));
+      acc1 = fmaI(acc1, q4KSum(p1 + o, xb, s1), f32x4.extract_lane(dd, 1));
+      acc2 = fmaI(acc2, q4KSum(p2 + o, xb, s23), f32x4.extract_lane(dd, 2));
+      acc3 = fmaI(acc3, q4KSum(p3 + o, xb, s3), f32x4.extract_lane(dd, 3));
+    }
+  }
+  return f32x4.sub(hsumF4(acc0, acc1, acc2, acc3), accm);
+}
+function dot4_q4_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  return dot4K45(p0, p1, p2, p3, xq, cols, false);
+}
+function dot4_q5_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  return dot4K45(p0, p1, p2, p3, xq, cols, true);
+}
+
+/** Q2_K, four rows: d, dmin four at a time, the minimums' sums reduced together. */
+function dot4_q2_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  let accm = f32x4.splat(0); // lane k: row k's accm
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 84;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dx = f32x4.splat(load<f32>(dp + (<usize>b << 2)));
+    const mins = reduce4(bsumDotU(bs, hi4k(v128.load(p0 + o))), bsumDotU(bs, hi4k(v128.load(p1 + o))), bsumDotU(bs, hi4k(v128.load(p2 + o))), bsumDotU(bs, hi4k(v128.load(p3 + o))));
+    accm = f32x4.add(accm, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o + 82), dx), f32x4.convert_i32x4_s(mins)));
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 80), dx);
+    acc0 = fmaI(acc0, q2KSum(p0 + o, xb), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q2KSum(p1 + o, xb), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q2KSum(p2 + o, xb), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q2KSum(p3 + o, xb), f32x4.extract_lane(dd, 3));
+  }
+  return f32x4.sub(hsumF4(acc0, acc1, acc2, acc3), accm);
+}
+
+function dot4_q3_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 110;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 108), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    acc0 = fmaI(acc0, q3KSum(p0 + o, xb, bs), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q3KSum(p1 + o, xb, bs), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q3KSum(p2 + o, xb, bs), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q3KSum(p3 + o, xb, bs), f32x4.extract_lane(dd, 3));
+  }
+  return hsumF4(acc0, acc1, acc2, acc3);
+}
+
+function dot4_q6_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 210;
+    const xb = xq + (<usize>b << 8);
+    const bs = bp + (<usize>b << 5);
+    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 208), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
+    acc0 = fmaI(acc0, q6KSum(p0 + o, xb, bs), f32x4.extract_lane(dd, 0));
+    acc1 = fmaI(acc1, q6KSum(p1 + o, xb, bs), f32x4.extract_lane(dd, 1));
+    acc2 = fmaI(acc2, q6KSum(p2 + o, xb, bs), f32x4.extract_lane(dd, 2));
+    acc3 = fmaI(acc3, q6KSum(p3 + o, xb, bs), f32x4.extract_lane(dd, 3));
+  }
+  return hsumF4(acc0, acc1, acc2, acc3);
+}
+
+/** A dot4_* kernel. */
+type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
+
+/**
+ * out[r] = row r · xq for r in [r0, r1), four rows per call of dot: the range is cut into four
+ * quarters of q rows and lane k takes the next row of quarter k, four long sequential streams for
+ * the hardware prefetcher (legacy.ts rows4). Lanes past the end repeat the last row and are not stored.
+ */
+// @ts-ignore: decorator
+@inline function rows4(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  const q = (r1 - r0 + 3) >> 2;
+  const last = r1 - 1;
+  for (let i = 0; i < q; i++) {
+    const a = r0 + i, b = min(a + q, last), c = min(a + 2 * q, last), d = min(a + 3 * q, last);
+    const v = dot(w + <usize>a * rowBytes, w + <usize>b * rowBytes, w + <usize>c * rowBytes, w + <usize>d * rowBytes, xq, cols);
+    store<f32>(out + (<usize>a << 2), f32x4.extract_lane(v, 0));
+    if (a + q <= last) store<f32>(out + (<usize>b << 2), f32x4.extract_lane(v, 1));
+    if (a + 2 * q <= last) store<f32>(out + (<usize>c << 2), f32x4.extract_lane(v, 2));
+    if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
+  }
+}
+
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q4_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q4_K one row per pass (dot_q4_K, the per-row definition): tests hold the four-row kernel to it. */
+export function matvec1_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -456,6 +752,10 @@ export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q5_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q5_K one row per pass (dot_q5_K): the reference of the four-row kernel in tests. */
+export function matvec1_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -465,6 +765,10 @@ export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q6_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q6_K one row per pass (dot_q6_K): the reference of the four-row kernel in tests. */
+export function matvec1_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q6_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -475,6 +779,10 @@ export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q2_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q2_K one row per pass (dot_q2_K): the reference of the four-row kernel in tests. */
+export function matvec1_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q2_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
@@ -484,6 +792,10 @@ export function matmul_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_q3_K, out, w, rowBytes, r0, r1, xq, cols);
+}
+/** matvec_q3_K one row per pass (dot_q3_K): the reference of the four-row kernel in tests. */
+export function matvec1_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q3_K(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
