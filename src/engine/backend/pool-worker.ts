@@ -38,14 +38,20 @@ try {
 }
 Atomics.notify(c, STATE);
 let seen = 0;
+let budget = spin;
 while (fns) {
   let s = Atomics.load(c, SEQ);
-  if (s === seen && Atomics.load(c, HOT) === 1) {
-    const until = performance.now() + spin / 1000;
+  if (s === seen && budget > 0 && Atomics.load(c, HOT) === 1) {
+    // poll while the pass lasts, up to budget µs: a job in time raises the budget, a spin that runs
+    // out halves it (the other thread is not getting a core: spinning would only take it longer)
+    const until = performance.now() + budget / 1000;
+    let hot = true;
     for (let i = 1; s === seen; i++) {
       s = Atomics.load(c, SEQ);
-      if ((i & 63) === 0 && (Atomics.load(c, HOT) !== 1 || performance.now() > until)) break;
+      if ((i & 63) === 0 && ((hot = Atomics.load(c, HOT) === 1) === false || performance.now() > until)) break;
     }
+    if (s !== seen) budget = Math.min(spin, budget + (spin >> 3));
+    else if (hot) budget = Math.max(budget >> 1, spin >> 5);
   }
   while (s === seen) {
     Atomics.wait(c, SEQ, seen);

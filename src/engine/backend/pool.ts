@@ -28,7 +28,7 @@ import type { AttentionShape, FillFn, MatBackend, SplitAttention, WeightHandle, 
 import { checkShapes, kernelFor } from './wasm.js';
 
 /** Default spin before sleeping, µs (PoolOptions.spin). */
-export const SPIN_US = Number(process.env.PANTHEON_SPIN_US ?? 0);
+export const SPIN_US = Number(process.env.PANTHEON_SPIN_US ?? 500);
 
 export interface PoolOptions extends LoadOptions {
   /** Threads that compute, the calling thread included (default os.availableParallelism()). */
@@ -75,6 +75,8 @@ export class PoolBackend implements MatBackend {
   private readonly parts: Part[];
   private readonly fnIndex: Map<string, number>;
   private readonly spin: number;
+  /** This thread's current spin budget (µs), between 0 and spin. */
+  private budget: number;
   private readonly timeoutMs: number;
   private bytes = 0;
   private nextId = 0;
@@ -84,7 +86,8 @@ export class PoolBackend implements MatBackend {
     const km = loadKernelModule(opts);
     this.main = new KernelInstance(km);
     this.threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
-    this.spin = opts.spin ?? SPIN_US;
+    this.spin = Math.max(0, Math.floor(opts.spin ?? SPIN_US));
+    this.budget = this.spin;
     this.timeoutMs = opts.timeoutMs ?? 60000;
     this.name = `wasm-${km.simd}-pool`;
     const names = exportedFunctions(km.module);
@@ -358,12 +361,15 @@ export class PoolBackend implements MatBackend {
     const c = p.ctrl!;
     p.busy = false;
     let done = Atomics.load(c, CTRL.DONE);
-    if (done !== p.seq && this.spin > 0) {
-      const until = performance.now() + this.spin / 1000;
+    if (done !== p.seq && this.budget > 0) {
+      // as the workers do (pool-worker.ts): poll up to budget µs, adapting it to how often that pays
+      const until = performance.now() + this.budget / 1000;
       for (let i = 1; done !== p.seq; i++) {
         done = Atomics.load(c, CTRL.DONE);
-        if ((i & 127) === 0 && performance.now() > until) break;
+        if ((i & 63) === 0 && performance.now() > until) break;
       }
+      if (done === p.seq) this.budget = Math.min(this.spin, this.budget + (this.spin >> 3));
+      else this.budget = Math.max(this.budget >> 1, this.spin >> 5);
     }
     const deadline = Date.now() + this.timeoutMs;
     while (done !== p.seq) {
