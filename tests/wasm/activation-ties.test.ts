@@ -52,4 +52,28 @@ describe('wasm activation quantisation on ties', () => {
     expect(view.getInt16(260, true)).toBe(-123);
     expect(view.getInt16(262, true)).toBe(4);
   });
+
+  it('q8_K: the first element of largest |x| sets the sign of the scale, wherever it sits', () => {
+    const v = new Float32Array(512);
+    v[5] = 3;
+    v[9] = -3; // same magnitude, later: iscale = −127/3 from v[5]
+    v[255] = 1.5;
+    v[256 + 255] = -6; // second block: the max in its last lane, iscale = 127/6
+    v[256 + 10] = 3;
+    const { q, view } = quantize(k, 'q8_K', v);
+    expect([q[5], q[9], q[255]]).toEqual([-127, 127, -64]); // 1.5·(−127/3) = −63.5 → −64 (ties to even)
+    expect([q[256 + 255], q[256 + 10]]).toEqual([-127, 64]); // 3·127/6 = 63.5 → 64
+    expect(view.getFloat32(512, true)).toBe(Math.fround(1 / Math.fround(-127 / 3)));
+  });
+
+  it('a block holding NaN or Inf quantises without trapping or hanging', () => {
+    for (const act of ['q8_0', 'q8_1', 'q8_K'] as const) {
+      const v = new Float32Array(256).fill(0.5);
+      v[3] = NaN;
+      v[7] = Infinity;
+      expect(quantize(k, act, v).q).toHaveLength(256);
+      const w = new Float32Array(256).fill(NaN);
+      expect(quantize(k, act, w).q).toHaveLength(256);
+    }
+  });
 });

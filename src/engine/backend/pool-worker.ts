@@ -13,18 +13,21 @@
 //   STATE 1 ready, -1 failed to start
 //   NJOBS kernels to run in this job (several matvecs on one input share a wake-up), -1 to exit
 //   ERR   1 when the last job threw (message in the parent's log only: kernels do not throw)
+//   HOT   1 while the parent runs a forward pass: between jobs the worker polls SEQ (up to `spin`
+//         µs at a time) instead of sleeping, as the next job comes within tens of µs and a
+//         futex wake-up costs as much (more in a VM); 0 between passes, so an idle pool sleeps
 //   JOBS  up to MAXJOBS entries of JOB ints: an index into the export names, then 12 i32
 //         arguments (addresses above 2 GiB read back as negative and are passed to wasm as the
 //         same 32 bits)
 
-export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, JOBS: 8, JOB: 13, MAXJOBS: 4, SIZE: 64 } as const;
+export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, HOT: 5, JOBS: 8, JOB: 13, MAXJOBS: 4, SIZE: 64 } as const;
 
 export const POOL_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
 const { module, memory, ctrl, names, spin } = workerData;
 const c = new Int32Array(ctrl);
-const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, JOBS = ${CTRL.JOBS}, JOB = ${CTRL.JOB};
+const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, HOT = ${CTRL.HOT}, JOBS = ${CTRL.JOBS}, JOB = ${CTRL.JOB};
 let fns;
 try {
   const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
@@ -35,9 +38,21 @@ try {
 }
 Atomics.notify(c, STATE);
 let seen = 0;
+let budget = spin;
 while (fns) {
   let s = Atomics.load(c, SEQ);
-  for (let i = 0; s === seen && i < spin; i++) s = Atomics.load(c, SEQ);
+  if (s === seen && budget > 0 && Atomics.load(c, HOT) === 1) {
+    // poll while the pass lasts, up to budget µs: a job in time raises the budget, a spin that runs
+    // out halves it (the other thread is not getting a core: spinning would only take it longer)
+    const until = performance.now() + budget / 1000;
+    let hot = true;
+    for (let i = 1; s === seen; i++) {
+      s = Atomics.load(c, SEQ);
+      if ((i & 63) === 0 && ((hot = Atomics.load(c, HOT) === 1) === false || performance.now() > until)) break;
+    }
+    if (s !== seen) budget = Math.min(spin, budget + (spin >> 3));
+    else if (hot) budget = Math.max(budget >> 1, spin >> 5);
+  }
   while (s === seen) {
     Atomics.wait(c, SEQ, seen);
     s = Atomics.load(c, SEQ);

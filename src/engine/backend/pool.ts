@@ -23,13 +23,22 @@ import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
-import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
+import { createPoolAttention } from './pool-attention.js';
+import type { AttentionShape, FillFn, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
 import { checkShapes, kernelFor } from './wasm.js';
+
+/** Default spin before sleeping, µs (PoolOptions.spin). */
+export const SPIN_US = Number(process.env.PANTHEON_SPIN_US ?? 500);
 
 export interface PoolOptions extends LoadOptions {
   /** Threads that compute, the calling thread included (default os.availableParallelism()). */
   threads?: number;
-  /** Polls of the job word before a waiting thread sleeps in Atomics.wait (default 256: on a busy machine spinning steals the core the other thread needs). */
+  /**
+   * Microseconds a waiting thread polls before it sleeps in Atomics.wait (default SPIN_US): a
+   * worker during a forward pass (see hold), the calling thread while it waits for the workers.
+   * Jobs of one pass come tens of µs apart and waking a sleeping thread costs about as much (more
+   * in a VM); 0 always sleeps.
+   */
   spin?: number;
   /** Milliseconds to wait for a worker before the pool is declared dead (default 60000). */
   timeoutMs?: number;
@@ -66,6 +75,8 @@ export class PoolBackend implements MatBackend {
   private readonly parts: Part[];
   private readonly fnIndex: Map<string, number>;
   private readonly spin: number;
+  /** This thread's current spin budget (µs), between 0 and spin. */
+  private budget: number;
   private readonly timeoutMs: number;
   private bytes = 0;
   private nextId = 0;
@@ -75,7 +86,8 @@ export class PoolBackend implements MatBackend {
     const km = loadKernelModule(opts);
     this.main = new KernelInstance(km);
     this.threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
-    this.spin = opts.spin ?? 256;
+    this.spin = Math.max(0, Math.floor(opts.spin ?? SPIN_US));
+    this.budget = this.spin;
     this.timeoutMs = opts.timeoutMs ?? 60000;
     this.name = `wasm-${km.simd}-pool`;
     const names = exportedFunctions(km.module);
@@ -141,11 +153,27 @@ export class PoolBackend implements MatBackend {
   }
 
   /**
+   * out[n, rows] = silu(x · Wgᵀ) ⊙ (x · Wuᵀ): each thread applies the activation to its own rows of
+   * gate and up (split alike), so only the activated rows travel back.
+   */
+  matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void {
+    if (gate.spec.rows !== up.spec.rows) throw new EngineError('BAD_SHAPE', `tensors "${gate.spec.name}" and "${up.spec.name}" differ in rows`);
+    this.run([out, out], [gate as PoolWeight, up as PoolWeight], x, n, true);
+  }
+
+  /** Attention with each thread holding the KV cache of its KV heads (pool-attention.ts). */
+  splitAttention(shape: AttentionShape, positions: number): SplitAttention | null {
+    return createPoolAttention(this, shape, positions);
+  }
+
+  /**
    * The products of up to MAXJOBS weights with one input: x quantised once per activation kind on
    * this thread, copied into each worker's memory, one wake-up per worker for all its slices, this
    * thread's rows, then the gather.
    */
-  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number): void {
+  // gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
+  // the gate's slices (now the activated rows) are gathered, into outs[0].
+  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false): void {
     const cols = ws[0].spec.cols;
     // the activation kinds, and where each weight's quantised x sits in the xq region
     // (for a batch on a gemm kernel, the activation's widened copy follows its quantised rows)
@@ -206,6 +234,7 @@ export class PoolBackend implements MatBackend {
           o += n * lr * 4;
         }
       });
+      if (gated) this.job(c, nj++, 'swiglu', [outPtr[0][p], outPtr[0][p], outPtr[1][p], n * this.rowsOf(ws[0], p)]);
       this.start(p, nj);
     }
     // this thread's rows
@@ -223,9 +252,11 @@ export class PoolBackend implements MatBackend {
         o += n * lr * 4;
       }
     });
+    if (gated && outPtr[0][0] !== undefined) this.main.swiglu(outPtr[0][0], outPtr[0][0], outPtr[1][0], n * this.rowsOf(ws[0], 0));
     for (let p = 1; p < this.parts.length; p++) if (this.parts[p].busy) this.wait(p);
     // gather: slice-local [n, lr] → out[n, rows]
     ws.forEach((w, i) => {
+      if (gated && i > 0) return;
       const rows = w.spec.rows;
       for (const s of w.slices) {
         const lr = s.r1 - s.r0;
@@ -233,6 +264,43 @@ export class PoolBackend implements MatBackend {
         for (let t = 0; t < n; t++) outs[i].set(local.subarray(t * lr, (t + 1) * lr), t * rows + s.r0);
       }
     });
+  }
+
+  /**
+   * on: a forward pass begins, workers poll for their next job instead of sleeping between jobs;
+   * off: it ended, they sleep (an idle pool takes no CPU).
+   */
+  hold(on: boolean): void {
+    for (let p = 1; p < this.parts.length; p++) Atomics.store(this.parts[p].ctrl!, CTRL.HOT, on && this.spin > 0 ? 1 : 0);
+  }
+
+  /** Rows of `w` that part `p` holds. */
+  private rowsOf(w: PoolWeight, p: number): number {
+    const s = w.slices.find((sl) => sl.part === p);
+    return s ? s.r1 - s.r0 : 0;
+  }
+
+  // ---- for pool-attention.ts -----------------------------------------------------------------
+
+  /** Threads that compute (the calling thread is part 0). */
+  get partCount(): number {
+    return this.parts.length;
+  }
+
+  /** Part p's memory and allocator. */
+  arenaOf(p: number): Arena {
+    return this.parts[p].arena;
+  }
+
+  /** Run export `fn` with i32 arguments on worker p (p ≥ 1), without waiting. */
+  startJob(p: number, fn: string, args: number[]): void {
+    this.job(this.parts[p].ctrl!, 0, fn, args);
+    this.start(p, 1);
+  }
+
+  /** Wait for every worker with a job in flight. */
+  waitAll(): void {
+    for (let p = 1; p < this.parts.length; p++) if (this.parts[p].busy) this.wait(p);
   }
 
   getRow(out: Float32Array, w: WeightHandle, row: number): void {
@@ -293,7 +361,16 @@ export class PoolBackend implements MatBackend {
     const c = p.ctrl!;
     p.busy = false;
     let done = Atomics.load(c, CTRL.DONE);
-    for (let i = 0; done !== p.seq && i < this.spin; i++) done = Atomics.load(c, CTRL.DONE);
+    if (done !== p.seq && this.budget > 0) {
+      // as the workers do (pool-worker.ts): poll up to budget µs, adapting it to how often that pays
+      const until = performance.now() + this.budget / 1000;
+      for (let i = 1; done !== p.seq; i++) {
+        done = Atomics.load(c, CTRL.DONE);
+        if ((i & 63) === 0 && performance.now() > until) break;
+      }
+      if (done === p.seq) this.budget = Math.min(this.spin, this.budget + (this.spin >> 3));
+      else this.budget = Math.max(this.budget >> 1, this.spin >> 5);
+    }
     const deadline = Date.now() + this.timeoutMs;
     while (done !== p.seq) {
       const left = deadline - Date.now();

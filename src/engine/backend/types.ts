@@ -44,6 +44,18 @@ export interface MatBackend {
    * optional; a backend with threads does them in one round trip.
    */
   matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void;
+  /**
+   * out[n, rows] = silu(x · W_gateᵀ) ⊙ (x · W_upᵀ) (the SwiGLU FFN's first half): optional; a
+   * backend with threads applies the activation on each thread's rows.
+   */
+  matmulGated?(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void;
+  /**
+   * Attention whose KV cache is split across the backend's threads by KV head, each thread
+   * attending with its heads: optional; null when the shape gives fewer than two shares.
+   */
+  splitAttention?(shape: AttentionShape, positions: number): SplitAttention | null;
+  /** A forward pass begins (true) or ends (false): optional; a pool keeps its threads awake between. */
+  hold?(on: boolean): void;
   /** Dequantise one row of W into out[cols] (embedding lookup). */
   getRow(out: Float32Array, w: WeightHandle, row: number): void;
   /** Bytes of weight memory held. */
@@ -54,4 +66,29 @@ export interface MatBackend {
    * the forward pass then keeps its activations and KV cache in their memory and runs attention there.
    */
   readonly kernels?: KernelInstance;
+}
+
+export interface AttentionShape {
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  headDimK: number;
+  headDimV: number;
+}
+
+/** A model's attention and f16 KV cache for `positions` positions, split across threads by KV head. */
+export interface SplitAttention {
+  /** Threads sharing the heads. */
+  readonly parts: number;
+  /** Bytes of KV cache held (all threads). */
+  readonly cacheBytes: number;
+  /**
+   * Store k[n, nHeadKv·hdK] and v[n, nHeadKv·hdV] (rotated, f32) at positions pos… of layer l's
+   * cache (as f16), then out[n, nHead·hdV] = attention of q[n, nHead·hdK] over the cache: 'f16'
+   * one query position at a time over [max(0, p − window + 1) or 0, p], 'f32' the whole batch at
+   * once (attention.ts's two modes).
+   */
+  run(l: number, out: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, pos: number, n: number, mode: 'f16' | 'f32', window: number, scale: number): void;
+  /** Give the cache memory back. */
+  dispose(): void;
 }

@@ -2,7 +2,7 @@
 // rope → cache → attention → out → residual → norm → gate/up → act → down → residual) → norm →
 // logits. The architectures differ only by the switches in ArchSpec (arch.ts).
 
-import type { MatBackend, WeightHandle } from '../backend/types.js';
+import type { MatBackend, SplitAttention, WeightHandle } from '../backend/types.js';
 import type { KernelInstance } from '../wasm/instance.js';
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { ArchSpec } from './arch.js';
@@ -50,6 +50,8 @@ export interface RunState {
   profile: Profile | null;
   /** Set when attention runs in WebAssembly: the kernels whose memory holds the arrays above, and attention's scratch there. */
   wasm: { k: KernelInstance; scratch: number; ptr: number; bytes: number } | null;
+  /** Set when the backend splits attention and the KV cache across its threads (cache then holds no rows). */
+  split: SplitAttention | null;
 }
 
 /**
@@ -76,6 +78,7 @@ const plainAlloc: Alloc = { f32: (n) => new Float32Array(n), u16: (n) => new Uin
 
 /** Frees a RunState's region of kernel memory once the RunState is garbage. */
 const released = new FinalizationRegistry<{ k: KernelInstance; ptr: number; bytes: number }>((r) => r.k.arena.free(r.ptr, r.bytes));
+const releasedSplit = new FinalizationRegistry<SplitAttention>((a) => a.dispose());
 
 /**
  * Activations and KV cache for `contextSize` positions. With `kernels` (by default the backend's),
@@ -92,6 +95,9 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   const kvDimV = nHeadKv * headDimV;
   // The SIMD attention takes head sizes in steps of four.
   const k = kernels && headDimK % 4 === 0 && headDimV % 4 === 0 && nHead % nHeadKv === 0 ? kernels : null;
+  // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here is empty)
+  const split = k && kernels === m.backend.kernels ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV }, contextSize) ?? null) : null;
+  const cacheDims = split ? [0, 0] : [kvDimK, kvDimV];
   const arrays = (a: Alloc) => ({
     x: a.f32(b * nEmbd),
     xb: a.f32(b * nEmbd),
@@ -103,7 +109,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     hb: a.f32(b * ff),
     hb2: a.f32(b * ff),
     ffo: a.f32(b * nEmbd),
-    cache: createKvCache(nLayer, contextSize, kvDimK, kvDimV, a.u16),
+    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16),
   });
   let v: ReturnType<typeof arrays>;
   let wasm: RunState['wasm'] = null;
@@ -137,8 +143,10 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     scratch: createAttentionScratch(d, contextSize),
     profile: null,
     wasm,
+    split,
   };
   if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
+  if (split) releasedSplit.register(s, split);
   return s;
 }
 
@@ -217,9 +225,14 @@ function sharedLabel(ws: WeightHandle[], n: number, what: string): string {
 export function forward(m: Model, s: RunState, tokens: ArrayLike<number>, pos: number): Float32Array {
   if (tokens.length === 0) throw new RangeError('forward needs at least one token');
   if (pos < 0 || pos + tokens.length > s.cache.size) throw new RangeError(`positions ${pos}..${pos + tokens.length - 1} do not fit a context of ${s.cache.size}`);
-  for (let i = 0; i < tokens.length; i += s.maxBatch) {
-    const n = Math.min(s.maxBatch, tokens.length - i);
-    forwardBatch(m, s, Array.prototype.slice.call(tokens, i, i + n) as number[], pos + i);
+  m.backend.hold?.(true);
+  try {
+    for (let i = 0; i < tokens.length; i += s.maxBatch) {
+      const n = Math.min(s.maxBatch, tokens.length - i);
+      forwardBatch(m, s, Array.prototype.slice.call(tokens, i, i + n) as number[], pos + i);
+    }
+  } finally {
+    m.backend.hold?.(false);
   }
   return s.logits;
 }
@@ -278,6 +291,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, s.rope, nRot, spec.rope);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       if (P) P.mark('rope');
+      if (s.split) continue; // the split attention stores them
       // into the cache
       if (W) {
         W.k.kvStore(s.cache.k[l].byteOffset + p * kvDimK * 2, s.k.byteOffset + t * kvDimK * 4, kvDimK);
@@ -290,7 +304,10 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
 
     // attention of each token over the cache up to its own position (causal; sliding window)
     const scale = spec.scaleQ ? 1 : qScale;
-    if (W && mode === 'f32') {
+    if (s.split) {
+      // every thread its KV heads: store this batch's keys and values, then attend
+      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, hp.slidingWindow, scale);
+    } else if (W && mode === 'f32') {
       // a prompt batch in one call: the cache rows are widened once per 8 tokens
       W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, hp.slidingWindow, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
     } else {
@@ -351,6 +368,13 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
   const P = s.profile;
   const nFf = L.wDown.spec.cols;
   const gated = spec.ffn !== 'gelu' && !spec.fusedGateUp;
+  if (gated && spec.ffn === 'swiglu' && be.matmulGated && !L.bUp && !L.bGate) {
+    // hb2 = silu(gate) · up with the activation on each thread's rows
+    be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, L.wUp, s.xb.subarray(0, n * L.wUp.spec.cols), n);
+    if (P) P.mark(sharedLabel([L.wUp, L.wGate!], n, 'up,gate+act'));
+    project(be, s.ffo, L.wDown, s.hb2, n, L.bDown, P);
+    return;
+  }
   // up, and the gate into hb2 (one round trip)
   if (gated) projectShared(be, [s.hb, s.hb2], [L.wUp, L.wGate!], s.xb, n, [L.bUp, L.bGate], P, 'up,gate');
   else project(be, s.hb, L.wUp, s.xb, n, L.bUp, P);

@@ -85,6 +85,11 @@ export class KernelInstance {
     this.fns.attn_f32_batch(out, q, kc, vc, strideK, strideV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch);
   }
 
+  /** One thread's share of a layer's attention; its arguments are i32 words at `params` (assembly/attn-part.ts). */
+  attnPart(params: number): void {
+    this.fns.attn_part(params);
+  }
+
   /** out[i] = silu(gate[i]) · up[i] for i < n (f32 arrays at byte addresses; assembly/ffn.ts). */
   swiglu(out: number, gate: number, up: number, n: number): void {
     this.fns.swiglu(out, gate, up, n);

@@ -27,7 +27,29 @@ export function quantize_f32(xq: usize, x: usize, cols: i32): void {
   memory.copy(xq, x, <usize>cols << 2);
 }
 
-/** Shared body of q8_0 / q8_1: returns nothing, writes qs, d and (q8_1 ? s : Σq). */
+/** Largest lane of an f32x4 (NaN propagates, as the scalar max chain). */
+// @ts-ignore: decorator
+@inline function hmax(v: v128): f32 {
+  const m = f32x4.max(v, i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  return max<f32>(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1));
+}
+
+/**
+ * Four lanes x·s rounded half to even, as i32 (trunc_sat: the values are whole numbers of at most
+ * 127 in magnitude for finite x, so it only saturates for Inf/NaN, where the scalar form trapped).
+ */
+// @ts-ignore: decorator
+@inline function roundMul(x: v128, s: v128): v128 {
+  return i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(x, s)));
+}
+
+/** Sixteen i32 lanes (each in [−128, 127]) packed to 16 bytes. */
+// @ts-ignore: decorator
+@inline function pack16(a: v128, b: v128, c: v128, d: v128): v128 {
+  return i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(a, b), i16x8.narrow_i32x4_s(c, d));
+}
+
+/** Shared body of q8_0 / q8_1: writes qs, d and (q8_1 ? s : Σq); four lanes at a time. */
 // @ts-ignore: decorator
 @inline function quantizeQ8(xq: usize, x: usize, cols: i32, withS: bool): void {
   const nb = cols >> 5;
@@ -35,17 +57,22 @@ export function quantize_f32(xq: usize, x: usize, cols: i32): void {
   const ap = q8Aux(xq, cols);
   for (let b = 0; b < nb; b++) {
     const xb = x + (<usize>b << 7);
-    let amax: f32 = 0;
-    for (let j = 0; j < 32; j++) amax = max<f32>(amax, abs<f32>(load<f32>(xb + (<usize>j << 2))));
+    const v0 = v128.load(xb), v1 = v128.load(xb, 16), v2 = v128.load(xb, 32), v3 = v128.load(xb, 48);
+    const v4 = v128.load(xb, 64), v5 = v128.load(xb, 80), v6 = v128.load(xb, 96), v7 = v128.load(xb, 112);
+    const m = f32x4.max(
+      f32x4.max(f32x4.max(f32x4.abs(v0), f32x4.abs(v1)), f32x4.max(f32x4.abs(v2), f32x4.abs(v3))),
+      f32x4.max(f32x4.max(f32x4.abs(v4), f32x4.abs(v5)), f32x4.max(f32x4.abs(v6), f32x4.abs(v7))),
+    );
+    const amax = max<f32>(hmax(m), 0);
     const d: f32 = amax / 127;
-    const id: f32 = amax != 0 ? <f32>127.0 / amax : 0;
-    let sum: i32 = 0;
+    const id = f32x4.splat(amax != 0 ? <f32>127.0 / amax : 0);
+    const q0 = roundMul(v0, id), q1 = roundMul(v1, id), q2 = roundMul(v2, id), q3 = roundMul(v3, id);
+    const q4 = roundMul(v4, id), q5 = roundMul(v5, id), q6 = roundMul(v6, id), q7 = roundMul(v7, id);
     const qb = xq + (<usize>b << 5);
-    for (let j = 0; j < 32; j++) {
-      const q = <i32>nearest<f32>(load<f32>(xb + (<usize>j << 2)) * id);
-      store<i8>(qb + j, <i8>q);
-      sum += q;
-    }
+    v128.store(qb, pack16(q0, q1, q2, q3));
+    v128.store(qb, pack16(q4, q5, q6, q7), 16);
+    const t = i32x4.add(i32x4.add(i32x4.add(q0, q1), i32x4.add(q2, q3)), i32x4.add(i32x4.add(q4, q5), i32x4.add(q6, q7)));
+    const sum = i32x4.extract_lane(t, 0) + i32x4.extract_lane(t, 1) + i32x4.extract_lane(t, 2) + i32x4.extract_lane(t, 3);
     store<f32>(dp + (<usize>b << 2), f16(f32ToF16(d)));
     if (withS) store<f32>(ap + (<usize>b << 2), f16(f32ToF16(<f32>sum * d)));
     else store<i32>(ap + (<usize>b << 2), sum);
@@ -67,30 +94,33 @@ export function quantize_q8_K(xq: usize, x: usize, cols: i32): void {
   for (let b = 0; b < nb; b++) {
     const xb = x + (<usize>b << 10);
     const qb = xq + (<usize>b << 8);
-    let amax: f32 = 0;
-    let mx: f32 = 0;
-    for (let j = 0; j < 256; j++) {
-      const v = load<f32>(xb + (<usize>j << 2));
-      if (abs<f32>(v) > amax) {
-        amax = abs<f32>(v);
-        mx = v;
-      }
-    }
+    // amax as the scalar loop's `if (|v| > amax)` finds it: pmax keeps the running max on NaN
+    let m = f32x4.splat(0);
+    for (let j = 0; j < 256; j += 4) m = f32x4.pmax(m, f32x4.abs(v128.load(xb + (<usize>j << 2))));
+    const m2 = f32x4.pmax(m, i8x16.shuffle(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    const l0 = f32x4.extract_lane(m2, 0), l1 = f32x4.extract_lane(m2, 1);
+    const amax = l1 > l0 ? l1 : l0;
     if (amax == 0) {
       store<f32>(dp + (<usize>b << 2), 0);
       memory.fill(qb, 0, 256);
-      for (let g = 0; g < 16; g++) store<i16>(bp + (<usize>(b * 16 + g) << 1), 0);
+      memory.fill(bp + (<usize>(b * 16) << 1), 0, 32);
       continue;
     }
+    // mx: the first element of largest |x| (its sign sets the scale's)
+    let j = 0;
+    while (j < 252 && !v128.any_true(f32x4.eq(f32x4.abs(v128.load(xb + (<usize>j << 2))), f32x4.splat(amax)))) j += 4;
+    while (j < 255 && abs<f32>(load<f32>(xb + (<usize>j << 2))) != amax) j++;
+    const mx = load<f32>(xb + (<usize>j << 2));
     const iscale: f32 = <f32>-127.0 / mx;
+    const is4 = f32x4.splat(iscale);
+    const top = i32x4.splat(127);
     for (let g = 0; g < 16; g++) {
-      let sum: i32 = 0;
-      for (let j = g * 16; j < g * 16 + 16; j++) {
-        const q = min<i32>(127, <i32>nearest<f32>(iscale * load<f32>(xb + (<usize>j << 2))));
-        store<i8>(qb + j, <i8>q);
-        sum += q;
-      }
-      store<i16>(bp + (<usize>(b * 16 + g) << 1), <i16>sum);
+      const xg = xb + (<usize>g << 6);
+      const q0 = i32x4.min_s(roundMul(v128.load(xg), is4), top), q1 = i32x4.min_s(roundMul(v128.load(xg, 16), is4), top);
+      const q2 = i32x4.min_s(roundMul(v128.load(xg, 32), is4), top), q3 = i32x4.min_s(roundMul(v128.load(xg, 48), is4), top);
+      v128.store(qb + (<usize>g << 4), pack16(q0, q1, q2, q3));
+      const t = i32x4.add(i32x4.add(q0, q1), i32x4.add(q2, q3));
+      store<i16>(bp + (<usize>(b * 16 + g) << 1), <i16>(i32x4.extract_lane(t, 0) + i32x4.extract_lane(t, 1) + i32x4.extract_lane(t, 2) + i32x4.extract_lane(t, 3)));
     }
     store<f32>(dp + (<usize>b << 2), <f32>1.0 / iscale);
   }

@@ -4,6 +4,7 @@
 
 export * from './activation';
 export * from './attention';
+export * from './attn-part';
 export * from './ffn';
 export * from './float';
 export * from './gemm';
