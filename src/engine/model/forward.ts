@@ -225,14 +225,17 @@ function sharedLabel(ws: WeightHandle[], n: number, what: string): string {
 export function forward(m: Model, s: RunState, tokens: ArrayLike<number>, pos: number): Float32Array {
   if (tokens.length === 0) throw new RangeError('forward needs at least one token');
   if (pos < 0 || pos + tokens.length > s.cache.size) throw new RangeError(`positions ${pos}..${pos + tokens.length - 1} do not fit a context of ${s.cache.size}`);
-  m.backend.hold?.(true);
+  // generation: keep the pool's threads polling between the pass's ~5 jobs per layer (a prompt's
+  // jobs are long enough that sleeping between them costs nothing)
+  const hot = tokens.length === 1;
+  if (hot) m.backend.hold?.(true);
   try {
     for (let i = 0; i < tokens.length; i += s.maxBatch) {
       const n = Math.min(s.maxBatch, tokens.length - i);
       forwardBatch(m, s, Array.prototype.slice.call(tokens, i, i + n) as number[], pos + i);
     }
   } finally {
-    m.backend.hold?.(false);
+    if (hot) m.backend.hold?.(false);
   }
   return s.logits;
 }
