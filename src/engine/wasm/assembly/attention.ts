@@ -37,21 +37,61 @@ import { f16 } from './common';
   return halfToF32(i32x4.extend_low_i16x8_u(v128.load64_zero(p)));
 }
 
+/** 2^112: a half's value over its raw f32 (rawHalf), and the scale in roundHalf's overflow test. */
+const TWO112: f32 = 5.192296858534828e33;
+const TWO_112: f32 = 1.925929944387236e-34; // 2^-112
+
+/**
+ * Four halves (sign-extended to i32 lanes) → their values times 2^-112 as f32, exactly: sign,
+ * exponent and mantissa shifted into place (halfToF32 without the multiply; subnormal halves land on
+ * f32 subnormals). Infinities and NaNs come out finite (2^-96 and up), so a caller that uses this
+ * checks its rows with scanHalves.
+ */
+// @ts-ignore: decorator
+@inline function rawHalf(h: v128): v128 {
+  return v128.and(i32x4.shl(h, 13), i32x4.splat(0x8fffffff));
+}
+
+/** Halves at p..p+3 as raw f32 (rawHalf). */
+// @ts-ignore: decorator
+@inline function load4raw(p: usize): v128 {
+  return rawHalf(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));
+}
+
+/**
+ * bad folded with the n halves at p (n a multiple of 4): the lane-wise unsigned max of half << 1
+ * (the sign dropped), which reaches 0xf800 once an infinity or NaN has been seen (hasInfNaN).
+ */
+// @ts-ignore: decorator
+@inline function scanHalves(bad: v128, p: usize, n: i32): v128 {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) bad = i16x8.max_u(bad, i16x8.shl(v128.load(p + (<usize>i << 1)), 1));
+  if (i < n) bad = i16x8.max_u(bad, i16x8.shl(v128.load64_zero(p + (<usize>i << 1)), 1));
+  return bad;
+}
+
+// @ts-ignore: decorator
+@inline function hasInfNaN(bad: v128): bool {
+  return v128.any_true(i16x8.ge_u(bad, i16x8.splat(<i16>0xf800)));
+}
+
 /**
  * x rounded to the nearest half (ties to even), as f32: what f16(f32ToF16(x)) gives, in four lanes.
- * |x| + c − c with c = 2^(e+13), 2^e the exponent of x but at least 2^-14: the f32 ulp of the sum is
- * 2^(e−10), so the add rounds |x| to 11 significant bits (to multiples of 2^-24 below 2^-14, where
- * halves are subnormal) with the FPU's ties to even, and the subtraction is exact. From 65520 up:
- * infinity; NaN stays NaN. (tests/wasm/attention-round.test.ts checks it on every f32 from 2^-26
- * to 2^17 against fp16.ts.)
+ * x + c − c with c = 1.5·2^(e+13), 2^e the exponent of x clamped to [2^-14, 2^16]: x + c stays within
+ * [2^(e+13), 2^(e+14)), where the f32 ulp is 2^(e−10), so the add rounds x to 11 significant bits
+ * (to multiples of 2^-24 below 2^-14, where halves are subnormal) with the FPU's ties to even (c is
+ * an even multiple of that ulp, so both signs round alike), and the subtraction is exact. A zero
+ * gets x's sign back. Overflow: what rounds to 2^16 or more (|x| ≥ 65520; the clamp keeps c finite)
+ * becomes infinity through ·2^112 (2^16·2^112 overflows, 65504·2^112 does not), and ·2^-112
+ * restores the rest exactly; NaN stays NaN. (tests/wasm/attention-round.test.ts checks it on every f32 from 2^-26 to 2^17 against
+ * fp16.ts.)
  */
 // @ts-ignore: decorator
 @inline function roundHalf(x: v128): v128 {
-  const e = i32x4.max_s(v128.and(x, i32x4.splat(0x7f800000)), i32x4.splat(0x38800000));
-  const c = i32x4.add(e, i32x4.splat(13 << 23));
-  const ax = f32x4.abs(x);
-  const r = v128.bitselect(i32x4.splat(0x7f800000), f32x4.sub(f32x4.add(ax, c), c), f32x4.ge(ax, f32x4.splat(65520)));
-  return v128.or(r, v128.and(x, i32x4.splat(0x80000000)));
+  const e = i32x4.min_s(i32x4.max_s(v128.and(x, i32x4.splat(0x7f800000)), i32x4.splat(0x38800000)), i32x4.splat(0x47800000));
+  const c = i32x4.add(e, i32x4.splat((13 << 23) | 0x400000));
+  const r = v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, i32x4.splat(0x80000000)));
+  return f32x4.mul(f32x4.mul(r, f32x4.splat(TWO112)), f32x4.splat(TWO_112));
 }
 
 /** Sum of four f32 lanes. */
@@ -67,11 +107,15 @@ import { f16 } from './common';
   for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4h(src + (<usize>i << 1)));
 }
 
-/** Four values at element i of a cache row: halves (T = u16, widened here) or f32 (T = f32, widened before). */
+/**
+ * Four values at element i of a cache row: halves (T = u16, widened here; T = i16, raw: rawHalf) or
+ * f32 (T = f32, widened before).
+ */
 // @ts-ignore: decorator
 @inline function row4<T>(p: usize, i: i32): v128 {
-  if (sizeof<T>() == 2) return load4h(p + (<usize>i << 1));
-  return v128.load(p + (<usize>i << 2));
+  if (sizeof<T>() == 4) return v128.load(p + (<usize>i << 2));
+  if (isSigned<T>()) return load4raw(p + (<usize>i << 1));
+  return load4h(p + (<usize>i << 1));
 }
 
 /** Σ a[i]·b[i] over n f32 (a multiple of 4), four lanes of partial sums. */
@@ -168,13 +212,19 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
 }
 
 // ---- 'f16' mode --------------------------------------------------------------------------------
+//
+// One body (f16Pass), two passes. The fast one reads the cache as raw halves (rawHalf: no multiply),
+// with q16 scaled by 2^112 and e^(s − M) too where it multiplies V, so every product (q·k, v·vs) is
+// the same number, bit for bit, for every finite half; it also scans the rows it reads, and if an
+// infinity or NaN was among them the call is done again by the exact pass (halfToF32 widening).
 
 /**
  * One position of one head's online softmax: score q16·k, then M, the accumulator acc [hdV] and S
- * as the reference updates them. k, v: the position's cache rows (see row4).
+ * as the reference updates them. k, v: the position's cache rows (see row4); raw: they (and q16)
+ * are raw halves.
  */
 // @ts-ignore: decorator
-@inline function f16Step<T>(q16: usize, k: usize, v: usize, acc: usize, mp: usize, sp: usize, hdK: i32, hdV: i32, scale: f32, fused: bool): void {
+@inline function f16Step<T>(q16: usize, k: usize, v: usize, acc: usize, mp: usize, sp: usize, hdK: i32, hdV: i32, scale: f32, fused: bool, raw: bool): void {
   const sc: f32 = dotF16<T>(q16, k, hdK) * scale;
   const M = load<f32>(mp);
   if (sc > M) {
@@ -185,22 +235,24 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
     const m4 = f32x4.splat(msc);
     for (let i = 0; i < hdV; i += 4) {
       const o = <usize>i << 2;
-      v128.store(acc + o, roundHalf(f32x4.add(roundHalf(f32x4.mul(v128.load(acc + o), m4)), row4<T>(v, i))));
+      const v4 = raw ? f32x4.mul(row4<T>(v, i), f32x4.splat(TWO112)) : row4<T>(v, i); // ·2^112: v itself, exactly
+      v128.store(acc + o, roundHalf(f32x4.add(roundHalf(f32x4.mul(v128.load(acc + o), m4)), v4)));
     }
     // S = S·ms + vs, fused as the compiler contracts it (S·ms exact in f64)
     store<f32>(sp, <f32>(<f64>load<f32>(sp) * <f64>msc + 1));
     return;
   }
   const vs = <f32>Math.exp(<f64>(sc - M));
+  const vr = raw ? vs * TWO112 : vs; // exact (vs ≤ 1), and v_raw·vr = v·vs
   // V += v·vs fused (ggml_vec_mad_f16), then f16
   if (ASC_FEATURE_RELAXED_SIMD && fused) {
-    const s4 = f32x4.splat(vs);
+    const s4 = f32x4.splat(vr);
     for (let i = 0; i < hdV; i += 4) {
       const o = <usize>i << 2;
       v128.store(acc + o, roundHalf(f32x4.relaxed_madd(row4<T>(v, i), s4, v128.load(acc + o))));
     }
   } else {
-    const s2 = f64x2.splat(<f64>vs);
+    const s2 = f64x2.splat(<f64>vr);
     for (let i = 0; i < hdV; i += 4) {
       const o = <usize>i << 2;
       v128.store(acc + o, roundHalf(fmaF(v128.load(acc + o), row4<T>(v, i), s2)));
@@ -209,10 +261,21 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
   store<f32>(sp, <f32>(<f64>load<f32>(sp) + <f64>vs)); // S·1 + vs
 }
 
-export function attn_f16(
-  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
-): void {
+/** dst[0..n) = raw f32 (rawHalf) of the halves at src (n a multiple of 4). */
+// @ts-ignore: decorator
+@inline function widenRaw(dst: usize, src: usize, n: i32): void {
+  for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4raw(src + (<usize>i << 1)));
+}
+
+/**
+ * attn_f16's work, raw (the fast pass) or exact; false when the raw pass met an infinity or NaN in
+ * the cache rows (its output is then garbage, and the exact pass must run).
+ */
+// @ts-ignore: decorator
+@inline function f16Pass(
+  raw: bool, out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, fused: bool,
+): bool {
   const group = nHead / nHeadKv;
   const q16 = scratch; // [nHead, hdK]
   const acc = q16 + (<usize>(nHead * hdK) << 2); // [nHead, hdV]
@@ -220,35 +283,54 @@ export function attn_f16(
   const vf = kf + (<usize>hdK << 2); // [hdV]
   const ms = vf + (<usize>hdV << 2); // M [nHead]
   const ss = ms + (<usize>nHead << 2); // S [nHead]
-  const fused = fusedMadd(ss + (<usize>nHead << 2));
-  // every head: q rounded to f16, accumulator cleared, M = −inf, S = 0
+  // every head: q rounded to f16 (·2^112 for raw K), accumulator cleared, M = −inf, S = 0
   for (let h = 0; h < nHead; h++) {
     const qh = q + (<usize>(h * hdK) << 2);
     const qj = q16 + (<usize>(h * hdK) << 2);
-    for (let i = 0; i < hdK; i += 4) v128.store(qj + (<usize>i << 2), roundHalf(v128.load(qh + (<usize>i << 2))));
+    for (let i = 0; i < hdK; i += 4) {
+      const r = roundHalf(v128.load(qh + (<usize>i << 2)));
+      v128.store(qj + (<usize>i << 2), raw ? f32x4.mul(r, f32x4.splat(TWO112)) : r);
+    }
     store<f32>(ms + (<usize>h << 2), -Infinity);
     store<f32>(ss + (<usize>h << 2), 0);
   }
   memory.fill(acc, 0, <usize>(nHead * hdV) << 2);
+  let bad = i16x8.splat(0);
   // positions in order, every head at each (one pass over the cache rows, in address order)
   for (let t = from; t <= to; t++) {
     const kt = kc + (<usize>(t * strideK) << 1);
     const vt = vc + (<usize>(t * strideV) << 1);
     if (group == 1) {
-      for (let h = 0; h < nHead; h++) {
-        f16Step<u16>(q16 + (<usize>(h * hdK) << 2), kt + (<usize>(h * hdK) << 1), vt + (<usize>(h * hdV) << 1), acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused);
+      if (raw) {
+        bad = scanHalves(scanHalves(bad, kt, nHead * hdK), vt, nHead * hdV);
+        for (let h = 0; h < nHead; h++) {
+          f16Step<i16>(q16 + (<usize>(h * hdK) << 2), kt + (<usize>(h * hdK) << 1), vt + (<usize>(h * hdV) << 1), acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused, true);
+        }
+      } else {
+        for (let h = 0; h < nHead; h++) {
+          f16Step<u16>(q16 + (<usize>(h * hdK) << 2), kt + (<usize>(h * hdK) << 1), vt + (<usize>(h * hdV) << 1), acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused, false);
+        }
       }
       continue;
     }
     for (let g = 0; g < nHeadKv; g++) {
       // GQA: the K and V rows widened once for the group's query heads
-      widen(kf, kt + (<usize>(g * hdK) << 1), hdK);
-      widen(vf, vt + (<usize>(g * hdV) << 1), hdV);
+      const kg = kt + (<usize>(g * hdK) << 1);
+      const vg = vt + (<usize>(g * hdV) << 1);
+      if (raw) {
+        bad = scanHalves(scanHalves(bad, kg, hdK), vg, hdV);
+        widenRaw(kf, kg, hdK);
+        widenRaw(vf, vg, hdV);
+      } else {
+        widen(kf, kg, hdK);
+        widen(vf, vg, hdV);
+      }
       for (let h = g * group; h < (g + 1) * group; h++) {
-        f16Step<f32>(q16 + (<usize>(h * hdK) << 2), kf, vf, acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused);
+        f16Step<f32>(q16 + (<usize>(h * hdK) << 2), kf, vf, acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused, raw);
       }
     }
   }
+  if (raw && hasInfNaN(bad)) return false;
   for (let h = 0; h < nHead; h++) {
     const S = load<f32>(ss + (<usize>h << 2));
     const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
@@ -256,6 +338,16 @@ export function attn_f16(
     const oh = out + (<usize>(h * hdV) << 2);
     for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(ah + (<usize>i << 2)), inv));
   }
+  return true;
+}
+
+export function attn_f16(
+  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+): void {
+  const fused = fusedMadd(scratch + (<usize>(nHead * (hdK + hdV) + hdK + hdV + 2 * nHead) << 2)); // the probe after S
+  if (f16Pass(true, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused)) return;
+  f16Pass(false, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused);
 }
 
 // ---- 'f32' mode --------------------------------------------------------------------------------
