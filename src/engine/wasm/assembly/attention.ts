@@ -328,14 +328,67 @@ const CHUNK: i32 = 16;
 /**
  * One head's accumulator acc [hdV] through the n positions of a chunk: V rows at v + t·vStride bytes
  * (see row4), factors cm, cv [n] (f16Softmax): acc·cm then f16 where cm ≠ 1 (a new maximum; at
- * cm = 1 that would change nothing), then acc + v·cv (mad), f16. 16 lanes at a time stay in
- * registers for the chunk. fused, raw: constants in each copy; big: a v128 cell where the fast pass
+ * cm = 1 that would change nothing), then acc + v·cv (mad), f16. 32 lanes at a time stay in
+ * registers for the chunk (eight chains of dependent operations, enough to hide their latency),
+ * then 16, then 4. fused, raw: constants in each copy; big: a v128 cell where the fast pass
  * folds its sums (bigger).
  */
 // @ts-ignore: decorator
 @inline function f16Lanes<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
   let bg = i32x4.splat(0);
   let i = 0;
+  for (; i + 32 <= hdV; i += 32) {
+    const p = acc + (<usize>i << 2);
+    let a0 = v128.load(p);
+    let a1 = v128.load(p, 16);
+    let a2 = v128.load(p, 32);
+    let a3 = v128.load(p, 48);
+    let a4 = v128.load(p, 64);
+    let a5 = v128.load(p, 80);
+    let a6 = v128.load(p, 96);
+    let a7 = v128.load(p, 112);
+    let vt = v;
+    for (let t = 0; t < n; t++) {
+      const m = load<f32>(cm + (<usize>t << 2));
+      if (m != 1) {
+        a0 = scaleHalf(a0, m, raw);
+        a1 = scaleHalf(a1, m, raw);
+        a2 = scaleHalf(a2, m, raw);
+        a3 = scaleHalf(a3, m, raw);
+        a4 = scaleHalf(a4, m, raw);
+        a5 = scaleHalf(a5, m, raw);
+        a6 = scaleHalf(a6, m, raw);
+        a7 = scaleHalf(a7, m, raw);
+      }
+      const c = load<f32>(cv + (<usize>t << 2));
+      const y0 = mad(a0, row4<T>(vt, i), c, fused);
+      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
+      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
+      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
+      const y4 = mad(a4, row4<T>(vt, i + 16), c, fused);
+      const y5 = mad(a5, row4<T>(vt, i + 20), c, fused);
+      const y6 = mad(a6, row4<T>(vt, i + 24), c, fused);
+      const y7 = mad(a7, row4<T>(vt, i + 28), c, fused);
+      if (raw) bg = bigger(bigger(bigger(bigger(bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3), y4), y5), y6), y7);
+      a0 = toHalf(y0, raw);
+      a1 = toHalf(y1, raw);
+      a2 = toHalf(y2, raw);
+      a3 = toHalf(y3, raw);
+      a4 = toHalf(y4, raw);
+      a5 = toHalf(y5, raw);
+      a6 = toHalf(y6, raw);
+      a7 = toHalf(y7, raw);
+      vt += vStride;
+    }
+    v128.store(p, a0);
+    v128.store(p, a1, 16);
+    v128.store(p, a2, 32);
+    v128.store(p, a3, 48);
+    v128.store(p, a4, 64);
+    v128.store(p, a5, 80);
+    v128.store(p, a6, 96);
+    v128.store(p, a7, 112);
+  }
   for (; i + 16 <= hdV; i += 16) {
     const p = acc + (<usize>i << 2);
     let a0 = v128.load(p);
