@@ -438,11 +438,40 @@ const CHUNK: i32 = 16;
   if (raw) v128.store(big, i32x4.max_s(v128.load(big), bg));
 }
 
-/** f16Lanes with the fused test out of the loops. */
+/**
+ * f16Lanes position by position, the accumulator in memory: for the f64 madd (fmaF), whose longer
+ * sequence of operations per lane would not fit in registers for 32 lanes (TurboFan spills);
+ * independent lanes within a position let the CPU overlap them instead.
+ */
+// @ts-ignore: decorator
+@inline function f16LanesMem<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, raw: bool, big: usize): void {
+  let bg = i32x4.splat(0);
+  let vt = v;
+  for (let t = 0; t < n; t++) {
+    const m = load<f32>(cm + (<usize>t << 2));
+    if (m != 1) {
+      for (let i = 0; i < hdV; i += 4) {
+        const p = acc + (<usize>i << 2);
+        v128.store(p, scaleHalf(v128.load(p), m, raw));
+      }
+    }
+    const c = load<f32>(cv + (<usize>t << 2));
+    for (let i = 0; i < hdV; i += 4) {
+      const p = acc + (<usize>i << 2);
+      const y = mad(v128.load(p), row4<T>(vt, i), c, false);
+      if (raw) bg = bigger(bg, y);
+      v128.store(p, toHalf(y, raw));
+    }
+    vt += vStride;
+  }
+  if (raw) v128.store(big, i32x4.max_s(v128.load(big), bg));
+}
+
+/** The accumulator through a chunk: f16Lanes with the relaxed madd, else f16LanesMem. */
 // @ts-ignore: decorator
 @inline function f16Accumulate<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
   if (ASC_FEATURE_RELAXED_SIMD && fused) f16Lanes<T>(acc, v, vStride, cm, cv, n, hdV, true, raw, big);
-  else f16Lanes<T>(acc, v, vStride, cm, cv, n, hdV, false, raw, big);
+  else f16LanesMem<T>(acc, v, vStride, cm, cv, n, hdV, raw, big);
 }
 
 /**
