@@ -8,11 +8,11 @@
 //             attn_f32_batch does a whole prompt batch, each query exactly as attn_f32 does it
 // Query heads that share a KV head (GQA) are done together, so each cached K and V row is loaded and
 // widened to f32 once per KV head rather than once per query head (and, in attn_f32_batch, once per
-// tile of 8 queries). attn_f16 walks the positions in order with every head at each, so the cache
-// rows are read once, in address order.
+// tile of 8 queries). attn_f16 walks the positions in chunks of 16, in order, with every head at each
+// chunk, so the cache rows are read once, a chunk at a time (see the 'f16' section for its two passes).
 //
 // Layouts (byte addresses): q [nHead, hdK] f32; out [nHead, hdV] f32; kc/vc the layer's cache rows,
-// position t at kc + 2·t·strideK (strideK = nHeadKv·hdK halves), KV head g at + 2·g·hdK. hdK and hdV
+// position t at kc + 2·t·strideK (strideK ≥ nHeadKv·hdK halves: a worker's share of heads sees whole rows), KV head g at + 2·g·hdK. hdK and hdV
 // are multiples of 4. `scratch` needs attn_scratch_bytes(...) bytes, 16-aligned.
 
 import { f16 } from './common';
@@ -266,13 +266,15 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
 //
 // One body (f16Pass), two passes. The fast one reads the cache as raw halves (rawHalf: no multiply),
 // with q16 scaled by 2^112 and e^(s − M) too where it multiplies V, so every product (q·k, v·vs) is
-// the same number, bit for bit, for every finite half; it also scans the rows it reads, and if an
-// infinity or NaN was among them the call is done again by the exact pass (halfToF32 widening).
+// the same number, bit for bit, for every finite half; and it rounds the accumulator to f16 without
+// the overflow handling (roundHalfFinite). It scans the rows it reads and keeps the largest sum it
+// rounded: if an infinity or NaN was in the cache, or a sum reached 65520 (f16 infinity) or NaN,
+// the call is done again by the exact pass (halfToF32 widening, roundHalf), which is rare.
 //
 // The positions go by in chunks of CHUNK, and for each head in three steps: the chunk's scores (the
 // K dots), the online softmax's bookkeeping in scalars (M, S and each position's two factors), then
-// the V accumulator, 16 lanes at a time held in registers across the chunk. Each head's sequence of
-// operations is the reference's; only the interleaving across heads and lanes differs.
+// the V accumulator (f16Accumulate). Each head's sequence of operations is the reference's; only the
+// interleaving across heads and lanes differs.
 
 /** Positions per chunk. */
 const CHUNK: i32 = 16;
@@ -551,7 +553,7 @@ const CHUNK: i32 = 16;
   const sc = vf + (<usize>(CHUNK * hdV) << 2); // scores [CHUNK]
   const cm = sc + (<usize>CHUNK << 2); // factors [CHUNK] (f16Softmax)
   const cv = cm + (<usize>CHUNK << 2);
-  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums before f16 (madHalf)
+  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums before f16 (bigger)
   // every head: q rounded to f16 (·2^112 for raw K), accumulator cleared, M = −inf, S = 0
   for (let h = 0; h < nHead; h++) {
     const qh = q + (<usize>(h * hdK) << 2);
@@ -778,6 +780,11 @@ export function half_to_f32(out: usize, src: usize, n: i32): void {
 /** out[0..n) = x rounded to f16 precision (tests: the rounding used above; n a multiple of 4). */
 export function round_half(out: usize, x: usize, n: i32): void {
   for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalf(v128.load(x + (<usize>i << 2))));
+}
+
+/** round_half by the fast pass's roundHalfFinite (tests; right for |x| < 65520 only). */
+export function round_half_finite(out: usize, x: usize, n: i32): void {
+  for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalfFinite(v128.load(x + (<usize>i << 2))));
 }
 
 /** 1 when attn_f16 uses the relaxed fused madd in this build and engine (tests). tmp: 8 bytes. */
