@@ -109,6 +109,25 @@ describe('relaxed SIMD attention', () => {
       }
     }
     cases.push(maddCase(seed));
+    // the fast pass's hand-offs to the exact one: an infinity in K, a NaN in V, an accumulator that
+    // overflows f16; and halves at the edges of the format (subnormals, zeros of both signs, 65504)
+    const d: AttentionDims = { nHead: 4, nHeadKv: 2, headDimK: 64, headDimV: 64 };
+    const base = (): Case => ({
+      d, size: 24, from: 0, to: 23, mode: 'f16', scale: 0.125,
+      k: [...randomFloats(24 * 128, seed + 1, 2)].map(f32ToF16Bits),
+      v: [...randomFloats(24 * 128, seed + 2, 3)].map(f32ToF16Bits),
+      q: [...randomFloats(256, seed + 3, 1.5)],
+    });
+    const inf = base();
+    inf.k[300] = 0x7c00;
+    const nan = base();
+    nan.v[1000] = 0x7e00;
+    const big = base();
+    for (let i = 0; i < 24 * 128; i += 3) big.v[i] = f32ToF16Bits(20000);
+    const edge = base();
+    const edges = [0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff];
+    for (const kv of [edge.k, edge.v]) for (let i = 0; i < kv.length; i += 2) kv[i] = edges[(i >> 1) % edges.length];
+    cases.push(inf, nan, big, edge);
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     let relaxed: { out: number[][]; fused: number };
     try {

@@ -8,16 +8,47 @@
 //             attn_f32_batch does a whole prompt batch, each query exactly as attn_f32 does it
 // Query heads that share a KV head (GQA) are done together, so each cached K and V row is loaded and
 // widened to f32 once per KV head rather than once per query head (and, in attn_f32_batch, once per
-// tile of 8 queries). attn_f16 walks the positions in order with every head at each, so the cache
-// rows are read once, in address order.
+// tile of 8 queries). attn_f16 walks the positions in chunks of 16, in order, with every head at each
+// chunk, so the cache rows are read once, a chunk at a time (see the 'f16' section for its two passes).
 //
 // Layouts (byte addresses): q [nHead, hdK] f32; out [nHead, hdV] f32; kc/vc the layer's cache rows,
-// position t at kc + 2·t·strideK (strideK = nHeadKv·hdK halves), KV head g at + 2·g·hdK. hdK and hdV
+// position t at kc + 2·t·strideK (strideK ≥ nHeadKv·hdK halves: a worker's share of heads sees whole rows), KV head g at + 2·g·hdK. hdK and hdV
 // are multiples of 4. `scratch` needs attn_scratch_bytes(...) bytes, 16-aligned.
 
 import { f16 } from './common';
 
 // ---- half-precision in four lanes -------------------------------------------------------------
+
+// Vector constants, loaded from memory where used: V8 (Turboshaft) rebuilds a v128.const at every
+// use inside a loop (3 instructions each), while a load is one instruction (as in float.ts).
+const K: usize = memory.data<u32>([
+  0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, //   0 f32 exponent (and infinity)
+  0x38800000, 0x38800000, 0x38800000, 0x38800000, //  16 2^-14
+  0x47800000, 0x47800000, 0x47800000, 0x47800000, //  32 2^16
+  0x06c00000, 0x06c00000, 0x06c00000, 0x06c00000, //  48 (13 << 23) | (1 << 22): 2^e → 1.5·2^(e+13)
+  0x80000000, 0x80000000, 0x80000000, 0x80000000, //  64 f32 sign
+  0x77800000, 0x77800000, 0x77800000, 0x77800000, //  80 2^112
+  0x07800000, 0x07800000, 0x07800000, 0x07800000, //  96 2^-112
+  0x8fffffff, 0x8fffffff, 0x8fffffff, 0x8fffffff, // 112 rawHalf's mask
+  0x00007fff, 0x00007fff, 0x00007fff, 0x00007fff, // 128 half exponent and mantissa
+  0x00008000, 0x00008000, 0x00008000, 0x00008000, // 144 half sign
+  0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, // 160 f32 magnitude
+], 16);
+const K_EXP: usize = 0;
+const K_MIN: usize = 16;
+const K_MAX: usize = 32;
+const K_C: usize = 48;
+const K_SIGN: usize = 64;
+const K_UP: usize = 80;
+const K_DOWN: usize = 96;
+const K_RAW: usize = 112;
+const K_HMAG: usize = 128;
+const K_HSIGN: usize = 144;
+const K_ABS: usize = 160;
+// @ts-ignore: decorator
+@inline function kv(off: usize): v128 {
+  return v128.load(K + off);
+}
 
 /**
  * Four halves (zero-extended to i32 lanes) → f32. Exponent and mantissa shifted into place read as
@@ -26,9 +57,9 @@ import { f16 } from './common';
  */
 // @ts-ignore: decorator
 @inline function halfToF32(h: v128): v128 {
-  let f = f32x4.mul(i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13), f32x4.splat(5.192296858534828e33));
-  f = v128.or(f, v128.and(f32x4.ge(f, f32x4.splat(65536)), i32x4.splat(0x7f800000)));
-  return v128.or(f, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+  let f = f32x4.mul(i32x4.shl(v128.and(h, kv(K_HMAG)), 13), kv(K_UP));
+  f = v128.or(f, v128.and(f32x4.ge(f, kv(K_MAX)), kv(K_EXP)));
+  return v128.or(f, i32x4.shl(v128.and(h, kv(K_HSIGN)), 16));
 }
 
 /** Halves at p..p+3 as f32x4. */
@@ -37,21 +68,82 @@ import { f16 } from './common';
   return halfToF32(i32x4.extend_low_i16x8_u(v128.load64_zero(p)));
 }
 
+/** 2^112: a half's value over its raw f32 (rawHalf), and the scale in roundHalf's overflow test. */
+const TWO112: f32 = 5.192296858534828e33;
+
+/**
+ * Four halves (sign-extended to i32 lanes) → their values times 2^-112 as f32, exactly: sign,
+ * exponent and mantissa shifted into place (halfToF32 without the multiply; subnormal halves land on
+ * f32 subnormals). Infinities and NaNs come out finite (2^-96 and up), so a caller that uses this
+ * checks its rows with scanHalves.
+ */
+// @ts-ignore: decorator
+@inline function rawHalf(h: v128): v128 {
+  return v128.and(i32x4.shl(h, 13), kv(K_RAW));
+}
+
+/** Halves at p..p+3 as raw f32 (rawHalf). */
+// @ts-ignore: decorator
+@inline function load4raw(p: usize): v128 {
+  return rawHalf(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));
+}
+
+/**
+ * bad folded with the n halves at p (n a multiple of 4): the lane-wise unsigned max of half << 1
+ * (the sign dropped), which reaches 0xf800 once an infinity or NaN has been seen (hasInfNaN).
+ */
+// @ts-ignore: decorator
+@inline function scanHalves(bad: v128, p: usize, n: i32): v128 {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) bad = i16x8.max_u(bad, i16x8.shl(v128.load(p + (<usize>i << 1)), 1));
+  if (i < n) bad = i16x8.max_u(bad, i16x8.shl(v128.load64_zero(p + (<usize>i << 1)), 1));
+  return bad;
+}
+
+// @ts-ignore: decorator
+@inline function hasInfNaN(bad: v128): bool {
+  return v128.any_true(i16x8.ge_u(bad, i16x8.splat(<i16>0xf800)));
+}
+
 /**
  * x rounded to the nearest half (ties to even), as f32: what f16(f32ToF16(x)) gives, in four lanes.
- * |x| + c − c with c = 2^(e+13), 2^e the exponent of x but at least 2^-14: the f32 ulp of the sum is
- * 2^(e−10), so the add rounds |x| to 11 significant bits (to multiples of 2^-24 below 2^-14, where
- * halves are subnormal) with the FPU's ties to even, and the subtraction is exact. From 65520 up:
- * infinity; NaN stays NaN. (tests/wasm/attention-round.test.ts checks it on every f32 from 2^-26
- * to 2^17 against fp16.ts.)
+ * x + c − c with c = 1.5·2^(e+13), 2^e the exponent of x clamped to [2^-14, 2^16]: x + c stays within
+ * [2^(e+13), 2^(e+14)), where the f32 ulp is 2^(e−10), so the add rounds x to 11 significant bits
+ * (to multiples of 2^-24 below 2^-14, where halves are subnormal) with the FPU's ties to even (c is
+ * an even multiple of that ulp, so both signs round alike), and the subtraction is exact. A zero
+ * gets x's sign back. Overflow: what rounds to 2^16 or more (|x| ≥ 65520; the clamp keeps c finite)
+ * becomes infinity through ·2^112 (2^16·2^112 overflows, 65504·2^112 does not), and ·2^-112
+ * restores the rest exactly; NaN stays NaN. (tests/wasm/attention-round.test.ts checks it on every f32 from 2^-26 to 2^17 against
+ * fp16.ts.)
  */
 // @ts-ignore: decorator
 @inline function roundHalf(x: v128): v128 {
-  const e = i32x4.max_s(v128.and(x, i32x4.splat(0x7f800000)), i32x4.splat(0x38800000));
-  const c = i32x4.add(e, i32x4.splat(13 << 23));
-  const ax = f32x4.abs(x);
-  const r = v128.bitselect(i32x4.splat(0x7f800000), f32x4.sub(f32x4.add(ax, c), c), f32x4.ge(ax, f32x4.splat(65520)));
-  return v128.or(r, v128.and(x, i32x4.splat(0x80000000)));
+  const e = i32x4.min_s(i32x4.max_s(v128.and(x, kv(K_EXP)), kv(K_MIN)), kv(K_MAX));
+  const c = i32x4.add(e, kv(K_C));
+  const r = v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kv(K_SIGN)));
+  return f32x4.mul(f32x4.mul(r, kv(K_UP)), kv(K_DOWN));
+}
+
+/**
+ * roundHalf for |x| < 65520: without the clamp and the ·2^112·2^-112, which only serve overflow, so
+ * the chain from x to the result is 6 operations shorter. The fast pass checks |x| apart (bigger).
+ */
+// @ts-ignore: decorator
+@inline function roundHalfFinite(x: v128): v128 {
+  const c = i32x4.add(i32x4.max_s(v128.and(x, kv(K_EXP)), kv(K_MIN)), kv(K_C));
+  return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kv(K_SIGN)));
+}
+
+/** big folded with |x| (as i32 lanes: NaN above infinity above every finite value; see isBig). */
+// @ts-ignore: decorator
+@inline function bigger(big: v128, x: v128): v128 {
+  return i32x4.max_s(big, v128.and(x, kv(K_ABS)));
+}
+
+/** Whether a value folded into big by bigger was 65520 or more in magnitude, or NaN: roundHalfFinite's limit. */
+// @ts-ignore: decorator
+@inline function isBig(big: v128): bool {
+  return v128.any_true(i32x4.ge_s(big, i32x4.splat(0x477ff000)));
 }
 
 /** Sum of four f32 lanes. */
@@ -67,11 +159,15 @@ import { f16 } from './common';
   for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4h(src + (<usize>i << 1)));
 }
 
-/** Four values at element i of a cache row: halves (T = u16, widened here) or f32 (T = f32, widened before). */
+/**
+ * Four values at element i of a cache row: halves (T = u16, widened here; T = i16, raw: rawHalf) or
+ * f32 (T = f32, widened before).
+ */
 // @ts-ignore: decorator
 @inline function row4<T>(p: usize, i: i32): v128 {
-  if (sizeof<T>() == 2) return load4h(p + (<usize>i << 1));
-  return v128.load(p + (<usize>i << 2));
+  if (sizeof<T>() == 4) return v128.load(p + (<usize>i << 2));
+  if (isSigned<T>()) return load4raw(p + (<usize>i << 1));
+  return load4h(p + (<usize>i << 1));
 }
 
 /** Σ a[i]·b[i] over n f32 (a multiple of 4), four lanes of partial sums. */
@@ -160,95 +256,350 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
   const group = nHead / nHeadKv;
   // f32 batch: scores [TILE, group, positions + TILE], k row [hdK], v row [hdV], sums [TILE·group] (f64)
   const c = (TILE * group * (positions + TILE) + hdK + hdV) * 4 + TILE * group * 8 + 8;
-  // f16: q16 [nHead·hdK], acc [nHead·hdV], k row [hdK], v row [hdV], M/S [2·nHead], probe [2]
-  const a = (nHead * (hdK + hdV) + hdK + hdV + 2 * nHead + 2) * 4;
+  const a = f16ScratchBytes(nHead, hdK, hdV);
   // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
   const b = (group * positions + hdK + hdV) * 4 + group * 8;
   return (max(max(a, b), c) + 15) & ~15;
 }
 
 // ---- 'f16' mode --------------------------------------------------------------------------------
+//
+// One body (f16Pass), two passes. The fast one reads the cache as raw halves (rawHalf: no multiply),
+// with q16 scaled by 2^112 and e^(s − M) too where it multiplies V, so every product (q·k, v·vs) is
+// the same number, bit for bit, for every finite half; and it rounds the accumulator to f16 without
+// the overflow handling (roundHalfFinite). It scans the rows it reads and keeps the largest sum it
+// rounded: if an infinity or NaN was in the cache, or a sum reached 65520 (f16 infinity) or NaN,
+// the call is done again by the exact pass (halfToF32 widening, roundHalf), which is rare.
+//
+// The positions go by in chunks of CHUNK, and for each head in three steps: the chunk's scores (the
+// K dots), the online softmax's bookkeeping in scalars (M, S and each position's two factors), then
+// the V accumulator (f16Accumulate). Each head's sequence of operations is the reference's; only the
+// interleaving across heads and lanes differs.
+
+/** Positions per chunk. */
+const CHUNK: i32 = 16;
 
 /**
- * One position of one head's online softmax: score q16·k, then M, the accumulator acc [hdV] and S
- * as the reference updates them. k, v: the position's cache rows (see row4).
+ * The online softmax over a chunk's scores sc [n] for one head, M and S at mp, sp (f32): for each
+ * position, the factor cm of the accumulator (e^(M_old − M) at a new maximum, else 1) and the
+ * factor cv of v (1 at a new maximum, else e^(s − M); ·vScale, 2^112 for raw V), into cm, cv [n].
  */
 // @ts-ignore: decorator
-@inline function f16Step<T>(q16: usize, k: usize, v: usize, acc: usize, mp: usize, sp: usize, hdK: i32, hdV: i32, scale: f32, fused: bool): void {
-  const sc: f32 = dotF16<T>(q16, k, hdK) * scale;
-  const M = load<f32>(mp);
-  if (sc > M) {
-    // a new maximum: rescale the accumulator by e^(M_old − M) (an f32 multiply, then f16), then add
-    // v·1 (exact, so the fused add is one f32 add), f16 again
-    store<f32>(mp, sc);
-    const msc = <f32>Math.exp(<f64>(M - sc));
-    const m4 = f32x4.splat(msc);
-    for (let i = 0; i < hdV; i += 4) {
-      const o = <usize>i << 2;
-      v128.store(acc + o, roundHalf(f32x4.add(roundHalf(f32x4.mul(v128.load(acc + o), m4)), row4<T>(v, i))));
-    }
-    // S = S·ms + vs, fused as the compiler contracts it (S·ms exact in f64)
-    store<f32>(sp, <f32>(<f64>load<f32>(sp) * <f64>msc + 1));
-    return;
-  }
-  const vs = <f32>Math.exp(<f64>(sc - M));
-  // V += v·vs fused (ggml_vec_mad_f16), then f16
-  if (ASC_FEATURE_RELAXED_SIMD && fused) {
-    const s4 = f32x4.splat(vs);
-    for (let i = 0; i < hdV; i += 4) {
-      const o = <usize>i << 2;
-      v128.store(acc + o, roundHalf(f32x4.relaxed_madd(row4<T>(v, i), s4, v128.load(acc + o))));
-    }
-  } else {
-    const s2 = f64x2.splat(<f64>vs);
-    for (let i = 0; i < hdV; i += 4) {
-      const o = <usize>i << 2;
-      v128.store(acc + o, roundHalf(fmaF(v128.load(acc + o), row4<T>(v, i), s2)));
+@inline function f16Softmax(sc: usize, cm: usize, cv: usize, n: i32, mp: usize, sp: usize, vScale: f32): void {
+  let M = load<f32>(mp);
+  let S = load<f32>(sp);
+  for (let t = 0; t < n; t++) {
+    const o = <usize>t << 2;
+    const s = load<f32>(sc + o);
+    if (s > M) {
+      const ms = <f32>Math.exp(<f64>(M - s));
+      M = s;
+      store<f32>(cm + o, ms);
+      store<f32>(cv + o, vScale);
+      S = <f32>(<f64>S * <f64>ms + 1); // S·ms + vs fused as the compiler contracts it (S·ms exact in f64)
+    } else {
+      const vs = <f32>Math.exp(<f64>(s - M));
+      store<f32>(cm + o, 1);
+      store<f32>(cv + o, vs * vScale); // exact (vs ≤ 1)
+      S = <f32>(<f64>S + <f64>vs); // S·1 + vs
     }
   }
-  store<f32>(sp, <f32>(<f64>load<f32>(sp) + <f64>vs)); // S·1 + vs
+  store<f32>(mp, M);
+  store<f32>(sp, S);
 }
 
-export function attn_f16(
-  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+/** a + v·cv fused (ggml_vec_mad_f16: relaxed madd when the engine fuses it, else in f64), one rounding to f32. */
+// @ts-ignore: decorator
+@inline function mad(a: v128, v: v128, cv: f32, fused: bool): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD && fused) return f32x4.relaxed_madd(v, f32x4.splat(cv), a);
+  return fmaF(a, v, f64x2.splat(<f64>cv));
+}
+
+/** f16 of a sum: roundHalf, or in the fast pass (raw) roundHalfFinite, the sum checked apart (bigger). */
+// @ts-ignore: decorator
+@inline function toHalf(y: v128, raw: bool): v128 {
+  return raw ? roundHalfFinite(y) : roundHalf(y);
+}
+
+/** a·cm (an f32 multiply), then f16: ggml_vec_scale_f16 at a new maximum (cm ≤ 1: no overflow). */
+// @ts-ignore: decorator
+@inline function scaleHalf(a: v128, cm: f32, raw: bool): v128 {
+  return toHalf(f32x4.mul(a, f32x4.splat(cm)), raw);
+}
+
+/**
+ * One head's accumulator acc [hdV] through the n positions of a chunk: V rows at v + t·vStride bytes
+ * (see row4), factors cm, cv [n] (f16Softmax): acc·cm then f16 where cm ≠ 1 (a new maximum; at
+ * cm = 1 that would change nothing), then acc + v·cv (mad), f16. 32 lanes at a time stay in
+ * registers for the chunk (eight chains of dependent operations, enough to hide their latency),
+ * then 16, then 4. fused, raw: constants in each copy; big: a v128 cell where the fast pass
+ * folds its sums (bigger).
+ */
+// @ts-ignore: decorator
+@inline function f16Lanes<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
+  let bg = i32x4.splat(0);
+  let i = 0;
+  for (; i + 32 <= hdV; i += 32) {
+    const p = acc + (<usize>i << 2);
+    let a0 = v128.load(p);
+    let a1 = v128.load(p, 16);
+    let a2 = v128.load(p, 32);
+    let a3 = v128.load(p, 48);
+    let a4 = v128.load(p, 64);
+    let a5 = v128.load(p, 80);
+    let a6 = v128.load(p, 96);
+    let a7 = v128.load(p, 112);
+    let vt = v;
+    for (let t = 0; t < n; t++) {
+      const m = load<f32>(cm + (<usize>t << 2));
+      if (m != 1) {
+        a0 = scaleHalf(a0, m, raw);
+        a1 = scaleHalf(a1, m, raw);
+        a2 = scaleHalf(a2, m, raw);
+        a3 = scaleHalf(a3, m, raw);
+        a4 = scaleHalf(a4, m, raw);
+        a5 = scaleHalf(a5, m, raw);
+        a6 = scaleHalf(a6, m, raw);
+        a7 = scaleHalf(a7, m, raw);
+      }
+      const c = load<f32>(cv + (<usize>t << 2));
+      const y0 = mad(a0, row4<T>(vt, i), c, fused);
+      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
+      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
+      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
+      const y4 = mad(a4, row4<T>(vt, i + 16), c, fused);
+      const y5 = mad(a5, row4<T>(vt, i + 20), c, fused);
+      const y6 = mad(a6, row4<T>(vt, i + 24), c, fused);
+      const y7 = mad(a7, row4<T>(vt, i + 28), c, fused);
+      if (raw) bg = bigger(bigger(bigger(bigger(bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3), y4), y5), y6), y7);
+      a0 = toHalf(y0, raw);
+      a1 = toHalf(y1, raw);
+      a2 = toHalf(y2, raw);
+      a3 = toHalf(y3, raw);
+      a4 = toHalf(y4, raw);
+      a5 = toHalf(y5, raw);
+      a6 = toHalf(y6, raw);
+      a7 = toHalf(y7, raw);
+      vt += vStride;
+    }
+    v128.store(p, a0);
+    v128.store(p, a1, 16);
+    v128.store(p, a2, 32);
+    v128.store(p, a3, 48);
+    v128.store(p, a4, 64);
+    v128.store(p, a5, 80);
+    v128.store(p, a6, 96);
+    v128.store(p, a7, 112);
+  }
+  for (; i + 16 <= hdV; i += 16) {
+    const p = acc + (<usize>i << 2);
+    let a0 = v128.load(p);
+    let a1 = v128.load(p, 16);
+    let a2 = v128.load(p, 32);
+    let a3 = v128.load(p, 48);
+    let vt = v;
+    for (let t = 0; t < n; t++) {
+      const m = load<f32>(cm + (<usize>t << 2));
+      if (m != 1) {
+        a0 = scaleHalf(a0, m, raw);
+        a1 = scaleHalf(a1, m, raw);
+        a2 = scaleHalf(a2, m, raw);
+        a3 = scaleHalf(a3, m, raw);
+      }
+      const c = load<f32>(cv + (<usize>t << 2));
+      const y0 = mad(a0, row4<T>(vt, i), c, fused);
+      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
+      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
+      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
+      if (raw) bg = bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3);
+      a0 = toHalf(y0, raw);
+      a1 = toHalf(y1, raw);
+      a2 = toHalf(y2, raw);
+      a3 = toHalf(y3, raw);
+      vt += vStride;
+    }
+    v128.store(p, a0);
+    v128.store(p, a1, 16);
+    v128.store(p, a2, 32);
+    v128.store(p, a3, 48);
+  }
+  for (; i < hdV; i += 4) {
+    const p = acc + (<usize>i << 2);
+    let a0 = v128.load(p);
+    let vt = v;
+    for (let t = 0; t < n; t++) {
+      const m = load<f32>(cm + (<usize>t << 2));
+      if (m != 1) a0 = scaleHalf(a0, m, raw);
+      const y0 = mad(a0, row4<T>(vt, i), load<f32>(cv + (<usize>t << 2)), fused);
+      if (raw) bg = bigger(bg, y0);
+      a0 = toHalf(y0, raw);
+      vt += vStride;
+    }
+    v128.store(p, a0);
+  }
+  if (raw) v128.store(big, i32x4.max_s(v128.load(big), bg));
+}
+
+/**
+ * f16Lanes position by position, the accumulator in memory: for the f64 madd (fmaF), whose longer
+ * sequence of operations per lane would not fit in registers for 32 lanes (TurboFan spills);
+ * independent lanes within a position let the CPU overlap them instead.
+ */
+// @ts-ignore: decorator
+@inline function f16LanesMem<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, raw: bool, big: usize): void {
+  let bg = i32x4.splat(0);
+  let vt = v;
+  for (let t = 0; t < n; t++) {
+    const m = load<f32>(cm + (<usize>t << 2));
+    if (m != 1) {
+      for (let i = 0; i < hdV; i += 4) {
+        const p = acc + (<usize>i << 2);
+        v128.store(p, scaleHalf(v128.load(p), m, raw));
+      }
+    }
+    const c = load<f32>(cv + (<usize>t << 2));
+    for (let i = 0; i < hdV; i += 4) {
+      const p = acc + (<usize>i << 2);
+      const y = mad(v128.load(p), row4<T>(vt, i), c, false);
+      if (raw) bg = bigger(bg, y);
+      v128.store(p, toHalf(y, raw));
+    }
+    vt += vStride;
+  }
+  if (raw) v128.store(big, i32x4.max_s(v128.load(big), bg));
+}
+
+/** The accumulator through a chunk: f16Lanes with the relaxed madd, else f16LanesMem. */
+// @ts-ignore: decorator
+@inline function f16Accumulate<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
+  if (ASC_FEATURE_RELAXED_SIMD && fused) f16Lanes<T>(acc, v, vStride, cm, cv, n, hdV, true, raw, big);
+  else f16LanesMem<T>(acc, v, vStride, cm, cv, n, hdV, raw, big);
+}
+
+/**
+ * One head through a chunk of n positions: scores into sc [n] from K rows at k + t·kStride bytes,
+ * the softmax factors, the accumulator. T: how the rows are stored (row4); raw: raw halves (q16
+ * and V's factor scaled by 2^112).
+ */
+// @ts-ignore: decorator
+@inline function f16Head<T>(
+  q16: usize, k: usize, kStride: usize, v: usize, vStride: usize, n: i32, acc: usize, mp: usize, sp: usize,
+  sc: usize, cm: usize, cv: usize, hdK: i32, hdV: i32, scale: f32, fused: bool, raw: bool, big: usize,
 ): void {
+  let kt = k;
+  for (let t = 0; t < n; t++) {
+    store<f32>(sc + (<usize>t << 2), dotF16<T>(q16, kt, hdK) * scale);
+    kt += kStride;
+  }
+  f16Softmax(sc, cm, cv, n, mp, sp, raw ? TWO112 : 1);
+  f16Accumulate<T>(acc, v, vStride, cm, cv, n, hdV, fused, raw, big);
+}
+
+/** dst[t·n ..+n) = raw f32 (rawHalf) of the n halves at src + t·stride bytes, t < rows (n a multiple of 4). */
+// @ts-ignore: decorator
+@inline function widenRowsRaw(dst: usize, src: usize, stride: usize, rows: i32, n: i32): void {
+  for (let t = 0; t < rows; t++) {
+    for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4raw(src + (<usize>i << 1)));
+    dst += <usize>n << 2;
+    src += stride;
+  }
+}
+
+/** widenRowsRaw, exactly (halfToF32). */
+// @ts-ignore: decorator
+@inline function widenRows(dst: usize, src: usize, stride: usize, rows: i32, n: i32): void {
+  for (let t = 0; t < rows; t++) {
+    widen(dst, src, n);
+    dst += <usize>n << 2;
+    src += stride;
+  }
+}
+
+/** bad folded with rows of n halves at p + t·stride bytes, t < rows (scanHalves). */
+// @ts-ignore: decorator
+@inline function scanRows(bad: v128, p: usize, stride: usize, rows: i32, n: i32): v128 {
+  for (let t = 0; t < rows; t++) {
+    bad = scanHalves(bad, p, n);
+    p += stride;
+  }
+  return bad;
+}
+
+/**
+ * Scratch bytes of attn_f16: q16 [nHead·hdK], acc [nHead·hdV], M/S [2·nHead], rows [CHUNK·(hdK + hdV)],
+ * sc/cm/cv [3·CHUNK], big [4], probe [2].
+ */
+// @ts-ignore: decorator
+@inline function f16ScratchBytes(nHead: i32, hdK: i32, hdV: i32): i32 {
+  return (nHead * (hdK + hdV + 2) + CHUNK * (hdK + hdV + 3) + 6) * 4;
+}
+
+/**
+ * attn_f16's work, raw (the fast pass) or exact; false when the raw pass met an infinity or NaN in
+ * the cache rows (its output is then garbage, and the exact pass must run).
+ */
+// @ts-ignore: decorator
+@inline function f16Pass(
+  raw: bool, out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, fused: bool,
+): bool {
   const group = nHead / nHeadKv;
   const q16 = scratch; // [nHead, hdK]
   const acc = q16 + (<usize>(nHead * hdK) << 2); // [nHead, hdV]
-  const kf = acc + (<usize>(nHead * hdV) << 2); // [hdK]: a K row widened, for a group of query heads
-  const vf = kf + (<usize>hdK << 2); // [hdV]
-  const ms = vf + (<usize>hdV << 2); // M [nHead]
+  const ms = acc + (<usize>(nHead * hdV) << 2); // M [nHead]
   const ss = ms + (<usize>nHead << 2); // S [nHead]
-  const fused = fusedMadd(ss + (<usize>nHead << 2));
-  // every head: q rounded to f16, accumulator cleared, M = −inf, S = 0
+  const kf = ss + (<usize>nHead << 2); // [CHUNK, hdK]: a chunk's K rows widened, for a group of query heads
+  const vf = kf + (<usize>(CHUNK * hdK) << 2); // [CHUNK, hdV]
+  const sc = vf + (<usize>(CHUNK * hdV) << 2); // scores [CHUNK]
+  const cm = sc + (<usize>CHUNK << 2); // factors [CHUNK] (f16Softmax)
+  const cv = cm + (<usize>CHUNK << 2);
+  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums before f16 (bigger)
+  // every head: q rounded to f16 (·2^112 for raw K), accumulator cleared, M = −inf, S = 0
   for (let h = 0; h < nHead; h++) {
     const qh = q + (<usize>(h * hdK) << 2);
     const qj = q16 + (<usize>(h * hdK) << 2);
-    for (let i = 0; i < hdK; i += 4) v128.store(qj + (<usize>i << 2), roundHalf(v128.load(qh + (<usize>i << 2))));
+    for (let i = 0; i < hdK; i += 4) {
+      const r = roundHalf(v128.load(qh + (<usize>i << 2)));
+      v128.store(qj + (<usize>i << 2), raw ? f32x4.mul(r, f32x4.splat(TWO112)) : r);
+    }
     store<f32>(ms + (<usize>h << 2), -Infinity);
     store<f32>(ss + (<usize>h << 2), 0);
   }
   memory.fill(acc, 0, <usize>(nHead * hdV) << 2);
-  // positions in order, every head at each (one pass over the cache rows, in address order)
-  for (let t = from; t <= to; t++) {
-    const kt = kc + (<usize>(t * strideK) << 1);
-    const vt = vc + (<usize>(t * strideV) << 1);
-    if (group == 1) {
-      for (let h = 0; h < nHead; h++) {
-        f16Step<u16>(q16 + (<usize>(h * hdK) << 2), kt + (<usize>(h * hdK) << 1), vt + (<usize>(h * hdV) << 1), acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused);
-      }
-      continue;
-    }
+  const kRow = <usize>strideK << 1;
+  const vRow = <usize>strideV << 1;
+  let bad = i16x8.splat(0);
+  if (raw) v128.store(big, i32x4.splat(0));
+  // chunks of positions in order, every head at each (one pass over the cache rows)
+  for (let t0 = from; t0 <= to; t0 += CHUNK) {
+    const n = min(CHUNK, to - t0 + 1);
     for (let g = 0; g < nHeadKv; g++) {
-      // GQA: the K and V rows widened once for the group's query heads
-      widen(kf, kt + (<usize>(g * hdK) << 1), hdK);
-      widen(vf, vt + (<usize>(g * hdV) << 1), hdV);
+      const kg = kc + (<usize>(t0 * strideK + g * hdK) << 1);
+      const vg = vc + (<usize>(t0 * strideV + g * hdV) << 1);
+      if (raw) bad = scanRows(scanRows(bad, kg, kRow, n, hdK), vg, vRow, n, hdV);
+      if (group == 1) {
+        // straight from the cache
+        const h = g;
+        const qh = q16 + (<usize>(h * hdK) << 2);
+        const ah = acc + (<usize>(h * hdV) << 2);
+        if (raw) f16Head<i16>(qh, kg, kRow, vg, vRow, n, ah, ms + (<usize>h << 2), ss + (<usize>h << 2), sc, cm, cv, hdK, hdV, scale, fused, true, big);
+        else f16Head<u16>(qh, kg, kRow, vg, vRow, n, ah, ms + (<usize>h << 2), ss + (<usize>h << 2), sc, cm, cv, hdK, hdV, scale, fused, false, big);
+        continue;
+      }
+      // GQA: the chunk's K and V rows widened once for the group's query heads
+      if (raw) {
+        widenRowsRaw(kf, kg, kRow, n, hdK);
+        widenRowsRaw(vf, vg, vRow, n, hdV);
+      } else {
+        widenRows(kf, kg, kRow, n, hdK);
+        widenRows(vf, vg, vRow, n, hdV);
+      }
       for (let h = g * group; h < (g + 1) * group; h++) {
-        f16Step<f32>(q16 + (<usize>(h * hdK) << 2), kf, vf, acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), hdK, hdV, scale, fused);
+        f16Head<f32>(q16 + (<usize>(h * hdK) << 2), kf, <usize>hdK << 2, vf, <usize>hdV << 2, n, acc + (<usize>(h * hdV) << 2), ms + (<usize>h << 2), ss + (<usize>h << 2), sc, cm, cv, hdK, hdV, scale, fused, raw, big);
       }
     }
   }
+  if (raw && (hasInfNaN(bad) || isBig(load<v128>(big)))) return false;
   for (let h = 0; h < nHead; h++) {
     const S = load<f32>(ss + (<usize>h << 2));
     const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
@@ -256,6 +607,16 @@ export function attn_f16(
     const oh = out + (<usize>(h * hdV) << 2);
     for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(ah + (<usize>i << 2)), inv));
   }
+  return true;
+}
+
+export function attn_f16(
+  out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+): void {
+  const fused = fusedMadd(scratch + <usize>f16ScratchBytes(nHead, hdK, hdV) - 8); // the probe, last
+  if (f16Pass(true, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused)) return;
+  f16Pass(false, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused);
 }
 
 // ---- 'f32' mode --------------------------------------------------------------------------------
@@ -419,6 +780,11 @@ export function half_to_f32(out: usize, src: usize, n: i32): void {
 /** out[0..n) = x rounded to f16 precision (tests: the rounding used above; n a multiple of 4). */
 export function round_half(out: usize, x: usize, n: i32): void {
   for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalf(v128.load(x + (<usize>i << 2))));
+}
+
+/** round_half by the fast pass's roundHalfFinite (tests; right for |x| < 65520 only). */
+export function round_half_finite(out: usize, x: usize, n: i32): void {
+  for (let i = 0; i < n; i += 4) v128.store(out + (<usize>i << 2), roundHalfFinite(v128.load(x + (<usize>i << 2))));
 }
 
 /** 1 when attn_f16 uses the relaxed fused madd in this build and engine (tests). tmp: 8 bytes. */
