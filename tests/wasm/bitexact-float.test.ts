@@ -160,6 +160,34 @@ function everyHalfCases(): Case[] {
   ];
 }
 
+/**
+ * matvec_f16 multiplies raw-widened halves (half·2^-112) by x·2^112 while every |x| < 2^16, and
+ * falls back to the plain widening otherwise: activations at and past that bound (±65536, huge,
+ * Inf, NaN) and just inside it (the largest f32 below 2^16, f32 subnormals), against weights with
+ * ±65504, the smallest subnormals, ±0, and Inf/NaN halves in long rows.
+ */
+function scaledActivationCases(): Case[] {
+  const edges = [0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0000, 0x8000, 0x0400, 0x8400];
+  const infNaN = [0x7c00, 0xfc00, 0x7e00, 0xfd01];
+  const cases: Case[] = [];
+  let seed = 500;
+  const make = (name: string, xSpecial: number[], withInfNaN: boolean) => {
+    const rows = 7, cols = 771, n = 2;
+    const r = rng(seed++);
+    const w = weights('f16', rows * cols, seed++, 0.02, 0.01).map((h) => (r() < 0.02 ? edges[Math.floor(r() * edges.length)] : withInfNaN && r() < 0.002 ? infNaN[Math.floor(r() * infNaN.length)] : h));
+    const x = [...randomFloats(n * cols, seed++, 2)].map((v) => (r() < 0.01 ? xSpecial[Math.floor(r() * xSpecial.length)] : v));
+    cases.push({ name: `f16 ${name}`, suffix: 'f16', rows, cols, r0: 0, r1: rows, n, w, x });
+  };
+  const below = Math.fround(65536 - 1 / 256); // the largest f32 below 2^16
+  make('activations just below 2^16 and f32 subnormals', [below, -below, 1e-40, -3e-45, 65504, -65504], false);
+  make('activations just below 2^16, Inf/NaN weights', [below, -below, 1e-40], true);
+  make('activations of ±2^16 (fallback)', [65536, -65536, below], false);
+  make('huge activations (fallback)', [1e6, -3e38, below], true);
+  make('infinite activations (fallback)', [Infinity, -Infinity], false);
+  make('NaN activations (fallback)', [NaN], false);
+  return cases;
+}
+
 /** Rows of the 0.5B bench model's own F16 tensors (ffn_down: 4864 columns), when present. */
 function benchModelCases(): Case[] {
   if (!existsSync(BENCH_MODEL)) return [];
@@ -198,7 +226,7 @@ function expectEveryHalfExact(out: number[], halves: number[], build: string): v
 }
 
 describe('F16 / BF16 kernels follow their summation order bit for bit', () => {
-  const cases = [...syntheticCases(), ...everyHalfCases(), ...benchModelCases()];
+  const cases = [...syntheticCases(), ...everyHalfCases(), ...scaledActivationCases(), ...benchModelCases()];
   const halves = [...Array.from({ length: 65536 }, (_, h) => h), 0x3c00, 0x8001, 0x7c01, 0xfe00, 0x0400];
   const plain = readFileSync(join(WASM_DIR, 'kernels.wasm'));
 

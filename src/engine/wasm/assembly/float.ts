@@ -25,6 +25,8 @@ const K: usize = memory.data<u8>([
   0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x3f, // 112 0.5
   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, // 128 2·(smallest normal)
   0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, // 144 f32 sign
+  0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, // 160 raw half mask 0x8FFFE000
+  0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, // 176 i16 exponent bits 4..1
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -157,6 +159,87 @@ const K: usize = memory.data<u8>([
   return s;
 }
 
+// ---- F16 matvec by raw widening -----------------------------------------------------------------
+// A half's bits, sign-extended to 32 and shifted left by 13 with bits 30..28 cleared, are the f32
+// half·2^-112 exactly, for every finite half (zero, subnormal and normal alike; exponent 31 gives a
+// finite wrong value). Multiplied by x·2^112 (exact while |x| < 2^16), each product has the real
+// value half·x, so it rounds to the same f32 as dot_f16's, and with the same additions the result
+// is the same bits. Per 8 halves h (i32 lane k holding halves 2k, 2k+1) the odd halves come out
+// as (h >>s 3) & 0x8FFFE000 and the even ones as (h << 16 >>s 3) & 0x8FFFE000: the lanes hold
+// columns 2k and 2k+1, so the scaled activation is stored in that order (scaleX) and the
+// accumulators are interleaved back into dot_f16's lanes before the final sum.
+
+/**
+ * xs[0, c16) = x·2^112 with each group of 8 columns stored as 0, 2, 4, 6, 1, 3, 5, 7; false (xs
+ * unusable) when some |x| ≥ 2^16 or x is NaN.
+ */
+// @ts-ignore: decorator
+@inline function scaleX(xs: usize, x: usize, c16: i32): bool {
+  const k = f32x4.splat(5.192296858534828e33); // 2^112
+  let m = f32x4.splat(0);
+  for (let i = 0; i < c16; i += 8) {
+    const o = <usize>i << 2;
+    const a = v128.load(x + o), b = v128.load(x + o, 16);
+    m = f32x4.max(m, f32x4.max(f32x4.abs(a), f32x4.abs(b))); // NaN propagates
+    v128.store(xs + o, f32x4.mul(i8x16.shuffle(a, b, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27), k));
+    v128.store(xs + o, f32x4.mul(i8x16.shuffle(a, b, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31), k), 16);
+  }
+  m = f32x4.max(m, i8x16.shuffle(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  return f32x4.extract_lane(m, 0) < 65536 && f32x4.extract_lane(m, 1) < 65536;
+}
+
+/** Even (odd) halves of 8 → half·2^-112 as f32x4, in columns 0, 2, 4, 6 (1, 3, 5, 7). */
+// @ts-ignore: decorator
+@inline function rawEven(h: v128): v128 {
+  return v128.and(i32x4.shr_s(i32x4.shl(h, 16), 3), kv(160));
+}
+// @ts-ignore: decorator
+@inline function rawOdd(h: v128): v128 {
+  return v128.and(i32x4.shr_s(h, 3), kv(160));
+}
+
+/** dot_f16(w, x, cols) from xs = scaleX(x). */
+// @ts-ignore: decorator
+@inline function dot_f16_raw(w: usize, xs: usize, x: usize, cols: i32): f32 {
+  let e0 = f32x4.splat(0), o0 = f32x4.splat(0), e1 = f32x4.splat(0), o1 = f32x4.splat(0);
+  let i = 0;
+  const c16 = cols & ~15;
+  // the common groups in an inner loop of their own, the rare ones outside it, so V8 keeps the
+  // accumulators in registers through the inner loop
+  while (i < c16) {
+    for (; i < c16; i += 16) {
+      const h0 = v128.load(w + (<usize>i << 1));
+      const h1 = v128.load(w + (<usize>i << 1), 16);
+      // (h + 1024) & 0x7800 is 0 where the exponent is 0 or 31: a subnormal would be a subnormal
+      // f32 operand (a microcode assist on x86, ~100 cycles), Inf/NaN a wrong value
+      if (!i16x8.all_true(i16x8.min_u(v128.and(i16x8.add(h0, kv(16)), kv(176)), v128.and(i16x8.add(h1, kv(16)), kv(176))))) break;
+      const o = xs + (<usize>i << 2);
+      e0 = f32x4.add(e0, f32x4.mul(rawEven(h0), v128.load(o)));
+      o0 = f32x4.add(o0, f32x4.mul(rawOdd(h0), v128.load(o, 16)));
+      e1 = f32x4.add(e1, f32x4.mul(rawEven(h1), v128.load(o, 32)));
+      o1 = f32x4.add(o1, f32x4.mul(rawOdd(h1), v128.load(o, 48)));
+    }
+    if (i >= c16) break;
+    // such a group (zeros too) widens exactly (halfWiden) and takes x back from xs (·2^-112, exact)
+    const h0 = v128.load(w + (<usize>i << 1));
+    const h1 = v128.load(w + (<usize>i << 1), 16);
+    const o = xs + (<usize>i << 2);
+    e0 = f32x4.add(e0, f32x4.mul(halfWiden(h0), f32x4.mul(v128.load(o), kv(96))));
+    o0 = f32x4.add(o0, f32x4.mul(halfWiden(i32x4.shr_u(h0, 16)), f32x4.mul(v128.load(o, 16), kv(96))));
+    e1 = f32x4.add(e1, f32x4.mul(halfWiden(h1), f32x4.mul(v128.load(o, 32), kv(96))));
+    o1 = f32x4.add(o1, f32x4.mul(halfWiden(i32x4.shr_u(h1, 16)), f32x4.mul(v128.load(o, 48), kv(96))));
+    i += 16;
+  }
+  // back to dot_f16's lanes: a0 = columns 0..3 = e0, o0 interleaved, a1 = columns 4..7 …
+  const a0 = i8x16.shuffle(e0, o0, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const a1 = i8x16.shuffle(e0, o0, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const a2 = i8x16.shuffle(e1, o1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const a3 = i8x16.shuffle(e1, o1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
+  return s;
+}
+
 /** W[r,:]·x for a BF16 row, in dot_f16's order. */
 // @ts-ignore: decorator
 @inline function dot_bf16(w: usize, x: usize, cols: i32): f32 {
@@ -283,7 +366,14 @@ export function dequant_f32(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
+  if (cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
+      store<f32>(out + (<usize>r << 2), dot_f16_raw(wr, ROW, xq, cols));
+    }
+  } else {
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
+  }
 }
 export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
