@@ -212,7 +212,8 @@ const K: usize = memory.data<u8>([
       const h1 = v128.load(w + (<usize>i << 1), 16);
       // (h + 1024) & 0x7800 is 0 where the exponent is 0 or 31: a subnormal would be a subnormal
       // f32 operand (a microcode assist on x86, ~100 cycles), Inf/NaN a wrong value
-      if (!i16x8.all_true(i16x8.min_u(v128.and(i16x8.add(h0, kv(16)), kv(176)), v128.and(i16x8.add(h1, kv(16)), kv(176))))) break;
+      const t = i16x8.min_u(v128.and(i16x8.add(h0, kv(16)), kv(176)), v128.and(i16x8.add(h1, kv(16)), kv(176)));
+      if (i8x16.bitmask(i16x8.eq(t, Z)) != 0) break;
       const o = xs + (<usize>i << 2);
       e0 = f32x4.add(e0, f32x4.mul(rawEven(h0), v128.load(o)));
       o0 = f32x4.add(o0, f32x4.mul(rawOdd(h0), v128.load(o, 16)));
