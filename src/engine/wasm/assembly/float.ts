@@ -241,6 +241,69 @@ const K: usize = memory.data<u8>([
   return s;
 }
 
+/** dot_f16_raw's end: e/o accumulators back into dot_f16's lanes, the sum, the tail from column i. */
+// @ts-ignore: decorator
+@inline function rawFinish(e0: v128, o0: v128, e1: v128, o1: v128, w: usize, x: usize, i: i32, cols: i32): f32 {
+  const a0 = i8x16.shuffle(e0, o0, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const a1 = i8x16.shuffle(e0, o0, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const a2 = i8x16.shuffle(e1, o1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const a3 = i8x16.shuffle(e1, o1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
+  return s;
+}
+
+/** dot_f16_raw for rows wa and wb at once (two weight streams in flight, xs loaded once) → outA, outB. */
+// @ts-ignore: decorator
+@inline function dot2_f16_raw(outA: usize, outB: usize, wa: usize, wb: usize, xs: usize, x: usize, cols: i32): void {
+  let e0 = f32x4.splat(0), o0 = f32x4.splat(0), e1 = f32x4.splat(0), o1 = f32x4.splat(0);
+  let f0 = f32x4.splat(0), p0 = f32x4.splat(0), f1 = f32x4.splat(0), p1 = f32x4.splat(0);
+  let i = 0;
+  const c16 = cols & ~15;
+  while (i < c16) {
+    for (; i < c16; i += 16) {
+      const a0 = v128.load(wa + (<usize>i << 1)), a1 = v128.load(wa + (<usize>i << 1), 16);
+      const b0 = v128.load(wb + (<usize>i << 1)), b1 = v128.load(wb + (<usize>i << 1), 16);
+      const ta = i16x8.min_u(v128.and(i16x8.add(a0, kv(16)), kv(176)), v128.and(i16x8.add(a1, kv(16)), kv(176)));
+      const tb = i16x8.min_u(v128.and(i16x8.add(b0, kv(16)), kv(176)), v128.and(i16x8.add(b1, kv(16)), kv(176)));
+      if (i8x16.bitmask(i16x8.eq(i16x8.min_u(ta, tb), Z)) != 0) break;
+      const o = xs + (<usize>i << 2);
+      let v = v128.load(o);
+      e0 = f32x4.add(e0, f32x4.mul(rawEven(a0), v));
+      f0 = f32x4.add(f0, f32x4.mul(rawEven(b0), v));
+      v = v128.load(o, 16);
+      o0 = f32x4.add(o0, f32x4.mul(rawOdd(a0), v));
+      p0 = f32x4.add(p0, f32x4.mul(rawOdd(b0), v));
+      v = v128.load(o, 32);
+      e1 = f32x4.add(e1, f32x4.mul(rawEven(a1), v));
+      f1 = f32x4.add(f1, f32x4.mul(rawEven(b1), v));
+      v = v128.load(o, 48);
+      o1 = f32x4.add(o1, f32x4.mul(rawOdd(a1), v));
+      p1 = f32x4.add(p1, f32x4.mul(rawOdd(b1), v));
+    }
+    if (i >= c16) break;
+    // a group where either row holds such a half: both widen exactly, x back from xs
+    const a0 = v128.load(wa + (<usize>i << 1)), a1 = v128.load(wa + (<usize>i << 1), 16);
+    const b0 = v128.load(wb + (<usize>i << 1)), b1 = v128.load(wb + (<usize>i << 1), 16);
+    const o = xs + (<usize>i << 2);
+    let v = f32x4.mul(v128.load(o), kv(96));
+    e0 = f32x4.add(e0, f32x4.mul(halfWiden(a0), v));
+    f0 = f32x4.add(f0, f32x4.mul(halfWiden(b0), v));
+    v = f32x4.mul(v128.load(o, 16), kv(96));
+    o0 = f32x4.add(o0, f32x4.mul(halfWiden(i32x4.shr_u(a0, 16)), v));
+    p0 = f32x4.add(p0, f32x4.mul(halfWiden(i32x4.shr_u(b0, 16)), v));
+    v = f32x4.mul(v128.load(o, 32), kv(96));
+    e1 = f32x4.add(e1, f32x4.mul(halfWiden(a1), v));
+    f1 = f32x4.add(f1, f32x4.mul(halfWiden(b1), v));
+    v = f32x4.mul(v128.load(o, 48), kv(96));
+    o1 = f32x4.add(o1, f32x4.mul(halfWiden(i32x4.shr_u(a1, 16)), v));
+    p1 = f32x4.add(p1, f32x4.mul(halfWiden(i32x4.shr_u(b1, 16)), v));
+    i += 16;
+  }
+  store<f32>(outA, rawFinish(e0, o0, e1, o1, wa, x, i, cols));
+  store<f32>(outB, rawFinish(f0, p0, f1, p1, wb, x, i, cols));
+}
+
 /** W[r,:]·x for a BF16 row, in dot_f16's order. */
 // @ts-ignore: decorator
 @inline function dot_bf16(w: usize, x: usize, cols: i32): f32 {
@@ -368,10 +431,14 @@ export function dequant_f32(out: usize, w: usize, cols: i32): void {
 
 export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   if (cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      store<f32>(out + (<usize>r << 2), dot_f16_raw(wr, ROW, xq, cols));
+    // rows r0 + k and r0 + half + k together: two sequential weight streams in separate pages,
+    // which the hardware prefetcher follows better than two adjacent rows
+    const half = (r1 - r0) >> 1;
+    for (let r = r0; r < r0 + half; r++) {
+      const rb = r + half;
+      dot2_f16_raw(out + (<usize>r << 2), out + (<usize>rb << 2), w + <usize>r * rowBytes, w + <usize>rb * rowBytes, ROW, xq, cols);
     }
+    if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_f16_raw(w + <usize>(r1 - 1) * rowBytes, ROW, xq, cols));
   } else {
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
   }
