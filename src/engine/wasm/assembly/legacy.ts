@@ -32,6 +32,8 @@ const K: usize = memory.data<u8>([
   0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, //  96 below f16 Inf, shifted
   0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     112 Inf/NaN rebias
   0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                                     128 f32 sign
+  0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 144 qh byte of element j
+  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, //                                                 160 … of element 16 + j
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -156,11 +158,30 @@ function nibSum(qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, 
   const q = v128.load(qs);
   return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
 }
+/**
+ * Relaxed build: nibSum with the accumulator starting at c instead of 0 (c's lanes sum to the
+ * block's offset term, −8·Σx for Q4_0), so the offset costs no op after the transpose.
+ */
+function nibSumC(qs: usize, x0: v128, x1: v128, c: v128): v128 {
+  const q = v128.load(qs);
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, hi4(q), i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, lo4(q), c));
+}
 /** Σ w·x of one block of unsigned 5-bit quants (Q5_0 before its −16, Q5_1): qh at qh, 16 bytes at qs. */
 function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   const h = qhWide(v128.load32_zero(qh));
   const q = v128.load(qs);
   return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
+}
+/**
+ * Relaxed build: q5Sum with the accumulator starting at c (lanes summing to −16·Σx for Q5_0), qh
+ * spread over the lanes by two relaxed swizzles with in-range constant indices.
+ */
+function q5SumC(qh: usize, qs: usize, x0: v128, x1: v128, c: v128): v128 {
+  const h = v128.load32_zero(qh);
+  const q = v128.load(qs);
+  const w0 = v128.or(lo4(q), q5Bits(i8x16.relaxed_swizzle(h, kv(144))));
+  const w1 = v128.or(hi4(q), q5Bits(i8x16.relaxed_swizzle(h, kv(160))));
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, w1, i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, w0, c));
 }
 /** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
 // The relaxed build takes xe = |x| and xo = x's sign mask (nlXe, nlXo): w·x = (±w)·|x| with
@@ -229,10 +250,17 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const o = <usize>b * 18;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(nibSum(p0 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 2, x0, x1, xe0, xo0, xe1, xo1),
-      nibSum(p2 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 2, x0, x1, xe0, xo0, xe1, xo1));
-    const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 3)));
+    let sumi: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const c = i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 1)); // 4 lanes: −8·Σx
+      sumi = f32x4.convert_i32x4_s(sum4(nibSumC(p0 + o + 2, x0, x1, c), nibSumC(p1 + o + 2, x0, x1, c),
+        nibSumC(p2 + o + 2, x0, x1, c), nibSumC(p3 + o + 2, x0, x1, c)));
+    } else {
+      const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+      const s = sum4(nibSum(p0 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 2, x0, x1, xe0, xo0, xe1, xo1),
+        nibSum(p2 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 2, x0, x1, xe0, xo0, xe1, xo1));
+      sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 3)));
+    }
     acc = f32x4.add(acc, f32x4.mul(f32x4.mul(sumi, f16Rows(p0, p1, p2, p3, o)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
   }
   return acc;
@@ -268,10 +296,17 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const o = <usize>b * 22;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
-      q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
-    const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
+    let sumi: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const c = i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 2)); // 4 lanes: −16·Σx
+      sumi = f32x4.convert_i32x4_s(sum4(q5SumC(p0 + o + 2, p0 + o + 6, x0, x1, c), q5SumC(p1 + o + 2, p1 + o + 6, x0, x1, c),
+        q5SumC(p2 + o + 2, p2 + o + 6, x0, x1, c), q5SumC(p3 + o + 2, p3 + o + 6, x0, x1, c)));
+    } else {
+      const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
+      const s = sum4(q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
+        q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
+      sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
+    }
     acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
   }
   return acc;
