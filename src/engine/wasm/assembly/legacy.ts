@@ -34,6 +34,8 @@ const K: usize = memory.data<u8>([
   0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                                     128 f32 sign
   0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 144 qh byte of element j
   2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, //                                                 160 … of element 16 + j
+  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              176 sign, 3 zero bits, half >> 3
+  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     192 half exponent
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -137,6 +139,25 @@ const K: usize = memory.data<u8>([
 // @ts-ignore: decorator
 @inline function q5Bits(b: v128): v128 {
   return v128.and(i8x16.eq(v128.and(b, kv(16)), kv(16)), kv(32));
+}
+
+/**
+ * f16Rows from four 32-bit loads ending at the halves (the two bytes before each half are ignored):
+ * plain loads and three unpacks instead of four 16-bit lane inserts. The conversion keeps the sign
+ * in place: an arithmetic shift by 3 leaves sign, three sign copies (cleared) and the magnitude
+ * bits where f16x4 puts them, and the multiplication by 2^112 carries the sign exactly. Reads the
+ * two bytes before each row's first block: rows never sit at address 0 (the data segment does).
+ */
+// @ts-ignore: decorator
+@inline function f16RowsG(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
+  const a = v128.load32_zero(p0 + off - 2), b = v128.load32_zero(p1 + off - 2);
+  const c = v128.load32_zero(p2 + off - 2), d = v128.load32_zero(p3 + off - 2);
+  const ab = i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const cd = i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const h = i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const m = v128.and(i32x4.shr_s(h, 3), kv(176));
+  const rebias = v128.and(i32x4.eq(v128.and(h, kv(192)), kv(192)), kv(112));
+  return f32x4.mul(v128.or(m, rebias), kv(80));
 }
 
 /** The block scales (f16 at byte `off` of rows p0…p3) as f32x4, lane k from row k. */
@@ -261,7 +282,7 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
         nibSum(p2 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 2, x0, x1, xe0, xo0, xe1, xo1));
       sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 3)));
     }
-    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(sumi, f16Rows(p0, p1, p2, p3, o)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(sumi, f16RowsG(p0, p1, p2, p3, o)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
   }
   return acc;
 }
@@ -307,7 +328,7 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
         q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
       sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
     }
-    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16RowsG(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
   }
   return acc;
 }
