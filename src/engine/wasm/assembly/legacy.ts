@@ -185,10 +185,10 @@ function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, x
   const q = v128.load(qs);
   return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
 }
-// Q4_0 (and relaxed Q5_0) step a pointer per row, a = the block's address − 2 (f16At's load; the
-// rest at constant offsets, which V8 folds into the loads: addresses computed per row and block cost
-// 13% on Q4_0), and start the integer sum at c, whose lanes sum to the offset term (−8·Σx, −16·Σx),
-// so nothing is subtracted after sum4.
+// Q4_0 and Q5_0 step a pointer per row, a = the block's address − 2 (f16At's load; the rest at
+// constant offsets, which V8 folds into the loads: addresses computed per row and block cost 13% on
+// Q4_0), and (but plain Q5_0) start the integer sum at c, whose lanes sum to the offset term
+// (−8·Σx, −16·Σx), so nothing is subtracted after sum4.
 
 /** Q4_0: c + Σ nibble·x of the block at a + 2. */
 function q4Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
@@ -197,6 +197,12 @@ function q4Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo
     return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, hi4(q), i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, lo4(q), c));
   }
   return i32x4.add(c, dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1));
+}
+/** Plain build, Q5_0: q5Sum of the block at a + 2. */
+function q5SumP(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const h = qhWide(v128.load32_zero(a, 4));
+  const q = v128.load(a, 8);
+  return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
 }
 /**
  * Relaxed build, Q5_0: c + Σ q·x of the block at a + 2 (qh at a + 4, qs at a + 8), qh spread over
@@ -325,16 +331,18 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     }
     return acc;
   }
-  // The plain build: the stepped pointers and c measured 5% slower here (q5Sum's i16 work needs the registers).
+  // The plain build: stepped pointers too, but the offset after sum4 (c per row measured 5% slower,
+  // q5SumP's i16 work needs the registers).
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 22;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
-      q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
+    const s = sum4(q5SumP(a0, x0, x1, xe0, xo0, xe1, xo1), q5SumP(a1, x0, x1, xe0, xo0, xe1, xo1),
+      q5SumP(a2, x0, x1, xe0, xo0, xe1, xo1), q5SumP(a3, x0, x1, xe0, xo0, xe1, xo1));
     const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16At(p0 + o - 2, p1 + o - 2, p2 + o - 2, p3 + o - 2), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16At(a0, a1, a2, a3), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
+    a0 += 22; a1 += 22; a2 += 22; a3 += 22;
   }
   return acc;
 }
