@@ -187,16 +187,16 @@ function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, x
 }
 // Q4_0 and Q5_0 step a pointer per row, a = the block's address − 2 (f16At's load; the rest at
 // constant offsets, which V8 folds into the loads: addresses computed per row and block cost 13% on
-// Q4_0), and (but plain Q5_0) start the integer sum at c, whose lanes sum to the offset term
-// (−8·Σx, −16·Σx), so nothing is subtracted after sum4.
+// Q4_0). The relaxed build starts the integer sum at c, whose lanes sum to the offset term (−8·Σx,
+// −16·Σx), so nothing is subtracted after sum4; the plain build measured faster subtracting it there.
 
-/** Q4_0: c + Σ nibble·x of the block at a + 2. */
+/** Q4_0: Σ nibble·x of the block at a + 2, plus c in the relaxed build (plain: added after sum4, 3% faster). */
 function q4Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
   const q = v128.load(a, 4);
   if (ASC_FEATURE_RELAXED_SIMD) {
     return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, hi4(q), i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, lo4(q), c));
   }
-  return i32x4.add(c, dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1));
+  return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
 }
 /** Plain build, Q5_0: q5Sum of the block at a + 2. */
 function q5SumP(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
@@ -285,8 +285,9 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     const xe0 = ASC_FEATURE_RELAXED_SIMD ? x0 : evS(x0), xo0 = ASC_FEATURE_RELAXED_SIMD ? x0 : odS(x0);
     const xe1 = ASC_FEATURE_RELAXED_SIMD ? x1 : evS(x1), xo1 = ASC_FEATURE_RELAXED_SIMD ? x1 : odS(x1);
     const c = i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 1)); // 4 lanes: −8·Σx
-    const s = sum4(q4Sum(a0, x0, x1, xe0, xo0, xe1, xo1, c), q4Sum(a1, x0, x1, xe0, xo0, xe1, xo1, c),
+    let s = sum4(q4Sum(a0, x0, x1, xe0, xo0, xe1, xo1, c), q4Sum(a1, x0, x1, xe0, xo0, xe1, xo1, c),
       q4Sum(a2, x0, x1, xe0, xo0, xe1, xo1, c), q4Sum(a3, x0, x1, xe0, xo0, xe1, xo1, c));
+    if (!ASC_FEATURE_RELAXED_SIMD) s = i32x4.add(s, i32x4.shl(c, 2));
     acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s), f16At(a0, a1, a2, a3)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
     a0 += 18; a1 += 18; a2 += 18; a3 += 18;
   }
@@ -331,8 +332,7 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     }
     return acc;
   }
-  // The plain build: stepped pointers too, but the offset after sum4 (c per row measured 5% slower,
-  // q5SumP's i16 work needs the registers).
+  // The plain build: the offset after sum4 (c per row measured 5% slower).
   let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
     const xb = xq + (<usize>b << 5);
