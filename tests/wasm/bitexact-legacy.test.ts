@@ -108,7 +108,7 @@ function activation(n: number, cols: number, seed: number, kind: number): Float3
  */
 function everyHalfCases(): Case[] {
   const rows = 65536;
-  return [GgmlType.Q8_0, GgmlType.Q4_1, GgmlType.Q5_0].map((type) => {
+  return [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0].map((type) => {
     const kt = kernelType(type)!;
     const size = ggmlTypeInfo(type)!.typeSize;
     const w = randomBlocks(type, rows, 32, 77);

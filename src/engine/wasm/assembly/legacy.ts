@@ -32,6 +32,10 @@ const K: usize = memory.data<u8>([
   0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, //  96 below f16 Inf, shifted
   0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     112 Inf/NaN rebias
   0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                                     128 f32 sign
+  0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 144 qh byte of element j
+  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, //                                                 160 … of element 16 + j
+  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              176 sign, 3 zero bits, half >> 3
+  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     192 half exponent
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -137,6 +141,25 @@ const K: usize = memory.data<u8>([
   return v128.and(i8x16.eq(v128.and(b, kv(16)), kv(16)), kv(32));
 }
 
+/**
+ * f16Rows of the halves at a0 + 2 … a3 + 2, from four 32-bit loads (the two bytes before each half are ignored):
+ * plain loads and three unpacks instead of four 16-bit lane inserts. The conversion keeps the sign
+ * in place: an arithmetic shift by 3 leaves sign, three sign copies (cleared) and the magnitude
+ * bits where f16x4 puts them, and the multiplication by 2^112 carries the sign exactly. Reads the
+ * two bytes before each row's first block: rows never sit at address 0 (the data segment does).
+ */
+// @ts-ignore: decorator
+@inline function f16At(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
+  const a = v128.load32_zero(a0), b = v128.load32_zero(a1);
+  const c = v128.load32_zero(a2), d = v128.load32_zero(a3);
+  const ab = i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const cd = i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const h = i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const m = v128.and(i32x4.shr_s(h, 3), kv(176));
+  const rebias = v128.and(i32x4.eq(v128.and(h, kv(192)), kv(192)), kv(112));
+  return f32x4.mul(v128.or(m, rebias), kv(80));
+}
+
 /** The block scales (f16 at byte `off` of rows p0…p3) as f32x4, lane k from row k. */
 // @ts-ignore: decorator
 @inline function f16Rows(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
@@ -161,6 +184,36 @@ function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, x
   const h = qhWide(v128.load32_zero(qh));
   const q = v128.load(qs);
   return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
+}
+// Q4_0 and Q5_0 step a pointer per row, a = the block's address − 2 (f16At's load; the rest at
+// constant offsets, which V8 folds into the loads: addresses computed per row and block cost 13% on
+// Q4_0). The relaxed build starts the integer sum at c, whose lanes sum to the offset term (−8·Σx,
+// −16·Σx), so nothing is subtracted after sum4; the plain build measured faster subtracting it there.
+
+/** Q4_0: Σ nibble·x of the block at a + 2, plus c in the relaxed build (plain: added after sum4, 3% faster). */
+function q4Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
+  const q = v128.load(a, 4);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, hi4(q), i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, lo4(q), c));
+  }
+  return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
+}
+/** Plain build, Q5_0: q5Sum of the block at a + 2. */
+function q5SumP(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const h = qhWide(v128.load32_zero(a, 4));
+  const q = v128.load(a, 8);
+  return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
+}
+/**
+ * Relaxed build, Q5_0: c + Σ q·x of the block at a + 2 (qh at a + 4, qs at a + 8), qh spread over
+ * the lanes by two relaxed swizzles (in-range constant indices) instead of four shuffles.
+ */
+function q5Sum0(a: usize, x0: v128, x1: v128, c: v128): v128 {
+  const q = v128.load(a, 8);
+  const h = v128.load32_zero(a, 4);
+  const w0 = v128.or(lo4(q), q5Bits(i8x16.relaxed_swizzle(h, kv(144))));
+  const w1 = v128.or(hi4(q), q5Bits(i8x16.relaxed_swizzle(h, kv(160))));
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, w1, i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, w0, c));
 }
 /** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
 // The relaxed build takes xe = |x| and xo = x's sign mask (nlXe, nlXo): w·x = (±w)·|x| with
@@ -225,15 +278,18 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   const dp = q8Scales(xq, cols);
   const ap = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 18;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(nibSum(p0 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 2, x0, x1, xe0, xo0, xe1, xo1),
-      nibSum(p2 + o + 2, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 2, x0, x1, xe0, xo0, xe1, xo1));
-    const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 3)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(sumi, f16Rows(p0, p1, p2, p3, o)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
+    const xe0 = ASC_FEATURE_RELAXED_SIMD ? x0 : evS(x0), xo0 = ASC_FEATURE_RELAXED_SIMD ? x0 : odS(x0);
+    const xe1 = ASC_FEATURE_RELAXED_SIMD ? x1 : evS(x1), xo1 = ASC_FEATURE_RELAXED_SIMD ? x1 : odS(x1);
+    const c = i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 1)); // 4 lanes: −8·Σx
+    let s = sum4(q4Sum(a0, x0, x1, xe0, xo0, xe1, xo1, c), q4Sum(a1, x0, x1, xe0, xo0, xe1, xo1, c),
+      q4Sum(a2, x0, x1, xe0, xo0, xe1, xo1, c), q4Sum(a3, x0, x1, xe0, xo0, xe1, xo1, c));
+    if (!ASC_FEATURE_RELAXED_SIMD) s = i32x4.add(s, i32x4.shl(c, 2));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s), f16At(a0, a1, a2, a3)), f32x4.splat(load<f32>(dp + (<usize>b << 2)))));
+    a0 += 18; a1 += 18; a2 += 18; a3 += 18;
   }
   return acc;
 }
@@ -264,15 +320,29 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   const dp = q8Scales(xq, cols);
   const ap = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
+    for (let b = 0; b < nb; b++) {
+      const xb = xq + (<usize>b << 5);
+      const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+      const c = i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 2)); // 4 lanes: −16·Σx
+      const s = sum4(q5Sum0(a0, x0, x1, c), q5Sum0(a1, x0, x1, c), q5Sum0(a2, x0, x1, c), q5Sum0(a3, x0, x1, c));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16At(a0, a1, a2, a3), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), f32x4.convert_i32x4_s(s)));
+      a0 += 22; a1 += 22; a2 += 22; a3 += 22;
+    }
+    return acc;
+  }
+  // The plain build: the offset after sum4 (c per row measured 5% slower).
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 22;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(q5Sum(p0 + o + 2, p0 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 2, p1 + o + 6, x0, x1, xe0, xo0, xe1, xo1),
-      q5Sum(p2 + o + 2, p2 + o + 6, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 2, p3 + o + 6, x0, x1, xe0, xo0, xe1, xo1));
+    const s = sum4(q5SumP(a0, x0, x1, xe0, xo0, xe1, xo1), q5SumP(a1, x0, x1, xe0, xo0, xe1, xo1),
+      q5SumP(a2, x0, x1, xe0, xo0, xe1, xo1), q5SumP(a3, x0, x1, xe0, xo0, xe1, xo1));
     const sumi = f32x4.convert_i32x4_s(i32x4.sub(s, i32x4.splat(load<i32>(ap + (<usize>b << 2)) << 4)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f16At(a0, a1, a2, a3), f32x4.splat(load<f32>(dp + (<usize>b << 2)))), sumi));
+    a0 += 22; a1 += 22; a2 += 22; a3 += 22;
   }
   return acc;
 }
