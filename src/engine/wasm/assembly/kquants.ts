@@ -12,7 +12,7 @@
 // bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32. matvec of Q2_K…Q6_K takes
 // four rows per pass (dot4_*, rows4), each row summed exactly as by its one-row dot_* (matvec1_*).
 
-import { SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, whi, wlo } from './common';
+import { Dot4, SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, rows4, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
 
 const Z: v128 = i32x4.splat(0);
@@ -713,27 +713,6 @@ function dot4_q6_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   return hsumF4(acc0, acc1, acc2, acc3);
 }
 
-/** A dot4_* kernel. */
-type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
-
-/**
- * out[r] = row r · xq for r in [r0, r1), four rows per call of dot: the range is cut into four
- * quarters of q rows and lane k takes the next row of quarter k, four long sequential streams for
- * the hardware prefetcher (legacy.ts rows4). Lanes past the end repeat the last row and are not stored.
- */
-// @ts-ignore: decorator
-@inline function rows4(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  const q = (r1 - r0 + 3) >> 2;
-  const last = r1 - 1;
-  for (let i = 0; i < q; i++) {
-    const a = r0 + i, b = min(a + q, last), c = min(a + 2 * q, last), d = min(a + 3 * q, last);
-    const v = dot(w + <usize>a * rowBytes, w + <usize>b * rowBytes, w + <usize>c * rowBytes, w + <usize>d * rowBytes, xq, cols);
-    store<f32>(out + (<usize>a << 2), f32x4.extract_lane(v, 0));
-    if (a + q <= last) store<f32>(out + (<usize>b << 2), f32x4.extract_lane(v, 1));
-    if (a + 2 * q <= last) store<f32>(out + (<usize>c << 2), f32x4.extract_lane(v, 2));
-    if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
-  }
-}
 
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 

@@ -16,7 +16,7 @@
 // needed. The four rows also share the activation loads (and, in the plain build, its i16 split).
 // Offsets (−8, −16) come off the integer sum with the activation's Σq (the q8_0 aux field).
 
-import { TOKEN_BLOCK, f16, q8Aux, q8Scales, sum4 } from './common';
+import { Dot4, TOKEN_BLOCK, f16, q8Aux, q8Scales, rows4, sum4 } from './common';
 
 // ---- vector constants ---------------------------------------------------------------------------
 // Loaded from memory where used: V8 rebuilds a v128.const at every use inside a loop (2-4
@@ -406,29 +406,6 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
 
 // ---- rows of a matrix -----------------------------------------------------------------------------
 
-/** A dot4_* kernel. */
-type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
-
-/**
- * out[r] = row r · xq for r in [r0, r1). The range is cut into four quarters of q rows, and lane k
- * of each call of dot takes the next row of quarter k: each lane streams through consecutive rows,
- * four long sequential streams that the hardware prefetcher follows (four adjacent rows at a time
- * are four short streams, which it does not; that costs 15% on Q8_0 with 896 columns). Lanes past
- * the end of the range repeat its last row and are not stored.
- */
-// @ts-ignore: decorator
-@inline function rows4(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  const q = (r1 - r0 + 3) >> 2;
-  const last = r1 - 1;
-  for (let i = 0; i < q; i++) {
-    const a = r0 + i, b = min(a + q, last), c = min(a + 2 * q, last), d = min(a + 3 * q, last);
-    const v = dot(w + <usize>a * rowBytes, w + <usize>b * rowBytes, w + <usize>c * rowBytes, w + <usize>d * rowBytes, xq, cols);
-    store<f32>(out + (<usize>a << 2), f32x4.extract_lane(v, 0));
-    if (a + q <= last) store<f32>(out + (<usize>b << 2), f32x4.extract_lane(v, 1));
-    if (a + 2 * q <= last) store<f32>(out + (<usize>c << 2), f32x4.extract_lane(v, 2));
-    if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
-  }
-}
 
 /**
  * out[t·outStride + r] = row r · x_t for t < n (x_t at xq + t·xqStride): tokens in cache blocks of
