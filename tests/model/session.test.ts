@@ -96,3 +96,25 @@ describe.skipIf(!HAVE_SHARED || !existsSync(PATH) || !golden)('Session', () => {
     expect(r.ttft_ms).toBeGreaterThan(0);
   });
 });
+
+describe('automatic threads', () => {
+  it('one thread below 16 MiB of weights, every core above', async () => {
+    const { autoThreads, SMALL_MODEL_BYTES } = await import('../../src/engine/session.js');
+    expect(SMALL_MODEL_BYTES).toBe(16 * 1024 * 1024);
+    expect(autoThreads(1_100_000, 8)).toBe(1);
+    expect(autoThreads(SMALL_MODEL_BYTES - 1, 8)).toBe(1);
+    expect(autoThreads(SMALL_MODEL_BYTES, 8)).toBe(8);
+    expect(autoThreads(400 * 2 ** 20, 2)).toBe(2);
+    expect(autoThreads(400 * 2 ** 20, 0)).toBe(1);
+  });
+
+  it.skipIf(!HAVE_SHARED || !existsSync(PATH))('threads: 0 loads stories260K (1.1 MB of weights) on one thread', async () => {
+    const lm = await LoadedModel.load(PATH, { contextSize: 64, threads: 0 });
+    try {
+      expect(lm.model.backend.threads).toBe(1);
+      expect(lm.backendName).not.toMatch(/pool/);
+    } finally {
+      lm.dispose();
+    }
+  });
+});

@@ -2,7 +2,6 @@
 // LoadedModel + Session) to it. The host speaks the app's contract (shared/contract.ts); the engine
 // speaks its own events; this file is the only place that knows both.
 
-import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
 import { renderChat, type ChatMessage } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
@@ -41,10 +40,9 @@ function backendChoice(): BackendKind | undefined {
 }
 
 export const loadSessionModel: EngineLoader = async (opts) => {
-  const threads = opts.threads > 0 ? opts.threads : availableParallelism();
   const model = await LoadedModel.load(opts.path, {
     contextSize: opts.contextSize,
-    threads,
+    threads: opts.threads > 0 ? opts.threads : 0, // 0: every core, one for a tiny model (autoThreads)
     backend: backendChoice(),
     onProgress: opts.onProgress,
     signal: opts.signal,
@@ -60,7 +58,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       modelName: model.summary.name ?? basename(opts.path),
       architecture: model.summary.architecture ?? 'unknown',
       contextSize: model.contextSize,
-      threads,
+      threads: model.model.backend.threads,
       backend: model.backendName,
       memoryBytes: model.memory.weights + model.memory.kvCache,
     },

@@ -57,7 +57,7 @@ export function EngineBar({ model }: { model: OpenedModel }) {
         <span className="dot" aria-hidden="true" />
         <span className="engine-text">
           {state.modelName} loaded · context {state.contextSize}
-          {state.status === 'ready' && ` · ${state.threads} threads · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`}
+          {state.status === 'ready' && ` · ${state.threads} ${state.threads === 1 ? 'thread' : 'threads'} · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`}
         </span>
         {wanted !== null && (
           <button type="button" className="small-button" disabled={state.status === 'busy'} onClick={() => void load(id)}>
