@@ -14,6 +14,14 @@ import type { AttentionShape, SplitAttention } from './types.js';
 /** Words of the attn_part argument block (assembly/attn-part.ts). */
 const PARAM_WORDS = 16;
 
+const F32 = new Float32Array(1);
+const I32 = new Int32Array(F32.buffer);
+/** The bits of x rounded to f32, as an i32 (the argument block's scale word). */
+function f32Bits(x: number): number {
+  F32[0] = x;
+  return I32[0];
+}
+
 /** One thread's share: KV heads [kv0, kv0 + nKv) and query heads [kv0·group, (kv0 + nKv)·group). */
 interface Share {
   part: number;
@@ -69,8 +77,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
         const kc = s.cache + l * s.layerBytes;
         const vc = kc + positions * lk * 2;
         const w = new Int32Array(a.memory.buffer, base, PARAM_WORDS);
-        w.set([mode === 'f16' ? 0 : 1, op, qp, kp, vp, kc, vc, pos, n, window, nh, s.nKv, hdK, hdV, 0, sp]);
-        new Float32Array(a.memory.buffer, base + 56, 1)[0] = scale;
+        w.set([mode === 'f16' ? 0 : 1, op, qp, kp, vp, kc, vc, pos, n, window, nh, s.nKv, hdK, hdV, f32Bits(scale), sp]);
         at[i] = op;
         if (s.part === 0) k.attnPart(base);
         else pool.startJob(s.part, 'attn_part', [base]);

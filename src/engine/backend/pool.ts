@@ -28,7 +28,7 @@ import type { AttentionShape, FillFn, MatBackend, SplitAttention, WeightHandle, 
 import { checkShapes, kernelFor } from './wasm.js';
 
 /** Default spin before sleeping, µs (PoolOptions.spin). */
-export const SPIN_US = Number(process.env.PANTHEON_SPIN_US ?? 500);
+export const SPIN_US = 500;
 
 export interface PoolOptions extends LoadOptions {
   /** Threads that compute, the calling thread included (default os.availableParallelism()). */
@@ -253,7 +253,7 @@ export class PoolBackend implements MatBackend {
       }
     });
     if (gated && outPtr[0][0] !== undefined) this.main.swiglu(outPtr[0][0], outPtr[0][0], outPtr[1][0], n * this.rowsOf(ws[0], 0));
-    for (let p = 1; p < this.parts.length; p++) if (this.parts[p].busy) this.wait(p);
+    this.waitAll();
     // gather: slice-local [n, lr] → out[n, rows]
     ws.forEach((w, i) => {
       if (gated && i > 0) return;
