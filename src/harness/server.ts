@@ -6,11 +6,11 @@
 // Only this machine may talk to it: it listens on 127.0.0.1, and every WebSocket and upload must
 // come from its own origin with a matching Host header (no other web page, no DNS rebinding).
 
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -80,6 +80,10 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
+async function exists(path: string): Promise<boolean> {
+  return fsp.stat(path).then(() => true, () => false);
+}
+
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const backend = new Backend({
     userData: opts.userData,
@@ -89,7 +93,11 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     log: opts.log,
   });
   await backend.init();
-  const uploads = await fsp.mkdtemp(join(tmpdir(), 'pantheon-uploads-'));
+  // Dropped files are kept beside the library (user data), named by content, so a model opened by
+  // upload stays in Recent and its chats keep working after the harness restarts.
+  const uploads = join(resolve(opts.userData), 'uploads');
+  await fsp.mkdir(uploads, { recursive: true });
+  for (const f of await fsp.readdir(uploads)) if (f.startsWith('.incoming-')) await fsp.rm(join(uploads, f), { force: true }); // left by a crash
   const root = opts.rendererDir ? resolve(opts.rendererDir) : null;
   let port = 0;
 
@@ -132,7 +140,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     createReadStream(file).pipe(res);
   }
 
-  /** POST /upload?name=model.gguf with the file's bytes: saved to a temp folder, then opened. */
+  /** POST /upload?name=model.gguf with the file's bytes: kept in the user data's uploads folder, then opened. */
   async function upload(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST' || req.headers[HARNESS_UPLOAD_HEADER] !== '1' || !fromUs(req, false)) {
       return sendJson(res, 403, { ok: false, error: serializeError(new UsageError('Uploads are accepted only from the harness page.')) });
@@ -144,17 +152,44 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       const declared = Number(req.headers['content-length'] ?? NaN);
       const tooBig = () => new UsageError(`${name} is larger than the browser harness accepts by upload (4 GiB); open it from the models folder instead.`);
       if (declared > HARNESS_UPLOAD_MAX_BYTES) throw tooBig();
-      const dir = await fsp.mkdtemp(join(uploads, 'f-'));
-      const path = join(dir, name);
+      // into a part file while hashing, then under uploads/<first 16 hex of sha256>/<name>: the same
+      // bytes dropped again open the same file (one Recent entry, no second copy)
+      const part = join(uploads, `.incoming-${randomBytes(6).toString('hex')}`);
+      const hash = createHash('sha256');
       let seen = 0;
       const cap = new Transform({
         transform(chunk: Buffer, _enc, done) {
           seen += chunk.length;
+          hash.update(chunk);
           done(seen > HARNESS_UPLOAD_MAX_BYTES ? tooBig() : null, chunk);
         },
       });
-      await pipeline(req, cap, createWriteStream(path));
-      sendJson(res, 200, { ok: true, value: await backend.openPath(path) });
+      let path: string;
+      let created = false;
+      try {
+        await pipeline(req, cap, createWriteStream(part));
+        const dir = join(uploads, hash.digest('hex').slice(0, 16));
+        await fsp.mkdir(dir, { recursive: true });
+        path = join(dir, name);
+        if (await exists(path)) await fsp.rm(part, { force: true });
+        else {
+          await fsp.rename(part, path);
+          created = true;
+        }
+      } catch (err) {
+        await fsp.rm(part, { force: true });
+        throw err;
+      }
+      try {
+        sendJson(res, 200, { ok: true, value: await backend.openPath(path) });
+      } catch (err) {
+        // not a model we can open: keep nothing of it
+        if (created) {
+          await fsp.rm(path, { force: true });
+          await fsp.rmdir(dirname(path)).catch(() => {}); // only when nothing else is in it
+        }
+        throw err;
+      }
     } catch (err) {
       req.resume();
       sendJson(res, 200, { ok: false, error: serializeError(err) });
@@ -276,7 +311,6 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       server.closeAllConnections();
       await closed;
       await backend.dispose();
-      await fsp.rm(uploads, { recursive: true, force: true });
     },
   };
 }

@@ -2,7 +2,7 @@
 // protocol with the `ws` package as the page's harness client does, and check the answers against
 // the model file read independently (the project's GGUF reader in this process).
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -297,5 +297,46 @@ describe('dev harness test hooks (PANTHEON_TEST_HOOKS=1)', () => {
     expect(harness.backend.engine.pid).not.toBe(pid);
     const again = await client.generate({ messages, sampling: SAMPLING });
     expect(again.at(-1)).toMatchObject({ kind: 'done', stats: { generatedTokens: 6 } });
+  });
+});
+
+describe('dev harness uploads', () => {
+  it('keeps a dropped model in the user data: the same bytes open the same file, a broken one leaves nothing, Recent still opens it after a restart', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'pantheon-uploads-'));
+    const userData = join(tmp, 'user');
+    const start = () => startHarness({ port: 0, userData, rendererDir: null, demoPath: DEMO, modelsDir: null, log: () => {} });
+    const upload = (h: Harness, name: string, body: Uint8Array) =>
+      fetch(`http://127.0.0.1:${h.port}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } })
+        .then((r) => r.json() as Promise<{ ok: boolean; value: OpenedModel }>);
+    try {
+      let h = await start();
+      const first = await upload(h, 'dropped.gguf', readFileSync(DEMO));
+      const again = await upload(h, 'dropped.gguf', readFileSync(DEMO));
+      expect(first.ok && again.ok).toBe(true);
+      expect(again.value.entry.path).toBe(first.value.entry.path);
+      expect(first.value.entry.path.startsWith(join(userData, 'uploads'))).toBe(true);
+      expect(readFileSync(first.value.entry.path)).toEqual(readFileSync(DEMO));
+      expect((await upload(h, 'broken.gguf', new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).ok).toBe(false);
+      // one folder (the model's), no part files, nothing of the broken upload
+      const left = readdirSync(join(userData, 'uploads'));
+      expect(left).toHaveLength(1);
+      expect(readdirSync(join(userData, 'uploads', left[0]))).toEqual(['dropped.gguf']);
+      await h.close();
+
+      h = await start();
+      const ws = await Client.open(`ws://127.0.0.1:${h.port}/api`, `http://127.0.0.1:${h.port}`);
+      try {
+        const lib = await ws.call<Library>('library:get');
+        const entry = lib.recent.find((e) => e.path === first.value.entry.path);
+        expect(entry).toMatchObject({ fileName: 'dropped.gguf', error: null });
+        const m = await ws.call<OpenedModel>('model:open', { id: entry!.id });
+        expect(m.tensorCount).toBe(readGgufHeaderSync(DEMO).tensors.length);
+      } finally {
+        ws.ws.close();
+        await h.close();
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
