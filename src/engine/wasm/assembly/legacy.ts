@@ -192,16 +192,18 @@ function q51Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, x
   const w1 = q5Or(hi4(q), load<u8>(a, 8), load<u8>(a, 9));
   return dotU(w0, w1, x0, x1, xe0, xo0, xe1, xo1);
 }
-/** IQ4_NL: Σ w·x of the block at a + 2 (table indices at a + 4). */
-// The relaxed build takes xe = |x| and xo = x's sign mask (nlXe, nlXo): w·x = (±w)·|x| with
-// ±w = (w ^ m) − m, in [−127, 127] since kvalues_iq4nl ≥ −127, and |x| ≤ 127 the 7-bit operand.
-function nlSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+/**
+ * IQ4_NL: Σ w·x of the block at a + 2 (table indices at a + 4). The relaxed build as q8Sum: w ^ xo
+ * (−w − 1 where x < 0, in [−114, 126] since kvalues_iq4nl lie in [−127, 113]) dotted with |x|, the
+ * integer sum starting at c = Σ_{x<0} |x|.
+ */
+function nlSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
   const q = v128.load(a, 4);
   const t = kv(32); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
   const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
   if (ASC_FEATURE_RELAXED_SIMD) {
-    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w0, xo0), xo0), xe0, i32x4.splat(0));
-    return i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w1, xo1), xo1), xe1, s);
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w0, xo0), xe0, c);
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w1, xo1), xe1, s);
   }
   return dotS(w0, w1, xe0, xo0, xe1, xo1);
 }
@@ -384,8 +386,9 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
-    const s = sum4(nlSum(a0, xe0, xo0, xe1, xo1), nlSum(a1, xe0, xo0, xe1, xo1),
-      nlSum(a2, xe0, xo0, xe1, xo1), nlSum(a3, xe0, xo0, xe1, xo1));
+    const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
+    const s = sum4(nlSum(a0, xe0, xo0, xe1, xo1, c), nlSum(a1, xe0, xo0, xe1, xo1, c),
+      nlSum(a2, xe0, xo0, xe1, xo1, c), nlSum(a3, xe0, xo0, xe1, xo1, c));
     const dd = f32x4.mul(v128.load32_splat(dp + (<usize>b << 2)), f16At(a0, a1, a2, a3));
     acc = f32x4.add(acc, f32x4.mul(dd, f32x4.convert_i32x4_s(s)));
     a0 += 18; a1 += 18; a2 += 18; a3 += 18;
