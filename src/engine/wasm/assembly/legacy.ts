@@ -95,22 +95,22 @@ const K: usize = memory.data<u8>([
 
 // ---- block unpacking ------------------------------------------------------------------------------
 
-// Q5's fifth bits by table: QH5 + 32·b holds 0⁸ ‖ e(b) ‖ 0⁸ ‖ 0⁸, e(b) byte k = 0x10·(bit k of b).
-// qh byte i (the bits of elements 8i … 8i+7) is OR-ed into a row's quants as the 16 bytes at
-// QH5 + 32·b + 8 (into lanes 0-7) or + 0 (lanes 8-15): per byte a byte load, a shift, a load and
-// an OR, where spreading qh over the lanes and testing each lane's bit took 8 vector instructions
-// a row more (shuffles, and, compare, and). Filled at instantiation, as the data segments are:
-// 8 KiB, which stays in L1.
+// Q5's fifth bits by table: QH5 + 16·b + 8 holds e(b) ‖ 0⁸, e(b) byte k = 0x10·(bit k of b), and
+// the 8 bytes before it are zero (the previous entry's tail, or padding for b = 0). qh byte i (the
+// bits of elements 8i … 8i+7) is OR-ed into a row's quants as the 16 bytes at QH5 + 16·b + 8 (into
+// lanes 0-7) or QH5 + 16·b (lanes 8-15): per byte a byte load, a shift, a load and an OR, where
+// spreading qh over the lanes and testing each lane's bit took 8 vector instructions a row more
+// (shuffles, and, compare, and). Filled at instantiation, as the data segments are: 4 KiB, in L1.
 
-const QH5: usize = memory.data(256 * 32, 16);
+const QH5: usize = memory.data(8 + 256 * 16, 16);
 for (let b = 0; b < 256; b++) {
-  for (let k = 0; k < 8; k++) store<u8>(QH5 + (<usize>b << 5) + 8 + k, ((b >> k) & 1) << 4);
+  for (let k = 0; k < 8; k++) store<u8>(QH5 + 8 + (<usize>b << 4) + k, ((b >> k) & 1) << 4);
 }
 
 /** n | the fifth bits of qh bytes b0 (lanes 0-7) and b1 (lanes 8-15); the table's address is the loads' offset. */
 // @ts-ignore: decorator
 @inline function q5Or(n: v128, b0: u32, b1: u32): v128 {
-  return v128.or(v128.or(n, v128.load(<usize>b0 << 5, QH5 + 8)), v128.load(<usize>b1 << 5, QH5));
+  return v128.or(v128.or(n, v128.load(<usize>b0 << 4, QH5 + 8)), v128.load(<usize>b1 << 4, QH5));
 }
 
 // The dot kernels step a pointer per row, a = the block's address − 2, and read the block at
