@@ -242,7 +242,7 @@ export class PoolBackend implements MatBackend {
     const cols = ws[0].spec.cols;
     // quantise (and widen) x once per activation kind, into this thread's region
     let xp: number;
-    if (this.inMain(x)) {
+    if (this.inKernelMemory(x)) {
       xp = x.byteOffset;
     } else {
       plan.x.set(x.length === n * cols ? x : x.subarray(0, n * cols));
@@ -274,24 +274,13 @@ export class PoolBackend implements MatBackend {
 
   /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair). */
   private direct(out: Float32Array, n: number, gated: boolean, i: number): boolean {
-    return n === 1 && !(gated && i > 0) && this.inMain(out);
+    return n === 1 && !(gated && i > 0) && this.inKernelMemory(out);
   }
 
   /** out[t·rows + r0 …] ← local[t·lr …] (lr values) for t < n. */
   private gather(out: Float32Array, local: Float32Array, n: number, r0: number, lr: number, rows: number): void {
     if (n === 1) out.set(local, r0);
     else for (let t = 0; t < n; t++) out.set(local.subarray(t * lr, (t + 1) * lr), t * rows + r0);
-  }
-
-  /** True when v is a view on this thread's kernel memory (so kernels can read and write it in place). */
-  private inMain(v: Float32Array): boolean {
-    const b = v.buffer;
-    const bufs = this.mainBuffers;
-    for (let i = bufs.length - 1; i >= 0; i--) if (bufs[i] === b) return true;
-    // a grown memory hands out a new buffer; views made on the old one still see the same bytes
-    const cur = this.main.arena.memory.buffer;
-    if (bufs[bufs.length - 1] !== cur) bufs.push(cur);
-    return cur === b;
   }
 
   /** The plan for these weights: a one-token plan is kept on the first weight, a batch's built each time. */
@@ -410,10 +399,30 @@ export class PoolBackend implements MatBackend {
     return this.parts[p].arena;
   }
 
-  /** Run export `fn` with i32 arguments on worker p (p ≥ 1), without waiting. */
-  startJob(p: number, fn: string, args: number[]): void {
-    this.job(this.parts[p].ctrl!, 0, fn, args);
+  /** The index of export `name`, for startJob. */
+  fnId(name: string): number {
+    const i = this.fnIndex.get(name);
+    if (i === undefined) throw new Error(`the kernel module has no export "${name}"`);
+    return i;
+  }
+
+  /** Run export number `fn` (fnId) with one i32 argument on worker p (p ≥ 1), without waiting. */
+  startJob(p: number, fn: number, arg: number): void {
+    const c = this.parts[p].ctrl!;
+    c[CTRL.JOBS] = fn;
+    c[CTRL.JOBS + 1] = arg;
     this.start(p, 1);
+  }
+
+  /** True when v is a view on the calling thread's kernel memory (kernels can read and write it in place). */
+  inKernelMemory(v: Float32Array): boolean {
+    const b = v.buffer;
+    const bufs = this.mainBuffers;
+    for (let i = bufs.length - 1; i >= 0; i--) if (bufs[i] === b) return true;
+    // a grown memory hands out a new buffer; views made on the old one still see the same bytes
+    const cur = this.main.arena.memory.buffer;
+    if (bufs[bufs.length - 1] !== cur) bufs.push(cur);
+    return cur === b;
   }
 
   /** Wait for every worker with a job in flight. */
@@ -453,13 +462,6 @@ export class PoolBackend implements MatBackend {
       void p.worker.terminate();
     }
     this.bytes = 0;
-  }
-
-  /** Write job `j` of a worker's next round: export `fn` with i32 arguments. */
-  private job(c: Int32Array, j: number, fn: string, args: number[]): void {
-    const at = CTRL.JOBS + j * CTRL.JOB;
-    c[at] = this.fnIndex.get(fn)!;
-    for (let i = 0; i < args.length; i++) c[at + 1 + i] = args[i] | 0;
   }
 
   /** Wake worker `part` to run its `nj` jobs. */
