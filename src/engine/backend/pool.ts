@@ -138,8 +138,11 @@ export class PoolBackend implements MatBackend {
   private bytes = 0;
   private nextId = 0;
   private disposed = false;
-  /** The buffers this thread's memory has handed out so far (inMain). */
+  /** Buffers known to be (mainBuffers) or not to be (otherBuffers) this thread's memory (inKernelMemory). */
   private readonly mainBuffers: ArrayBufferLike[] = [];
+  private readonly otherBuffers = new WeakSet<ArrayBufferLike>();
+  /** A word of this thread's memory that inKernelMemory writes to tell its buffers apart. */
+  private readonly probe: number;
   private readonly swiglu: Kernel;
 
   constructor(opts: PoolOptions = {}) {
@@ -154,6 +157,7 @@ export class PoolBackend implements MatBackend {
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
     this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
     this.swiglu = this.main.kernel('swiglu');
+    this.probe = this.main.arena.alloc(4, 4);
     const base = this.main.heapBase;
     for (let i = 1; i < this.threads; i++) {
       const memory = newSharedMemory(base);
@@ -419,10 +423,22 @@ export class PoolBackend implements MatBackend {
     const b = v.buffer;
     const bufs = this.mainBuffers;
     for (let i = bufs.length - 1; i >= 0; i--) if (bufs[i] === b) return true;
-    // a grown memory hands out a new buffer; views made on the old one still see the same bytes
-    const cur = this.main.arena.memory.buffer;
-    if (bufs[bufs.length - 1] !== cur) bufs.push(cur);
-    return cur === b;
+    if (!(b instanceof SharedArrayBuffer) || this.otherBuffers.has(b)) return false;
+    // A buffer not seen before. A grown memory hands out a new buffer object while views made on
+    // the old one still see the same bytes, so identity with memory.buffer is not enough: write
+    // two values to the probe word through this memory and see whether b shows them.
+    let mine = b.byteLength >= this.probe + 4;
+    if (mine) {
+      const cell = new Int32Array(this.main.arena.memory.buffer, this.probe, 1);
+      const seen = new Int32Array(b, this.probe, 1);
+      cell[0] = 0x5a5a1234;
+      mine = seen[0] === 0x5a5a1234;
+      cell[0] = 0x0f0f4321;
+      mine = mine && seen[0] === 0x0f0f4321;
+    }
+    if (mine) bufs.push(b);
+    else this.otherBuffers.add(b);
+    return mine;
   }
 
   /** Wait for every worker with a job in flight. */
