@@ -11,9 +11,14 @@ import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
 import { fillFrom, quantisedWeights, randomFloats } from './gen.js';
 
-describe.each([2, 3])('PoolBackend plans, %i threads', (threads) => {
+// spin 0: every wait sleeps, so each round trip takes the notify paths (pool-worker.ts SLEEP, WAIT)
+describe.each([
+  [2, undefined],
+  [3, undefined],
+  [2, 0],
+])('PoolBackend plans, %i threads, spin %s', (threads, spin) => {
   const single = new WasmBackend({ simd: 'simd' });
-  const pool = new PoolBackend({ simd: 'simd', threads });
+  const pool = new PoolBackend({ simd: 'simd', threads, spin, timeoutMs: 10000 });
   afterAll(() => pool.dispose());
   const cols = 256;
   const add = (name: string, type: number, rows: number, seed: number): [WeightHandle, WeightHandle] => {
@@ -80,4 +85,21 @@ describe.each([2, 3])('PoolBackend plans, %i threads', (threads) => {
       }
     }
   });
+
+  it('keeps answering over many back-to-back round trips, held hot and not', () => {
+    // a lost wake-up would stall a round trip until the pool's timeout (POOL_TIMEOUT)
+    const x = randomFloats(cols, 42);
+    const want = new Float32Array(96);
+    single.matvec(want, q1, x);
+    const out = new Float32Array(96);
+    for (const hot of [true, false]) {
+      pool.hold(hot);
+      for (let i = 0; i < 3000; i++) {
+        pool.matvec(out, q2, x);
+        if (i % 500 === 0) expect(out).toEqual(want);
+      }
+      pool.hold(false);
+    }
+    expect(out).toEqual(want);
+  }, 60000);
 });

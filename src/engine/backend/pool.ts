@@ -290,7 +290,9 @@ export class PoolBackend implements MatBackend {
   /** The plan for these weights: a one-token plan is kept on the first weight, a batch's built each time. */
   private planFor(ws: PoolWeight[], n: number, gated: boolean): Plan {
     let plan = n === 1 ? ws[0].plan : null;
-    if (plan && plan.gated === gated && plan.ws.length === ws.length && plan.ws.every((w, i) => w === ws[i])) {
+    let same = plan !== null && plan.gated === gated && plan.ws.length === ws.length;
+    for (let i = 1; same && i < ws.length; i++) same = plan!.ws[i] === ws[i];
+    if (plan && same) {
       let moved = false;
       for (let p = 0; p < this.parts.length; p++) if (plan.bytes[p] > 0 && this.parts[p].arena.scratch(plan.bytes[p]) !== plan.bases[p]) moved = true;
       if (!moved) return plan;
@@ -488,7 +490,7 @@ export class PoolBackend implements MatBackend {
     c[CTRL.NJOBS] = nj;
     p.busy = true;
     Atomics.store(c, CTRL.SEQ, ++p.seq);
-    Atomics.notify(c, CTRL.SEQ);
+    if (Atomics.load(c, CTRL.SLEEP) === 1) Atomics.notify(c, CTRL.SEQ); // (pool-worker.ts: SLEEP)
   }
 
   /** Block until worker `part` has finished its last job. */
@@ -508,11 +510,18 @@ export class PoolBackend implements MatBackend {
       else this.budget = Math.max(this.budget >> 1, this.spin >> 5);
     }
     const deadline = Date.now() + this.timeoutMs;
-    while (done !== p.seq) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new EngineError('POOL_TIMEOUT', `worker ${part} of the WebAssembly pool stopped answering; reload the model`);
-      Atomics.wait(c, CTRL.DONE, done, left);
-      done = Atomics.load(c, CTRL.DONE);
+    if (done !== p.seq) {
+      Atomics.store(c, CTRL.WAIT, 1); // the worker now notifies when it is done
+      try {
+        while (done !== p.seq) {
+          const left = deadline - Date.now();
+          if (left <= 0) throw new EngineError('POOL_TIMEOUT', `worker ${part} of the WebAssembly pool stopped answering; reload the model`);
+          Atomics.wait(c, CTRL.DONE, done, left);
+          done = Atomics.load(c, CTRL.DONE);
+        }
+      } finally {
+        Atomics.store(c, CTRL.WAIT, 0);
+      }
     }
     if (c[CTRL.ERR]) throw new EngineError('POOL_KERNEL', `a kernel failed on worker ${part} of the WebAssembly pool; reload the model`);
   }
