@@ -31,6 +31,33 @@ interface Share {
   cache: number;
   layerBytes: number;
   scratchBytes: number;
+  /** Its one-token region, kept between tokens (null until the first token, or when its scratch moved). */
+  one: OneToken | null;
+}
+
+/**
+ * A share's buffers for one token, so a generated token's attention allocates nothing: its region
+ * [params][q][k][v][out][scratch] in its thread's memory, as addresses and views, and views on the
+ * caller's q, k, v and out at this share's heads (`from`: the arrays they were made on).
+ */
+interface OneToken {
+  base: number;
+  words: Int32Array;
+  qp: number;
+  kp: number;
+  vp: number;
+  op: number;
+  sp: number;
+  dst: Float32Array[]; // q, k, v in its memory
+  local: Float32Array; // out in its memory
+  from: Float32Array[]; // q, k, v, out of the caller
+  src: Float32Array[]; //  their share
+}
+
+/** Bytes of a share's region for n tokens: [params][q n·lq][k n·lk][v n·lv][out n·lo][scratch]. */
+function regionBytes(s: Share, group: number, hdK: number, hdV: number, n: number): number {
+  const nh = s.nKv * group;
+  return PARAM_WORDS * 4 + n * (nh * hdK + s.nKv * hdK + s.nKv * hdV + nh * hdV) * 4 + s.scratchBytes;
 }
 
 /** A split attention for the pool, or null when fewer than two threads would get KV heads. */
@@ -46,10 +73,75 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     const nKv = Math.floor(nHeadKv / parts) + (p < nHeadKv % parts ? 1 : 0);
     const layerBytes = kvCacheBytes(1, positions, nKv * hdK, nKv * hdV);
     const cache = pool.arenaOf(p).alloc(nLayer * layerBytes);
-    shares.push({ part: p, kv0, nKv, cache, layerBytes, scratchBytes: k.attnScratchBytes(nKv * group, nKv, hdK, hdV, positions) });
+    shares.push({ part: p, kv0, nKv, cache, layerBytes, scratchBytes: k.attnScratchBytes(nKv * group, nKv, hdK, hdV, positions), one: null });
   }
   let disposed = false;
   const qDim = nHead * hdK, oDim = nHead * hdV, kDim = nHeadKv * hdK, vDim = nHeadKv * hdV;
+  const attnPart = pool.fnId('attn_part');
+
+  /** The share's one-token region, (re)made when its scratch moved or the caller's arrays changed. */
+  function oneToken(s: Share, q: Float32Array, kNew: Float32Array, vNew: Float32Array, out: Float32Array): OneToken {
+    const a = pool.arenaOf(s.part);
+    const base = a.scratch(regionBytes(s, group, hdK, hdV, 1));
+    let o = s.one;
+    if (!o || o.base !== base) {
+      const nh = s.nKv * group;
+      const qp = base + PARAM_WORDS * 4, kp = qp + nh * hdK * 4, vp = kp + s.nKv * hdK * 4, op = vp + s.nKv * hdV * 4, sp = op + nh * hdV * 4;
+      o = { base, words: new Int32Array(a.memory.buffer, base, PARAM_WORDS), qp, kp, vp, op, sp, dst: [a.f32(qp, nh * hdK), a.f32(kp, s.nKv * hdK), a.f32(vp, s.nKv * hdV)], local: a.f32(op, nh * hdV), from: [], src: [] };
+      s.one = o;
+    }
+    if (o.from[0] !== q || o.from[1] !== kNew || o.from[2] !== vNew || o.from[3] !== out) {
+      const h0 = s.kv0 * group, nh = s.nKv * group;
+      o.from = [q, kNew, vNew, out];
+      o.src = [q.subarray(h0 * hdK, (h0 + nh) * hdK), kNew.subarray(s.kv0 * hdK, (s.kv0 + s.nKv) * hdK), vNew.subarray(s.kv0 * hdV, (s.kv0 + s.nKv) * hdV), out.subarray(h0 * hdV, (h0 + nh) * hdV)];
+    }
+    return o;
+  }
+
+  /** Write the attn_part argument block (assembly/attn-part.ts) at w. */
+  function params(w: Int32Array, s: Share, l: number, mode: number, op: number, qp: number, kp: number, vp: number, pos: number, n: number, window: number, scale: number, sp: number): void {
+    const kc = s.cache + l * s.layerBytes;
+    w[0] = mode;
+    w[1] = op;
+    w[2] = qp;
+    w[3] = kp;
+    w[4] = vp;
+    w[5] = kc;
+    w[6] = kc + positions * s.nKv * hdK * 2;
+    w[7] = pos;
+    w[8] = n;
+    w[9] = window;
+    w[10] = s.nKv * group;
+    w[11] = s.nKv;
+    w[12] = hdK;
+    w[13] = hdV;
+    w[14] = f32Bits(scale);
+    w[15] = sp;
+  }
+
+  /** One token: the caller's share attends in place on q, k, v and out when they live in its memory. */
+  function runOne(l: number, out: Float32Array, q: Float32Array, kNew: Float32Array, vNew: Float32Array, pos: number, window: number, scale: number): void {
+    // workers first (they start at once), the calling thread's share (part 0, heads from 0) last
+    for (let i = shares.length - 1; i >= 0; i--) {
+      const s = shares[i];
+      const o = oneToken(s, q, kNew, vNew, out);
+      if (s.part === 0 && pool.inKernelMemory(q) && pool.inKernelMemory(kNew) && pool.inKernelMemory(vNew) && pool.inKernelMemory(out)) {
+        params(o.words, s, l, 0, out.byteOffset, q.byteOffset, kNew.byteOffset, vNew.byteOffset, pos, 1, window, scale, o.sp);
+        k.attnPart(o.base); // nothing to gather
+        continue;
+      }
+      for (let j = 0; j < 3; j++) o.dst[j].set(o.src[j]);
+      params(o.words, s, l, 0, o.op, o.qp, o.kp, o.vp, pos, 1, window, scale, o.sp);
+      if (s.part === 0) {
+        k.attnPart(o.base);
+        o.src[3].set(o.local);
+      } else {
+        pool.startJob(s.part, attnPart, o.base);
+      }
+    }
+    pool.waitAll();
+    for (const s of shares) if (s.part !== 0) s.one!.src[3].set(s.one!.local);
+  }
 
   return {
     parts,
@@ -57,6 +149,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     run(l, out, q, kNew, vNew, pos, n, mode, window, scale) {
       if (disposed) throw new EngineError('POOL_DISPOSED', 'the attention cache was released; start a new conversation');
       if (pos < 0 || pos + n > positions) throw new RangeError(`positions ${pos}..${pos + n - 1} do not fit a cache of ${positions}`);
+      if (n === 1 && mode === 'f16') return runOne(l, out, q, kNew, vNew, pos, window, scale);
       const at: number[] = [];
       // workers first (they start at once), the calling thread's share (part 0) last
       for (let i = shares.length - 1; i >= 0; i--) {
@@ -64,9 +157,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
         const a = pool.arenaOf(s.part);
         const h0 = s.kv0 * group, nh = s.nKv * group;
         const lq = nh * hdK, lo = nh * hdV, lk = s.nKv * hdK, lv = s.nKv * hdV;
-        // [params][q n·lq][k n·lk][v n·lv][out n·lo][scratch]
-        const bytes = PARAM_WORDS * 4 + n * (lq + lk + lv + lo) * 4 + s.scratchBytes;
-        const base = a.scratch(bytes);
+        const base = a.scratch(regionBytes(s, group, hdK, hdV, n));
         const qp = base + PARAM_WORDS * 4, kp = qp + n * lq * 4, vp = kp + n * lk * 4, op = vp + n * lv * 4, sp = op + n * lo * 4;
         const qv = a.f32(qp, n * lq), kv = a.f32(kp, n * lk), vv = a.f32(vp, n * lv);
         for (let t = 0; t < n; t++) {
@@ -74,13 +165,10 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
           kv.set(kNew.subarray(t * kDim + s.kv0 * hdK, t * kDim + s.kv0 * hdK + lk), t * lk);
           vv.set(vNew.subarray(t * vDim + s.kv0 * hdV, t * vDim + s.kv0 * hdV + lv), t * lv);
         }
-        const kc = s.cache + l * s.layerBytes;
-        const vc = kc + positions * lk * 2;
-        const w = new Int32Array(a.memory.buffer, base, PARAM_WORDS);
-        w.set([mode === 'f16' ? 0 : 1, op, qp, kp, vp, kc, vc, pos, n, window, nh, s.nKv, hdK, hdV, f32Bits(scale), sp]);
+        params(new Int32Array(a.memory.buffer, base, PARAM_WORDS), s, l, mode === 'f16' ? 0 : 1, op, qp, kp, vp, pos, n, window, scale, sp);
         at[i] = op;
         if (s.part === 0) k.attnPart(base);
-        else pool.startJob(s.part, 'attn_part', [base]);
+        else pool.startJob(s.part, attnPart, base);
       }
       pool.waitAll();
       for (let i = 0; i < shares.length; i++) {

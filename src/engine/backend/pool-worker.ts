@@ -16,18 +16,23 @@
 //   HOT   1 while the parent runs a forward pass: between jobs the worker polls SEQ (up to `spin`
 //         µs at a time) instead of sleeping, as the next job comes within tens of µs and a
 //         futex wake-up costs as much (more in a VM); 0 between passes, so an idle pool sleeps
+//   SLEEP 1 while the worker is (about to be) in Atomics.wait on SEQ, WAIT 1 while the parent is
+//         in Atomics.wait on DONE: each side notifies only when the other may sleep (a notify
+//         costs about half a µs even with no one waiting). Both are set before the waiter's
+//         value check and read after the other's store, all sequentially consistent, so a
+//         notify is never missed.
 //   JOBS  up to MAXJOBS entries of JOB ints: an index into the export names, then 12 i32
 //         arguments (addresses above 2 GiB read back as negative and are passed to wasm as the
 //         same 32 bits)
 
-export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, HOT: 5, JOBS: 8, JOB: 13, MAXJOBS: 4, SIZE: 64 } as const;
+export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, HOT: 5, SLEEP: 6, WAIT: 7, JOBS: 8, JOB: 13, MAXJOBS: 4, SIZE: 64 } as const;
 
 export const POOL_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
 const { module, memory, ctrl, names, spin } = workerData;
 const c = new Int32Array(ctrl);
-const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, HOT = ${CTRL.HOT}, JOBS = ${CTRL.JOBS}, JOB = ${CTRL.JOB};
+const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, HOT = ${CTRL.HOT}, SLEEP = ${CTRL.SLEEP}, WAIT = ${CTRL.WAIT}, JOBS = ${CTRL.JOBS}, JOB = ${CTRL.JOB};
 let fns;
 try {
   const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
@@ -53,9 +58,13 @@ while (fns) {
     if (s !== seen) budget = Math.min(spin, budget + (spin >> 3));
     else if (hot) budget = Math.max(budget >> 1, spin >> 5);
   }
-  while (s === seen) {
-    Atomics.wait(c, SEQ, seen);
-    s = Atomics.load(c, SEQ);
+  if (s === seen) {
+    Atomics.store(c, SLEEP, 1);
+    while (s === seen) {
+      Atomics.wait(c, SEQ, seen);
+      s = Atomics.load(c, SEQ);
+    }
+    Atomics.store(c, SLEEP, 0);
   }
   seen = s;
   const nj = c[NJOBS];
@@ -70,6 +79,6 @@ while (fns) {
     c[ERR] = 1;
   }
   Atomics.store(c, DONE, s);
-  Atomics.notify(c, DONE);
+  if (Atomics.load(c, WAIT) === 1) Atomics.notify(c, DONE);
 }
 `;

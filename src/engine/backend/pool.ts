@@ -66,6 +66,63 @@ interface PoolWeight extends WeightHandle {
   readonly kt: KernelType;
   readonly rowBytes: number;
   readonly slices: readonly Slice[];
+  /** The last one-token plan whose first weight this is (a forward pass repeats the same sets). */
+  plan: Plan | null;
+}
+
+type Kernel = (...args: number[]) => number;
+
+/** The calling thread's slice of weight i: kernel(out, ptr, rowBytes, 0, lr, xq, cols, n, a8, a9). */
+interface OwnStep {
+  readonly i: number;
+  readonly kernel: Kernel;
+  readonly ptr: number;
+  readonly rowBytes: number;
+  readonly r0: number;
+  readonly lr: number;
+  /** Its activation: quantised (matvec, matmul) or widened (gemm), in this thread's region. */
+  readonly xq: number;
+  readonly a8: number;
+  readonly a9: number;
+  /** Where it writes when it cannot write into the caller's output directly ([n, lr] f32). */
+  readonly out: number;
+  readonly local: Float32Array;
+}
+
+/** One worker's share of a round trip. */
+interface WorkerStep {
+  readonly part: number;
+  readonly ctrl: Int32Array;
+  /** Its jobs as control-block words (CTRL.JOB per job), copied in as they are. */
+  readonly words: Int32Array;
+  readonly nj: number;
+  /** Where its copy of the quantised activations goes (a view on its memory). */
+  readonly xq: Uint8Array;
+  /** Its outputs: rows [r0, r0 + lr) of outs[i], [n, lr] f32 at `local`. */
+  readonly gather: readonly { i: number; r0: number; lr: number; local: Float32Array }[];
+}
+
+/**
+ * A prepared round trip: everything run() derives from the weights alone (region layout, job
+ * words, kernels, views), so a generated token's products allocate nothing. Built on first use;
+ * the addresses assume each part's scratch region where it was (`bases`): if a region grew and
+ * moved, the plan is built again.
+ */
+interface Plan {
+  readonly ws: readonly PoolWeight[];
+  readonly n: number;
+  readonly gated: boolean;
+  /** Scratch bytes and base per part (0 bytes: the part takes no rows). */
+  readonly bytes: readonly number[];
+  readonly bases: readonly number[];
+  /** This thread's region: [x f32 (when x is elsewhere)][xq per activation kind][own outputs][gemm scratch]. */
+  readonly x: Float32Array;
+  readonly xqPtr: number;
+  readonly xq: Uint8Array;
+  /** Per activation kind: quantise into xqPtr + at (ab bytes per token), then widen when `widen`. */
+  readonly quant: readonly { quantize: Kernel; widen: Kernel | null; at: number; ab: number }[];
+  readonly own: readonly OwnStep[];
+  readonly workers: readonly WorkerStep[];
 }
 
 export class PoolBackend implements MatBackend {
@@ -81,6 +138,12 @@ export class PoolBackend implements MatBackend {
   private bytes = 0;
   private nextId = 0;
   private disposed = false;
+  /** Buffers known to be (mainBuffers) or not to be (otherBuffers) this thread's memory (inKernelMemory). */
+  private readonly mainBuffers: ArrayBufferLike[] = [];
+  private readonly otherBuffers = new WeakSet<ArrayBufferLike>();
+  /** A word of this thread's memory that inKernelMemory writes to tell its buffers apart. */
+  private readonly probe: number;
+  private readonly swiglu: Kernel;
 
   constructor(opts: PoolOptions = {}) {
     const km = loadKernelModule(opts);
@@ -93,6 +156,8 @@ export class PoolBackend implements MatBackend {
     const names = exportedFunctions(km.module);
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
     this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
+    this.swiglu = this.main.kernel('swiglu');
+    this.probe = this.main.arena.alloc(4, 4);
     const base = this.main.heapBase;
     for (let i = 1; i < this.threads; i++) {
       const memory = newSharedMemory(base);
@@ -135,7 +200,7 @@ export class PoolBackend implements MatBackend {
       slices.push({ part: i, r0, r1, ptr });
     }
     this.bytes += rb * spec.rows;
-    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices };
+    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null };
     return h;
   }
 
@@ -149,6 +214,7 @@ export class PoolBackend implements MatBackend {
 
   /** outs[i][n, rows_i] = x[n, cols] · W_iᵀ: weights on one input (q/k/v, gate/up) in one round trip. */
   matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void {
+    if (ws.length <= CTRL.MAXJOBS) return this.run(outs, ws as PoolWeight[], x, n);
     for (let i = 0; i < ws.length; i += CTRL.MAXJOBS) this.run(outs.slice(i, i + CTRL.MAXJOBS), ws.slice(i, i + CTRL.MAXJOBS) as PoolWeight[], x, n);
   }
 
@@ -168,102 +234,149 @@ export class PoolBackend implements MatBackend {
 
   /**
    * The products of up to MAXJOBS weights with one input: x quantised once per activation kind on
-   * this thread, copied into each worker's memory, one wake-up per worker for all its slices, this
-   * thread's rows, then the gather.
+   * this thread (straight from x when it lives in this thread's memory), copied into each worker's
+   * memory, one wake-up per worker for all its slices, this thread's rows (written straight into
+   * the outputs when they live in its memory), then the gather.
    */
   // gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
   // the gate's slices (now the activated rows) are gathered, into outs[0].
   private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false): void {
+    for (let i = 0; i < ws.length; i++) checkShapes(ws[i].spec, outs[i], x, n);
+    const plan = this.planFor(ws, n, gated);
+    const cols = ws[0].spec.cols;
+    // quantise (and widen) x once per activation kind, into this thread's region
+    let xp: number;
+    if (this.inKernelMemory(x)) {
+      xp = x.byteOffset;
+    } else {
+      plan.x.set(x.length === n * cols ? x : x.subarray(0, n * cols));
+      xp = plan.x.byteOffset;
+    }
+    for (const q of plan.quant) {
+      for (let t = 0; t < n; t++) q.quantize(plan.xqPtr + q.at + t * q.ab, xp + t * cols * 4, cols);
+      if (q.widen) q.widen(plan.xqPtr + q.at + n * q.ab, plan.xqPtr + q.at, n, cols, q.ab);
+    }
+    // the workers: their copy of xq, their job words, one wake-up each
+    for (const wk of plan.workers) {
+      wk.xq.set(plan.xq);
+      wk.ctrl.set(wk.words, CTRL.JOBS);
+      this.start(wk.part, wk.nj);
+    }
+    // this thread's rows: one token's go straight into outputs that live in this memory
+    // (gated: the gate's slice comes first, then the up's, which swiglu folds into the gate's)
+    let gateOut = 0;
+    for (const o of plan.own) {
+      const at = this.direct(outs[o.i], n, gated, o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
+      o.kernel(at, o.ptr, o.rowBytes, 0, o.lr, o.xq, cols, n, o.a8, o.a9);
+      if (gated && o.i === 0) gateOut = at;
+      if (gated && o.i === 1) this.swiglu(gateOut, gateOut, at, n * o.lr);
+    }
+    for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
+    this.waitAll();
+    for (const wk of plan.workers) for (const g of wk.gather) this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+  }
+
+  /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair). */
+  private direct(out: Float32Array, n: number, gated: boolean, i: number): boolean {
+    return n === 1 && !(gated && i > 0) && this.inKernelMemory(out);
+  }
+
+  /** out[t·rows + r0 …] ← local[t·lr …] (lr values) for t < n. */
+  private gather(out: Float32Array, local: Float32Array, n: number, r0: number, lr: number, rows: number): void {
+    if (n === 1) out.set(local, r0);
+    else for (let t = 0; t < n; t++) out.set(local.subarray(t * lr, (t + 1) * lr), t * rows + r0);
+  }
+
+  /** The plan for these weights: a one-token plan is kept on the first weight, a batch's built each time. */
+  private planFor(ws: PoolWeight[], n: number, gated: boolean): Plan {
+    let plan = n === 1 ? ws[0].plan : null;
+    let same = plan !== null && plan.gated === gated && plan.ws.length === ws.length;
+    for (let i = 1; same && i < ws.length; i++) same = plan!.ws[i] === ws[i];
+    if (plan && same) {
+      let moved = false;
+      for (let p = 0; p < this.parts.length; p++) if (plan.bytes[p] > 0 && this.parts[p].arena.scratch(plan.bytes[p]) !== plan.bases[p]) moved = true;
+      if (!moved) return plan;
+    }
+    plan = this.plan(ws, n, gated);
+    if (n === 1) ws[0].plan = plan;
+    return plan;
+  }
+
+  private plan(ws: PoolWeight[], n: number, gated: boolean): Plan {
     const cols = ws[0].spec.cols;
     // the activation kinds, and where each weight's quantised x sits in the xq region
     // (for a batch on a gemm kernel, the activation's widened copy follows its quantised rows)
-    const acts: ActKind[] = [];
-    const actAt: number[] = [];
-    const widened: boolean[] = [];
-    const xqAt: number[] = [];
+    const kinds: { act: ActKind; at: number; ab: number; wide: boolean }[] = [];
+    const kindOf: number[] = [];
     let xqBytes = 0;
     for (let i = 0; i < ws.length; i++) {
       const { spec, kt } = ws[i];
-      checkShapes(spec, outs[i], x, n);
       if (spec.cols !== cols) throw new EngineError('BAD_SHAPE', `tensors "${ws[0].spec.name}" and "${spec.name}" do not take the same input`);
-      let k = acts.indexOf(kt.act);
+      let k = kinds.findIndex((c) => c.act === kt.act);
       if (k < 0) {
-        k = acts.push(kt.act) - 1;
-        actAt.push(xqBytes);
         const wide = n > 1 && ws.some((w) => w.kt.act === kt.act && w.kt.gemm);
-        widened.push(wide);
+        k = kinds.push({ act: kt.act, at: xqBytes, ab: actBytes(kt.act, cols), wide }) - 1;
         xqBytes += n * actBytes(kt.act, cols) + (wide ? widenBytes(kt.act, n, cols) : 0);
       }
-      xqAt.push(actAt[k]);
+      kindOf.push(k);
     }
-    // this thread: [x f32][xq per kind][outputs of its own slices][gemm scratch]
     const gs = n > 1 && ws.some((w) => w.kt.gemm) ? gemmScratchBytes(cols) : 0;
-    let mineBytes = gs;
-    for (const w of ws) for (const s of w.slices) if (s.part === 0) mineBytes += n * (s.r1 - s.r0) * 4;
+    const outBytes = (p: number) => ws.reduce((b, w) => b + w.slices.reduce((c, s) => c + (s.part === p ? n * (s.r1 - s.r0) * 4 : 0), 0), 0);
+    // every part's region: this thread [x f32][xq][outputs][gemm scratch], a worker [xq][gemm scratch][outputs]
+    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) : 0));
+    const bases = bytes.map((b, p) => (b > 0 ? this.parts[p].arena.scratch(b) : 0));
+    // a slice's job: kernel(out, w, rowBytes, 0, lr, x, cols, n, a8, a9) on base's memory
+    const job = (w: PoolWeight, i: number, s: Slice, base: number, scratch: number) => {
+      const lr = s.r1 - s.r0;
+      const { at, ab } = kinds[kindOf[i]];
+      if (n === 1) return { name: `matvec_${w.kt.suffix}`, args: [s.ptr, w.rowBytes, 0, lr, base + at, cols, n, 0, 0] };
+      if (w.kt.gemm) return { name: `gemm_${w.kt.suffix}`, args: [s.ptr, w.rowBytes, 0, lr, base + at + n * ab, cols, n, lr, scratch] };
+      return { name: `matmul_${w.kt.suffix}`, args: [s.ptr, w.rowBytes, 0, lr, base + at, cols, n, ab, lr] };
+    };
     const a = this.main.arena;
-    const xPtr = a.scratch(n * cols * 4 + xqBytes + mineBytes);
-    const xqPtr = xPtr + n * cols * 4;
-    a.f32(xPtr, n * cols).set(x.subarray(0, n * cols));
-    for (let k = 0; k < acts.length; k++) {
-      const ab = actBytes(acts[k], cols);
-      for (let t = 0; t < n; t++) this.main.quantize(acts[k], xqPtr + actAt[k] + t * ab, xPtr + t * cols * 4, cols);
-      if (widened[k]) this.main.widen(acts[k], xqPtr + actAt[k] + n * ab, xqPtr + actAt[k], n, cols, ab);
-    }
-    const xq = a.u8(xqPtr, xqBytes);
-    // each worker: [xq][gemm scratch][outputs of its slices], one job per slice, one wake-up
-    const outPtr: number[][] = ws.map(() => []);
+    const xqPtr = bases[0] + n * cols * 4;
+    const own: OwnStep[] = [];
+    let o = xqPtr + xqBytes;
+    const ownScratch = o + outBytes(0);
+    ws.forEach((w, i) => {
+      for (const s of w.slices) {
+        if (s.part !== 0) continue;
+        const { name, args } = job(w, i, s, xqPtr, ownScratch);
+        const lr = s.r1 - s.r0;
+        own.push({ i, kernel: this.main.kernel(name), ptr: args[0], rowBytes: args[1], r0: s.r0, lr, xq: args[4], a8: args[7], a9: args[8], out: o, local: a.f32(o, n * lr) });
+        o += n * lr * 4;
+      }
+    });
+    const workers: WorkerStep[] = [];
     for (let p = 1; p < this.parts.length; p++) {
-      let bytes = xqBytes + gs;
-      for (const w of ws) for (const s of w.slices) if (s.part === p) bytes += n * (s.r1 - s.r0) * 4;
-      if (bytes === xqBytes + gs) continue;
+      if (bytes[p] === 0) continue;
       const arena = this.parts[p].arena;
-      const base = arena.scratch(bytes);
-      arena.u8(base, xqBytes).set(xq);
+      const base = bases[p];
       const scratch = base + xqBytes;
-      let o = scratch + gs;
-      const c = this.parts[p].ctrl!;
-      let nj = 0;
+      let at = scratch + gs;
+      const words: number[] = [];
+      const gather: WorkerStep['gather'][number][] = [];
+      const put = (name: string, args: number[]) => {
+        words.push(this.fnIndex.get(name)!, ...args.map((v) => v | 0));
+        while (words.length % CTRL.JOB !== 0) words.push(0);
+      };
+      const outAt: number[] = [];
       ws.forEach((w, i) => {
         for (const s of w.slices) {
           if (s.part !== p) continue;
           const lr = s.r1 - s.r0;
-          outPtr[i][p] = o;
-          const ab = actBytes(w.kt.act, cols);
-          if (n > 1 && w.kt.gemm) this.job(c, nj++, `gemm_${w.kt.suffix}`, [o, s.ptr, w.rowBytes, 0, lr, base + xqAt[i] + n * ab, cols, n, lr, scratch]);
-          else this.job(c, nj++, `${n === 1 ? 'matvec' : 'matmul'}_${w.kt.suffix}`, [o, s.ptr, w.rowBytes, 0, lr, base + xqAt[i], cols, n, ab, lr]);
-          o += n * lr * 4;
+          const { name, args } = job(w, i, s, base, scratch);
+          put(name, [at, ...args]);
+          outAt[i] = at;
+          if (!(gated && i > 0)) gather.push({ i, r0: s.r0, lr, local: arena.f32(at, n * lr) });
+          at += n * lr * 4;
         }
       });
-      if (gated) this.job(c, nj++, 'swiglu', [outPtr[0][p], outPtr[0][p], outPtr[1][p], n * this.rowsOf(ws[0], p)]);
-      this.start(p, nj);
+      if (gated) put('swiglu', [outAt[0], outAt[0], outAt[1], n * this.rowsOf(ws[0], p)]);
+      workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj: words.length / CTRL.JOB, xq: arena.u8(base, xqBytes), gather });
     }
-    // this thread's rows
-    const scratch = xqPtr + xqBytes;
-    let o = scratch + gs;
-    ws.forEach((w, i) => {
-      for (const s of w.slices) {
-        if (s.part !== 0) continue;
-        const lr = s.r1 - s.r0;
-        const ab = actBytes(w.kt.act, cols);
-        outPtr[i][0] = o;
-        if (n === 1) this.main.matvec(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i], cols);
-        else if (w.kt.gemm) this.main.gemm(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i] + n * ab, cols, n, lr, scratch);
-        else this.main.matmul(w.kt, o, s.ptr, w.rowBytes, 0, lr, xqPtr + xqAt[i], cols, n, ab, lr);
-        o += n * lr * 4;
-      }
-    });
-    if (gated && outPtr[0][0] !== undefined) this.main.swiglu(outPtr[0][0], outPtr[0][0], outPtr[1][0], n * this.rowsOf(ws[0], 0));
-    this.waitAll();
-    // gather: slice-local [n, lr] → out[n, rows]
-    ws.forEach((w, i) => {
-      if (gated && i > 0) return;
-      const rows = w.spec.rows;
-      for (const s of w.slices) {
-        const lr = s.r1 - s.r0;
-        const local = this.parts[s.part].arena.f32(outPtr[i][s.part], n * lr);
-        for (let t = 0; t < n; t++) outs[i].set(local.subarray(t * lr, (t + 1) * lr), t * rows + s.r0);
-      }
-    });
+    const quant = kinds.map((k) => ({ quantize: this.main.kernel(`quantize_${k.act}`), widen: k.wide ? this.main.kernel(`widen_${k.act}`) : null, at: k.at, ab: k.ab }));
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, own, workers };
   }
 
   /**
@@ -292,10 +405,42 @@ export class PoolBackend implements MatBackend {
     return this.parts[p].arena;
   }
 
-  /** Run export `fn` with i32 arguments on worker p (p ≥ 1), without waiting. */
-  startJob(p: number, fn: string, args: number[]): void {
-    this.job(this.parts[p].ctrl!, 0, fn, args);
+  /** The index of export `name`, for startJob. */
+  fnId(name: string): number {
+    const i = this.fnIndex.get(name);
+    if (i === undefined) throw new Error(`the kernel module has no export "${name}"`);
+    return i;
+  }
+
+  /** Run export number `fn` (fnId) with one i32 argument on worker p (p ≥ 1), without waiting. */
+  startJob(p: number, fn: number, arg: number): void {
+    const c = this.parts[p].ctrl!;
+    c[CTRL.JOBS] = fn;
+    c[CTRL.JOBS + 1] = arg;
     this.start(p, 1);
+  }
+
+  /** True when v is a view on the calling thread's kernel memory (kernels can read and write it in place). */
+  inKernelMemory(v: Float32Array): boolean {
+    const b = v.buffer;
+    const bufs = this.mainBuffers;
+    for (let i = bufs.length - 1; i >= 0; i--) if (bufs[i] === b) return true;
+    if (!(b instanceof SharedArrayBuffer) || this.otherBuffers.has(b)) return false;
+    // A buffer not seen before. A grown memory hands out a new buffer object while views made on
+    // the old one still see the same bytes, so identity with memory.buffer is not enough: write
+    // two values to the probe word through this memory and see whether b shows them.
+    let mine = b.byteLength >= this.probe + 4;
+    if (mine) {
+      const cell = new Int32Array(this.main.arena.memory.buffer, this.probe, 1);
+      const seen = new Int32Array(b, this.probe, 1);
+      cell[0] = 0x5a5a1234;
+      mine = seen[0] === 0x5a5a1234;
+      cell[0] = 0x0f0f4321;
+      mine = mine && seen[0] === 0x0f0f4321;
+    }
+    if (mine) bufs.push(b);
+    else this.otherBuffers.add(b);
+    return mine;
   }
 
   /** Wait for every worker with a job in flight. */
@@ -337,13 +482,6 @@ export class PoolBackend implements MatBackend {
     this.bytes = 0;
   }
 
-  /** Write job `j` of a worker's next round: export `fn` with i32 arguments. */
-  private job(c: Int32Array, j: number, fn: string, args: number[]): void {
-    const at = CTRL.JOBS + j * CTRL.JOB;
-    c[at] = this.fnIndex.get(fn)!;
-    for (let i = 0; i < args.length; i++) c[at + 1 + i] = args[i] | 0;
-  }
-
   /** Wake worker `part` to run its `nj` jobs. */
   private start(part: number, nj: number): void {
     if (this.disposed) throw new EngineError('POOL_DISPOSED', 'the WebAssembly pool was disposed; create a new backend');
@@ -352,7 +490,7 @@ export class PoolBackend implements MatBackend {
     c[CTRL.NJOBS] = nj;
     p.busy = true;
     Atomics.store(c, CTRL.SEQ, ++p.seq);
-    Atomics.notify(c, CTRL.SEQ);
+    if (Atomics.load(c, CTRL.SLEEP) === 1) Atomics.notify(c, CTRL.SEQ); // (pool-worker.ts: SLEEP)
   }
 
   /** Block until worker `part` has finished its last job. */
@@ -372,11 +510,18 @@ export class PoolBackend implements MatBackend {
       else this.budget = Math.max(this.budget >> 1, this.spin >> 5);
     }
     const deadline = Date.now() + this.timeoutMs;
-    while (done !== p.seq) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new EngineError('POOL_TIMEOUT', `worker ${part} of the WebAssembly pool stopped answering; reload the model`);
-      Atomics.wait(c, CTRL.DONE, done, left);
-      done = Atomics.load(c, CTRL.DONE);
+    if (done !== p.seq) {
+      Atomics.store(c, CTRL.WAIT, 1); // the worker now notifies when it is done
+      try {
+        while (done !== p.seq) {
+          const left = deadline - Date.now();
+          if (left <= 0) throw new EngineError('POOL_TIMEOUT', `worker ${part} of the WebAssembly pool stopped answering; reload the model`);
+          Atomics.wait(c, CTRL.DONE, done, left);
+          done = Atomics.load(c, CTRL.DONE);
+        }
+      } finally {
+        Atomics.store(c, CTRL.WAIT, 0);
+      }
     }
     if (c[CTRL.ERR]) throw new EngineError('POOL_KERNEL', `a kernel failed on worker ${part} of the WebAssembly pool; reload the model`);
   }

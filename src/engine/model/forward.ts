@@ -39,7 +39,7 @@ export interface RunState {
   ffo: Float32Array; //    [maxBatch, nEmbd] FFN output
   last: Float32Array; //   [nEmbd] final normed hidden state of the last token
   logits: Float32Array; // [nVocab]
-  rope: Float32Array; //   [nRot] cos/sin cache of one position
+  rope: Float32Array; //   [maxBatch, nRot] cos/sin cache of each position of the batch
   /** RoPE frequency divisors for this context size ([nRot/2], weights.ts ropeFactorsFor), or null. */
   ropeFactors: Float32Array | null;
   /** YaRN ramp and cos/sin magnitude (ROPE_PLAIN values unless the model uses them). */
@@ -48,8 +48,12 @@ export interface RunState {
   cache: KvCache;
   /** Time per op when set (`pantheon run --profile`); null costs one check per op. */
   profile: Profile | null;
-  /** Set when attention runs in WebAssembly: the kernels whose memory holds the arrays above, and attention's scratch there. */
-  wasm: { k: KernelInstance; scratch: number; ptr: number; bytes: number } | null;
+  /**
+   * Set when attention runs in WebAssembly: the kernels whose memory holds the arrays above,
+   * attention's scratch there, and the RMSNorm weights copied there (byte address by array) for
+   * the wasm norm (assembly/norm.ts), which also rotates and adds the residual.
+   */
+  wasm: { k: KernelInstance; scratch: number; ptr: number; bytes: number; norms: Map<Float32Array, number> } | null;
   /** Set when the backend splits attention and the KV cache across its threads (cache then holds no rows). */
   split: SplitAttention | null;
 }
@@ -109,8 +113,12 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     hb: a.f32(b * ff),
     hb2: a.f32(b * ff),
     ffo: a.f32(b * nEmbd),
+    last: a.f32(nEmbd),
+    rope: a.f32(b * nRot),
     cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16),
   });
+  // the RMSNorm weights, for the wasm norm to read from kernel memory
+  const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
   let v: ReturnType<typeof arrays>;
   let wasm: RunState['wasm'] = null;
   if (k) {
@@ -122,12 +130,19 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
       return at;
     };
     arrays({ f32: (n) => (bump(n, 4), new Float32Array(0)), u16: (n) => (bump(n, 2), new Uint16Array(0)) });
+    for (const w of norms) bump(w.length, 4);
     const scratchBytes = k.attnScratchBytes(nHead, nHeadKv, headDimK, headDimV, contextSize);
     const ptr = k.arena.alloc(bytes + scratchBytes);
     const buf = k.arena.memory.buffer;
     bytes = 0;
     v = arrays({ f32: (n) => new Float32Array(buf, ptr + bump(n, 4), n), u16: (n) => new Uint16Array(buf, ptr + bump(n, 2), n) });
-    wasm = { k, scratch: ptr + bytes, ptr, bytes: bytes + scratchBytes };
+    const at = new Map<Float32Array, number>();
+    for (const w of norms) {
+      const p = ptr + bump(w.length, 4);
+      new Float32Array(buf, p, w.length).set(w);
+      at.set(w, p);
+    }
+    wasm = { k, scratch: ptr + bytes, ptr, bytes: bytes + scratchBytes, norms: at };
   } else {
     v = arrays(plainAlloc);
   }
@@ -135,9 +150,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     maxBatch: b,
     ...v,
     qkv: m.w.layers.some((l) => l.wqkv) ? new Float32Array(b * (qDim + kvDimK + kvDimV)) : new Float32Array(0),
-    last: new Float32Array(nEmbd),
     logits: new Float32Array(nVocab),
-    rope: new Float32Array(nRot),
     ropeFactors: ropeFactorsFor(m.w, m.hp, contextSize),
     ropeYarn: ropeYarn(m.hp),
     scratch: createAttentionScratch(d, contextSize),
@@ -182,13 +195,26 @@ function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32A
   }
 }
 
-function norm(m: Model, out: Float32Array, x: Float32Array, w: Float32Array, b: Float32Array | null, off: number): void {
+/**
+ * out[off…] = norm(x[off…]) · w (+ b) over nEmbd values: in wasm when the RunState has kernels
+ * (out and x then live in their memory; the same bits as ops.ts rmsnorm), else in TypeScript.
+ */
+function norm(m: Model, s: RunState, out: Float32Array, x: Float32Array, w: Float32Array, b: Float32Array | null, off: number): void {
   if (m.spec.norm === 'rms') {
-    rmsnorm(out, x, w, m.hp.normEps, m.hp.nEmbd, off, off);
+    const W = s.wasm;
+    const wp = W?.norms.get(w);
+    if (W && wp !== undefined) W.k.rmsnorm(out.byteOffset + off * 4, x.byteOffset + off * 4, wp, m.hp.normEps, m.hp.nEmbd);
+    else rmsnorm(out, x, w, m.hp.normEps, m.hp.nEmbd, off, off);
     if (b) addInto(out, b, m.hp.nEmbd, off);
   } else {
     layernorm(out, x, w, b, m.hp.normEps, m.hp.nEmbd, off, off);
   }
+}
+
+/** x[n] += v[n] (the residual): in wasm when the RunState has kernels (both arrays then live in their memory). */
+function residual(s: RunState, x: Float32Array, v: Float32Array, n: number): void {
+  if (s.wasm) s.wasm.k.addInto(x.byteOffset, v.byteOffset, n);
+  else addInto(x, v, n);
 }
 
 /**
@@ -262,11 +288,15 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   }
   if (P) P.mark('embedding');
 
+  // cos/sin of each position of the batch, shared by every layer
+  for (let t = 0; t < n; t++) ropeCache(s.rope, pos + t, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn, t * nRot);
+  if (P) P.mark('rope');
+
   for (let l = 0; l < hp.nLayer; l++) {
     const L = w.layers[l];
 
     // attention norm
-    for (let t = 0; t < n; t++) norm(m, s.xb, s.x, L.attnNorm, L.attnNormB, t * dim);
+    for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.attnNorm, L.attnNormB, t * dim);
     if (P) P.mark('norm');
 
     // q, k, v projections (fused: one matmul, then split per token)
@@ -287,11 +317,20 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     for (let t = 0; t < n; t++) {
       const p = pos + t;
       // per-head q/k norm (qwen3), then RoPE at position p
-      if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
-      if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
-      ropeCache(s.rope, p, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn);
-      for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, s.rope, nRot, spec.rope);
-      for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, s.rope, nRot, spec.rope);
+      if (W) {
+        const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
+        if (L.qNorm) for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, W.norms.get(L.qNorm)!, hp.normEps, headDimK);
+        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, W.norms.get(L.kNorm)!, hp.normEps, headDimK);
+        const rp = s.rope.byteOffset + t * nRot * 4;
+        W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
+        W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+      } else {
+        if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
+        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
+        const rc = s.rope.subarray(t * nRot, (t + 1) * nRot);
+        for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
+        for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
+      }
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       if (P) P.mark('rope');
       if (s.split) continue; // the split attention stores them
@@ -339,12 +378,12 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (P) P.mark('residual');
     } else {
       // residual, FFN norm, FFN, residual
-      addInto(s.x, s.xb2, n * dim);
+      residual(s, s.x, s.xb2, n * dim);
       if (P) P.mark('residual');
-      for (let t = 0; t < n; t++) norm(m, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
+      for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
       if (P) P.mark('norm');
       ffn(m, s, L, n);
-      addInto(s.x, s.ffo, n * dim);
+      residual(s, s.x, s.ffo, n * dim);
       if (P) P.mark('residual');
     }
   }
@@ -352,7 +391,9 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   // final norm and logits, last token only (llama.cpp outputs logits for the last token of a prompt)
   const lastOff = (n - 1) * dim;
   if (spec.norm === 'rms') {
-    rmsnorm(s.last, s.x, w.outputNorm, hp.normEps, dim, lastOff, 0);
+    const op = W?.norms.get(w.outputNorm);
+    if (W && op !== undefined) W.k.rmsnorm(s.last.byteOffset, s.x.byteOffset + lastOff * 4, op, hp.normEps, dim);
+    else rmsnorm(s.last, s.x, w.outputNorm, hp.normEps, dim, lastOff, 0);
     if (w.outputNormB) addInto(s.last, w.outputNormB, dim);
   } else {
     layernorm(s.last, s.x, w.outputNorm, w.outputNormB, hp.normEps, dim, lastOff, 0);

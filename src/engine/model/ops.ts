@@ -80,13 +80,13 @@ export function ropeYarnCorrDims(nDims: number, nCtxOrig: number, base: number, 
 }
 
 /**
- * cos/sin of each rotated pair at position `pos`: cache[2i] = cos θᵢ · m, cache[2i+1] = sin θᵢ · m
- * for i < nRot/2. θᵢ = freqScale · pos · base^(-2i/nRot) / ff[i], computed as ggml-cpu ops.cpp
+ * cos/sin of each rotated pair at position `pos`, written from cache[off]: cache[off+2i] = cos θᵢ · m,
+ * cache[off+2i+1] = sin θᵢ · m for i < nRot/2. θᵢ = freqScale · pos · base^(-2i/nRot) / ff[i], computed as ggml-cpu ops.cpp
  * ggml_rope_cache_init does (the angle multiplied step by step by powf(base, -2/nRot) in float).
  * With YaRN (y.extFactor ≠ 0) θᵢ mixes the interpolated angle with the unscaled one by a ramp over
  * the pair index, and m = attnFactor · (1 + 0.1·ln(1/freqScale)); otherwise m = attnFactor.
  */
-export function ropeCache(cache: Float32Array, pos: number, nRot: number, base: number, freqScale: number, freqFactors: Float32Array | null, y: RopeYarn = ROPE_PLAIN): void {
+export function ropeCache(cache: Float32Array, pos: number, nRot: number, base: number, freqScale: number, freqFactors: Float32Array | null, y: RopeYarn = ROPE_PLAIN, off = 0): void {
   const f = Math.fround;
   const thetaScale = f(Math.pow(base, f(-2 / nRot)));
   let mscale = y.attnFactor;
@@ -103,8 +103,8 @@ export function ropeCache(cache: Float32Array, pos: number, nRot: number, base: 
       const mix = f(f(1 - Math.min(1, Math.max(0, r))) * y.extFactor);
       t = f(f(t * f(1 - mix)) + f(extrap * mix));
     }
-    cache[i0] = f(Math.cos(t)) * mscale; // cosf(θ)·mscale, rounded to float by the store
-    cache[i0 + 1] = f(Math.sin(t)) * mscale;
+    cache[off + i0] = f(Math.cos(t)) * mscale; // cosf(θ)·mscale, rounded to float by the store
+    cache[off + i0 + 1] = f(Math.sin(t)) * mscale;
     theta = f(theta * thetaScale);
   }
 }

@@ -100,6 +100,28 @@ export class KernelInstance {
     this.fns.kv_store(dst, src, n);
   }
 
+  /** out[n] = rmsnorm(x) · w (w = 0: none), f32 arrays at byte addresses (assembly/norm.ts, ops.ts rmsnorm's bits). */
+  rmsnorm(out: number, x: number, w: number, eps: number, n: number): void {
+    this.fns.rms_norm(out, x, w, eps, n);
+  }
+
+  /** Rotate nHeads heads of hd floats at x in place by the cos/sin cache at `cache` (ops.ts rope's bits). */
+  ropeHeads(x: number, nHeads: number, hd: number, cache: number, nRot: number, neox: boolean): void {
+    this.fns.rope_heads(x, nHeads, hd, cache, nRot, neox ? 1 : 0);
+  }
+
+  /** out[i] += v[i] for i < n (f32 arrays at byte addresses). */
+  addInto(out: number, v: number, n: number): void {
+    this.fns.add_f32(out, v, n);
+  }
+
+  /** The export `name` itself, for callers that call it per token without a name lookup (the pool's plans). */
+  kernel(name: string): (...args: number[]) => number {
+    const f = this.fns[name];
+    if (typeof f !== 'function') throw new Error(`the kernel module has no export "${name}"`);
+    return f;
+  }
+
   /** A raw export, for benchmarks (mem_sum, mem_copy). */
   call(name: string, ...args: number[]): number {
     return this.fns[name](...args);
