@@ -254,8 +254,9 @@ const TILE: i32 = 8;
 /** Scratch bytes attn_f16 / attn_f32 / attn_f32_batch need. */
 export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
   const group = nHead / nHeadKv;
-  // f32 batch: scores [TILE, group, positions + TILE], k row [hdK], v row [hdV], sums [TILE·group] (f64)
-  const c = (TILE * group * (positions + TILE) + hdK + hdV) * 4 + TILE * group * 8 + 8;
+  // f32 batch: scores [TILE·group, positions + TILE], V rows [positions + TILE, hdV], k row [hdK],
+  // query rows [TILE·group] (u32), sums [TILE·group] (f64)
+  const c = (TILE * group * (positions + TILE) + (positions + TILE) * hdV + hdK + TILE * group) * 4 + TILE * group * 8 + 8;
   const a = f16ScratchBytes(nHead, hdK, hdV);
   // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
   const b = (group * positions + hdK + hdV) * 4 + group * 8;
@@ -674,37 +675,76 @@ export function attn_f32(
 }
 
 /**
+ * Σ a_m[i]·b[i] over n f32 for four rows a0..a3 against one row b, as four lanes: dotF's numbers (its
+ * lane sums in the same order, then hsum's (s0 + s2) + (s1 + s3)), four chains at once.
+ */
+// @ts-ignore: decorator
+@inline function dotF4(a0: usize, a1: usize, a2: usize, a3: usize, b: usize, n: i32): v128 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 4) {
+    const o = <usize>i << 2;
+    const bv = v128.load(b + o);
+    s0 = f32x4.add(s0, f32x4.mul(v128.load(a0 + o), bv));
+    s1 = f32x4.add(s1, f32x4.mul(v128.load(a1 + o), bv));
+    s2 = f32x4.add(s2, f32x4.mul(v128.load(a2 + o), bv));
+    s3 = f32x4.add(s3, f32x4.mul(v128.load(a3 + o), bv));
+  }
+  // lanes 0, 2 and 1, 3 of each chain side by side, then (lane 0 + lane 2) + (lane 1 + lane 3)
+  const u = v128.shuffle<f32>(s0, s1, 0, 4, 2, 6), w = v128.shuffle<f32>(s2, s3, 0, 4, 2, 6);
+  const u1 = v128.shuffle<f32>(s0, s1, 1, 5, 3, 7), w1 = v128.shuffle<f32>(s2, s3, 1, 5, 3, 7);
+  const even = f32x4.add(v128.shuffle<f32>(u, w, 0, 1, 4, 5), v128.shuffle<f32>(u, w, 2, 3, 6, 7));
+  const odd = f32x4.add(v128.shuffle<f32>(u1, w1, 0, 1, 4, 5), v128.shuffle<f32>(u1, w1, 2, 3, 6, 7));
+  return f32x4.add(even, odd);
+}
+
+/**
  * attn_f32 for the n query positions pos..pos+n−1 of a prompt batch: query i (its heads at
  * q + i·nHead·hdK, its output at out + i·nHead·hdV) over cache positions [from_i, pos + i], from_i
  * = max(0, pos + i − window + 1) with a sliding window (window > 0), else 0. Every query's numbers
- * are attn_f32's, in the same order; TILE queries at a time share each widened K and V row.
+ * are attn_f32's, in the same order. TILE queries at a time, per KV head: each K row is widened once
+ * and dotted with four (query, head) pairs at a time; the V rows are widened once into a block, then
+ * each pair's output is summed over its positions in registers, 32 floats at a time.
  */
 export function attn_f32_batch(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, pos: i32, n: i32, window: i32,
   nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
 ): void {
   const group = nHead / nHeadKv;
+  const sv = f32x4.splat(scale);
   for (let t0 = 0; t0 < n; t0 += TILE) {
     const nt = min(TILE, n - t0);
     const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
     const hi = pos + t0 + nt - 1; // last
     const np = hi - lo + 1;
-    const sc = scratch; // [nt, group, np], position t at t − lo
-    const kf = sc + (<usize>(nt * group * np) << 2);
-    const vf = kf + (<usize>hdK << 2);
-    const sums = (vf + (<usize>hdV << 2) + 7) & ~7; // f64 [nt, group]
+    const pairs = nt * group;
+    const sc = scratch; // [pairs, np]: pair m = i·group + j (query i, head j of the KV head), position t at t − lo
+    const vb = sc + (<usize>(pairs * np) << 2); // V rows [np, hdV] f32
+    const kf = vb + (<usize>(np * hdV) << 2); // K row [hdK]
+    const qa = kf + (<usize>hdK << 2); // u32 [pairs]: pair m's query row
+    const sums = (qa + (<usize>pairs << 2) + 7) & ~7; // f64 [pairs]
     for (let g = 0; g < nHeadKv; g++) {
-      // scores of every query that sees position t
+      for (let i = 0; i < nt; i++) {
+        for (let j = 0; j < group; j++) store<u32>(qa + (<usize>(i * group + j) << 2), <u32>(q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2)));
+      }
+      // scores of every pair whose query sees position t: queries [i0, i1)
       for (let t = lo; t <= hi; t++) {
         widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
-        for (let i = max(0, t - pos - t0); i < nt; i++) {
-          const p = pos + t0 + i;
-          if (window > 0 && t <= p - window) break; // later queries start later still
-          for (let j = 0; j < group; j++) {
-            const qh = q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2);
-            store<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2), dotF(qh, kf, hdK) * scale);
-          }
+        widen(vb + (<usize>((t - lo) * hdV) << 2), vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+        const i0 = max(0, t - pos - t0);
+        const i1 = window > 0 ? min(nt, t - pos - t0 + window) : nt; // later queries' windows start after t
+        const m1 = i1 * group;
+        let m = i0 * group;
+        const st = sc + (<usize>(t - lo) << 2), ms = <usize>np << 2;
+        for (; m + 4 <= m1; m += 4) {
+          const qm = qa + (<usize>m << 2);
+          const s = f32x4.mul(dotF4(load<u32>(qm), load<u32>(qm, 4), load<u32>(qm, 8), load<u32>(qm, 12), kf, hdK), sv);
+          const p = st + <usize>m * ms;
+          store<f32>(p, f32x4.extract_lane(s, 0));
+          store<f32>(p + ms, f32x4.extract_lane(s, 1));
+          store<f32>(p + 2 * ms, f32x4.extract_lane(s, 2));
+          store<f32>(p + 3 * ms, f32x4.extract_lane(s, 3));
         }
+        for (; m < m1; m++) store<f32>(st + <usize>m * ms, dotF(load<u32>(qa + (<usize>m << 2)), kf, hdK) * scale);
       }
       // softmax of each query's scores, over its own positions
       for (let i = 0; i < nt; i++) {
@@ -721,33 +761,62 @@ export function attn_f32_batch(
             S += <f64>e;
           }
           store<f64>(sums + (<usize>(i * group + j) << 3), S);
-          memory.fill(out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2), 0, <usize>hdV << 2);
         }
       }
-      // weighted sums of V rows
-      for (let t = lo; t <= hi; t++) {
-        widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
-        for (let i = max(0, t - pos - t0); i < nt; i++) {
-          const p = pos + t0 + i;
-          if (window > 0 && t <= p - window) break;
-          for (let j = 0; j < group; j++) {
-            const w = f32x4.splat(load<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2)));
-            const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
-            for (let e = 0; e < hdV; e += 4) {
-              const o = <usize>e << 2;
-              v128.store(oh + o, f32x4.add(v128.load(oh + o), f32x4.mul(w, v128.load(vf + o))));
-            }
-          }
-        }
-      }
+      // weighted sums of V rows: per pair, out = (Σ_t w_t·v_t, in t order) · (1/S)
       for (let i = 0; i < nt; i++) {
+        const p = pos + t0 + i;
+        const from = window > 0 ? max(0, p - window + 1) : 0;
         for (let j = 0; j < group; j++) {
-          const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>(i * group + j) << 3))));
+          const m = i * group + j;
+          const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>m << 3))));
           const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
-          for (let e = 0; e < hdV; e += 4) v128.store(oh + (<usize>e << 2), f32x4.mul(v128.load(oh + (<usize>e << 2)), inv));
+          const sm = sc + (<usize>(m * np) << 2);
+          vRows(oh, sm, vb, hdV, from - lo, p - lo, inv);
         }
       }
     }
+  }
+}
+
+/**
+ * out[0..hdV) = (Σ over t in [t1, t2] of w[t]·v_t, one position after another) · inv, v_t the f32 row
+ * at vb + 4·t·hdV: 32 floats at a time in eight registers, then four at a time.
+ */
+// @ts-ignore: decorator
+@inline function vRows(out: usize, w: usize, vb: usize, hdV: i32, t1: i32, t2: i32, inv: v128): void {
+  const rs = <usize>hdV << 2;
+  let e = 0;
+  for (; e + 32 <= hdV; e += 32) {
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+    let v = vb + <usize>t1 * rs + (<usize>e << 2);
+    for (let t = t1; t <= t2; t++, v += rs) {
+      const c = v128.load32_splat(w + (<usize>t << 2));
+      a0 = f32x4.add(a0, f32x4.mul(c, v128.load(v)));
+      a1 = f32x4.add(a1, f32x4.mul(c, v128.load(v, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(c, v128.load(v, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(c, v128.load(v, 48)));
+      a4 = f32x4.add(a4, f32x4.mul(c, v128.load(v, 64)));
+      a5 = f32x4.add(a5, f32x4.mul(c, v128.load(v, 80)));
+      a6 = f32x4.add(a6, f32x4.mul(c, v128.load(v, 96)));
+      a7 = f32x4.add(a7, f32x4.mul(c, v128.load(v, 112)));
+    }
+    const o = out + (<usize>e << 2);
+    v128.store(o, f32x4.mul(a0, inv));
+    v128.store(o, f32x4.mul(a1, inv), 16);
+    v128.store(o, f32x4.mul(a2, inv), 32);
+    v128.store(o, f32x4.mul(a3, inv), 48);
+    v128.store(o, f32x4.mul(a4, inv), 64);
+    v128.store(o, f32x4.mul(a5, inv), 80);
+    v128.store(o, f32x4.mul(a6, inv), 96);
+    v128.store(o, f32x4.mul(a7, inv), 112);
+  }
+  for (; e < hdV; e += 4) {
+    let a = f32x4.splat(0);
+    let v = vb + <usize>t1 * rs + (<usize>e << 2);
+    for (let t = t1; t <= t2; t++, v += rs) a = f32x4.add(a, f32x4.mul(v128.load32_splat(w + (<usize>t << 2)), v128.load(v)));
+    v128.store(out + (<usize>e << 2), f32x4.mul(a, inv));
   }
 }
 
