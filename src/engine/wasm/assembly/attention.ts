@@ -697,6 +697,107 @@ export function attn_f32(
   return f32x4.add(even, odd);
 }
 
+// e^x for the softmax: fround(Math.exp(x)) as the reference (glibc's expf in ggml) has it, four
+// at a time. In f64: k = nearest(x·log2 e), r = x − k·ln 2 (Cody-Waite, |r| ≤ ~0.35), e^r by its
+// Taylor polynomial to r^11 (relative error < 2^-46), times 2^k. That is within 2^-45 of e^x, and
+// Math.exp within 2^-52; so unless the f64 result lies within 2^-40 (relative) of a midpoint between
+// two f32 (its low 29 mantissa bits within 2^12 of 2^28), both round to the same f32. The lanes that
+// do (about one in 60 000), and x < −87 (results below f32's normal range), take Math.exp itself.
+
+const LOG2E: f64 = 1.4426950408889634;
+const LN2_HI: f64 = 6.93147180369123816490e-01; // low 21 bits zero: k·LN2_HI is exact
+const LN2_LO: f64 = 1.90821492927058770002e-10;
+/** 1.5·2^52: y + ROUND's low mantissa bits hold nearest(y) as a two's complement integer. */
+const ROUND: f64 = 6755399441055744.0;
+
+/**
+ * The constants of exp2lanes, read from memory (as loads they cost one µop each; V8 would rebuild
+ * each v128 constant from immediates in every iteration): LOG2E, ROUND, LN2_HI, LN2_LO, then the
+ * Taylor coefficients c_n = 1/n!, n = 0..11.
+ */
+const EXP_K: usize = memory.data<f64>([
+  LOG2E, ROUND, LN2_HI, LN2_LO,
+  1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0,
+  1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0,
+]);
+
+/** c_n + c_{n+1}·r (f64x2). */
+// @ts-ignore: decorator
+@inline function cpair(n: usize, r: v128): v128 {
+  return f64x2.add(v128.load64_splat(EXP_K + 32 + (n << 3)), f64x2.mul(v128.load64_splat(EXP_K + 40 + (n << 3)), r));
+}
+
+/**
+ * e^x for two f64 lanes, x in [−87, 0] (above: Cody-Waite, Taylor, see the section comment); the
+ * polynomial by Estrin's scheme (a third of Horner's latency; its rounding differs in the last bits,
+ * which the midpoint test covers).
+ */
+// @ts-ignore: decorator
+@inline function exp2lanes(x: v128): v128 {
+  const y = f64x2.add(f64x2.mul(x, v128.load64_splat(EXP_K)), v128.load64_splat(EXP_K, 8));
+  const k = f64x2.sub(y, v128.load64_splat(EXP_K, 8));
+  const r = f64x2.sub(f64x2.sub(x, f64x2.mul(k, v128.load64_splat(EXP_K, 16))), f64x2.mul(k, v128.load64_splat(EXP_K, 24)));
+  const r2 = f64x2.mul(r, r), r4 = f64x2.mul(r2, r2), r8 = f64x2.mul(r4, r4);
+  const q0 = f64x2.add(cpair(0, r), f64x2.mul(cpair(2, r), r2));
+  const q1 = f64x2.add(cpair(4, r), f64x2.mul(cpair(6, r), r2));
+  const q2 = f64x2.add(cpair(8, r), f64x2.mul(cpair(10, r), r2));
+  const p = f64x2.add(f64x2.add(q0, f64x2.mul(q1, r4)), f64x2.mul(q2, r8));
+  // 2^k: the exponent field k + 1023 (only the low 12 bits of y's integer survive the shift)
+  return f64x2.mul(p, i64x2.shl(i64x2.add(y, i64x2.splat(1023)), 52));
+}
+
+/** Lanes of e (f64x2) that lie within 2^12 f64 ulps of an f32 rounding midpoint, as an i64x2 mask. */
+// @ts-ignore: decorator
+@inline function nearMidpoint(e: v128): v128 {
+  const d = i64x2.sub(v128.and(e, i64x2.splat(0x1fffffff)), i64x2.splat(0x10000000));
+  return i64x2.le_s(i64x2.abs(d), i64x2.splat(4096));
+}
+
+/**
+ * The softmax's exponentials over the n scores at s (in place): s[t] = fround(e^(s[t] − M)), M their
+ * maximum; returns their sum S, added in f64 one position after another (attn_f32's numbers).
+ */
+// @ts-ignore: decorator
+@inline function softmaxExp(s: usize, n: i32): f64 {
+  // the maximum (f32 max is exact in any order)
+  let mv = f32x4.splat(-Infinity);
+  let t = 0;
+  for (; t + 4 <= n; t += 4) mv = f32x4.max(mv, v128.load(s + (<usize>t << 2)));
+  let M = max<f32>(max<f32>(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max<f32>(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+  for (; t < n; t++) M = max<f32>(M, load<f32>(s + (<usize>t << 2)));
+  const Mv = f32x4.splat(M);
+  let S: f64 = 0;
+  t = 0;
+  for (; t + 4 <= n; t += 4) {
+    const p = s + (<usize>t << 2);
+    const x = f32x4.sub(v128.load(p), Mv);
+    const lo = exp2lanes(f64x2.promote_low_f32x4(x));
+    const hi = exp2lanes(f64x2.promote_low_f32x4(v128.shuffle<f32>(x, x, 2, 3, 0, 1)));
+    const bad = i32x4.bitmask(f32x4.lt(x, f32x4.splat(-87))) | i64x2.bitmask(nearMidpoint(lo)) | i64x2.bitmask(nearMidpoint(hi));
+    if (bad == 0 && !v128.any_true(f32x4.ne(x, x))) {
+      v128.store(p, v128.shuffle<f32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5));
+    } else {
+      // rare: these four as the reference does them
+      for (let l = 0; l < 4; l++) store<f32>(p + (<usize>l << 2), <f32>Math.exp(<f64>(load<f32>(p + (<usize>l << 2)) - M)));
+    }
+    S += <f64>load<f32>(p);
+    S += <f64>load<f32>(p, 4);
+    S += <f64>load<f32>(p, 8);
+    S += <f64>load<f32>(p, 12);
+  }
+  for (; t < n; t++) {
+    const e = <f32>Math.exp(<f64>(load<f32>(s + (<usize>t << 2)) - M));
+    store<f32>(s + (<usize>t << 2), e);
+    S += <f64>e;
+  }
+  return S;
+}
+
+/** softmaxExp on its own (for the tests): s[0..n) ← fround(e^(s[t] − max s)); returns their f64 sum. */
+export function attn_softmax_exp(s: usize, n: i32): f64 {
+  return softmaxExp(s, n);
+}
+
 /**
  * attn_f32 for the n query positions pos..pos+n−1 of a prompt batch: query i (its heads at
  * q + i·nHead·hdK, its output at out + i·nHead·hdV) over cache positions [from_i, pos + i], from_i
@@ -752,15 +853,7 @@ export function attn_f32_batch(
         const from = window > 0 ? max(0, p - window + 1) : 0;
         for (let j = 0; j < group; j++) {
           const sj = sc + (<usize>((i * group + j) * np + from - lo) << 2);
-          let M: f32 = -Infinity;
-          for (let t = 0; t <= p - from; t++) M = max<f32>(M, load<f32>(sj + (<usize>t << 2)));
-          let S: f64 = 0;
-          for (let t = 0; t <= p - from; t++) {
-            const e = <f32>Math.exp(<f64>(load<f32>(sj + (<usize>t << 2)) - M));
-            store<f32>(sj + (<usize>t << 2), e);
-            S += <f64>e;
-          }
-          store<f64>(sums + (<usize>(i * group + j) << 3), S);
+          store<f64>(sums + (<usize>(i * group + j) << 3), softmaxExp(sj, p - from + 1));
         }
       }
       // weighted sums of V rows: per pair, out = (Σ_t w_t·v_t, in t order) · (1/S)
