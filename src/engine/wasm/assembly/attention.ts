@@ -254,9 +254,9 @@ const TILE: i32 = 8;
 /** Scratch bytes attn_f16 / attn_f32 / attn_f32_batch need. */
 export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
   const group = nHead / nHeadKv;
-  // f32 batch: scores [TILE·group, positions + TILE], V rows [positions + TILE, hdV], k row [hdK],
-  // query rows [TILE·group] (u32), sums [TILE·group] (f64)
-  const c = (TILE * group * (positions + TILE) + (positions + TILE) * hdV + hdK + TILE * group) * 4 + TILE * group * 8 + 8;
+  // f32 batch: K and V rows [positions, hdK + hdV], query rows [TILE·group] (u32), sums
+  // [TILE·group] (f64), scores [TILE·group, positions]
+  const c = (positions * (hdK + hdV) + TILE * group) * 4 + TILE * group * 8 + 8 + TILE * group * positions * 4;
   const a = f16ScratchBytes(nHead, hdK, hdV);
   // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
   const b = (group * positions + hdK + hdV) * 4 + group * 8;
@@ -812,25 +812,31 @@ export function attn_f32_batch(
 ): void {
   const group = nHead / nHeadKv;
   const sv = f32x4.splat(scale);
-  for (let t0 = 0; t0 < n; t0 += TILE) {
-    const nt = min(TILE, n - t0);
-    const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
-    const hi = pos + t0 + nt - 1; // last
-    const np = hi - lo + 1;
-    const pairs = nt * group;
-    const sc = scratch; // [pairs, np]: pair m = i·group + j (query i, head j of the KV head), position t at t − lo
-    const vb = sc + (<usize>(pairs * np) << 2); // V rows [np, hdV] f32
-    const kf = vb + (<usize>(np * hdV) << 2); // K row [hdK]
-    const qa = kf + (<usize>hdK << 2); // u32 [pairs]: pair m's query row
-    const sums = (qa + (<usize>pairs << 2) + 7) & ~7; // f64 [pairs]
-    for (let g = 0; g < nHeadKv; g++) {
+  const first = window > 0 ? max(0, pos - window + 1) : 0; // first position any query sees
+  const last = pos + n - 1;
+  const kb = scratch; // K rows [last − first + 1, hdK] f32, position t at t − first
+  const vb = kb + (<usize>((last - first + 1) * hdK) << 2); // V rows, the same
+  const qa = vb + (<usize>((last - first + 1) * hdV) << 2); // u32 [TILE·group]: pair m's query row
+  const sums = (qa + (<usize>(TILE * group) << 2) + 7) & ~7; // f64 [TILE·group]
+  const sc = sums + (<usize>(TILE * group) << 3); // scores [pairs, np] of a tile, position t at t − lo
+  for (let g = 0; g < nHeadKv; g++) {
+    // the KV head's cache rows, widened once for every tile
+    for (let t = first; t <= last; t++) {
+      widen(kb + (<usize>((t - first) * hdK) << 2), kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
+      widen(vb + (<usize>((t - first) * hdV) << 2), vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+    }
+    for (let t0 = 0; t0 < n; t0 += TILE) {
+      const nt = min(TILE, n - t0);
+      const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
+      const hi = pos + t0 + nt - 1; // last
+      const np = hi - lo + 1;
+      // pair m = i·group + j: query t0 + i, head j of the KV head
       for (let i = 0; i < nt; i++) {
         for (let j = 0; j < group; j++) store<u32>(qa + (<usize>(i * group + j) << 2), <u32>(q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2)));
       }
       // scores of every pair whose query sees position t: queries [i0, i1)
       for (let t = lo; t <= hi; t++) {
-        widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
-        widen(vb + (<usize>((t - lo) * hdV) << 2), vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+        const kf = kb + (<usize>((t - first) * hdK) << 2);
         const i0 = max(0, t - pos - t0);
         const i1 = window > 0 ? min(nt, t - pos - t0 + window) : nt; // later queries' windows start after t
         const m1 = i1 * group;
@@ -865,7 +871,7 @@ export function attn_f32_batch(
           const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>m << 3))));
           const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
           const sm = sc + (<usize>(m * np) << 2);
-          vRows(oh, sm, vb, hdV, from - lo, p - lo, inv);
+          vRows(oh, sm - (<usize>(lo - first) << 2), vb, hdV, from - first, p - first, inv);
         }
       }
     }
