@@ -674,27 +674,53 @@ export function attn_f32(
   }
 }
 
-/**
- * Σ a_m[i]·b[i] over n f32 for four rows a0..a3 against one row b, as four lanes: dotF's numbers (its
- * lane sums in the same order, then hsum's (s0 + s2) + (s1 + s3)), four chains at once.
- */
+/** [hsum(s0), hsum(s1), hsum(s2), hsum(s3)]: each (lane 0 + lane 2) + (lane 1 + lane 3), as hsum. */
 // @ts-ignore: decorator
-@inline function dotF4(a0: usize, a1: usize, a2: usize, a3: usize, b: usize, n: i32): v128 {
-  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
-  for (let i = 0; i < n; i += 4) {
-    const o = <usize>i << 2;
-    const bv = v128.load(b + o);
-    s0 = f32x4.add(s0, f32x4.mul(v128.load(a0 + o), bv));
-    s1 = f32x4.add(s1, f32x4.mul(v128.load(a1 + o), bv));
-    s2 = f32x4.add(s2, f32x4.mul(v128.load(a2 + o), bv));
-    s3 = f32x4.add(s3, f32x4.mul(v128.load(a3 + o), bv));
-  }
-  // lanes 0, 2 and 1, 3 of each chain side by side, then (lane 0 + lane 2) + (lane 1 + lane 3)
+@inline function hsum4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
   const u = v128.shuffle<f32>(s0, s1, 0, 4, 2, 6), w = v128.shuffle<f32>(s2, s3, 0, 4, 2, 6);
   const u1 = v128.shuffle<f32>(s0, s1, 1, 5, 3, 7), w1 = v128.shuffle<f32>(s2, s3, 1, 5, 3, 7);
   const even = f32x4.add(v128.shuffle<f32>(u, w, 0, 1, 4, 5), v128.shuffle<f32>(u, w, 2, 3, 6, 7));
   const odd = f32x4.add(v128.shuffle<f32>(u1, w1, 0, 1, 4, 5), v128.shuffle<f32>(u1, w1, 2, 3, 6, 7));
   return f32x4.add(even, odd);
+}
+
+/** Store the four lanes of s to p, p + ms, p + 2·ms, p + 3·ms. */
+// @ts-ignore: decorator
+@inline function put4s(p: usize, ms: usize, s: v128): void {
+  store<f32>(p, f32x4.extract_lane(s, 0));
+  store<f32>(p + ms, f32x4.extract_lane(s, 1));
+  store<f32>(p + 2 * ms, f32x4.extract_lane(s, 2));
+  store<f32>(p + 3 * ms, f32x4.extract_lane(s, 3));
+}
+
+/**
+ * Scores of four query rows a0..a3 against two K rows b and b + 4·n (positions t, t + 1), each
+ * dotF(a, b, n)·sv's number (its lane sums in the same order, then hsum4), eight chains at once;
+ * stored at st (position t, pair m; pairs ms bytes apart) and st + 4.
+ */
+// @ts-ignore: decorator
+@inline function scores4x2(a0: usize, a1: usize, a2: usize, a3: usize, b: usize, n: i32, sv: v128, st: usize, ms: usize): void {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  let r0 = f32x4.splat(0), r1 = f32x4.splat(0), r2 = f32x4.splat(0), r3 = f32x4.splat(0);
+  const b1 = b + (<usize>n << 2);
+  for (let i = 0; i < n; i += 4) {
+    const o = <usize>i << 2;
+    const k0 = v128.load(b + o), k1 = v128.load(b1 + o);
+    let x = v128.load(a0 + o);
+    s0 = f32x4.add(s0, f32x4.mul(x, k0));
+    r0 = f32x4.add(r0, f32x4.mul(x, k1));
+    x = v128.load(a1 + o);
+    s1 = f32x4.add(s1, f32x4.mul(x, k0));
+    r1 = f32x4.add(r1, f32x4.mul(x, k1));
+    x = v128.load(a2 + o);
+    s2 = f32x4.add(s2, f32x4.mul(x, k0));
+    r2 = f32x4.add(r2, f32x4.mul(x, k1));
+    x = v128.load(a3 + o);
+    s3 = f32x4.add(s3, f32x4.mul(x, k0));
+    r3 = f32x4.add(r3, f32x4.mul(x, k1));
+  }
+  put4s(st, ms, f32x4.mul(hsum4(s0, s1, s2, s3), sv));
+  put4s(st + 4, ms, f32x4.mul(hsum4(r0, r1, r2, r3), sv));
 }
 
 // e^x for the softmax: fround(Math.exp(x)) as the reference (glibc's expf in ggml) has it, four
@@ -831,27 +857,28 @@ export function attn_f32_batch(
       const hi = pos + t0 + nt - 1; // last
       const np = hi - lo + 1;
       // pair m = i·group + j: query t0 + i, head j of the KV head
+      const pairs = nt * group;
       for (let i = 0; i < nt; i++) {
         for (let j = 0; j < group; j++) store<u32>(qa + (<usize>(i * group + j) << 2), <u32>(q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2)));
       }
-      // scores of every pair whose query sees position t: queries [i0, i1)
-      for (let t = lo; t <= hi; t++) {
+      // scores of every pair at every position of the tile (those a query does not see, a few near
+      // the diagonal and the window's edge, are never read): four pairs by two positions at a time
+      const ms = <usize>np << 2;
+      for (let t = lo; t <= hi; t += 2) {
         const kf = kb + (<usize>((t - first) * hdK) << 2);
-        const i0 = max(0, t - pos - t0);
-        const i1 = window > 0 ? min(nt, t - pos - t0 + window) : nt; // later queries' windows start after t
-        const m1 = i1 * group;
-        let m = i0 * group;
-        const st = sc + (<usize>(t - lo) << 2), ms = <usize>np << 2;
-        for (; m + 4 <= m1; m += 4) {
-          const qm = qa + (<usize>m << 2);
-          const s = f32x4.mul(dotF4(load<u32>(qm), load<u32>(qm, 4), load<u32>(qm, 8), load<u32>(qm, 12), kf, hdK), sv);
-          const p = st + <usize>m * ms;
-          store<f32>(p, f32x4.extract_lane(s, 0));
-          store<f32>(p + ms, f32x4.extract_lane(s, 1));
-          store<f32>(p + 2 * ms, f32x4.extract_lane(s, 2));
-          store<f32>(p + 3 * ms, f32x4.extract_lane(s, 3));
+        const st = sc + (<usize>(t - lo) << 2);
+        let m = 0;
+        if (t < hi) {
+          for (; m + 4 <= pairs; m += 4) {
+            const qm = qa + (<usize>m << 2);
+            scores4x2(load<u32>(qm), load<u32>(qm, 4), load<u32>(qm, 8), load<u32>(qm, 12), kf, hdK, sv, st + <usize>m * ms, ms);
+          }
         }
-        for (; m < m1; m++) store<f32>(st + <usize>m * ms, dotF(load<u32>(qa + (<usize>m << 2)), kf, hdK) * scale);
+        for (; m < pairs; m++) {
+          const qm = load<u32>(qa + (<usize>m << 2));
+          store<f32>(st + <usize>m * ms, dotF(qm, kf, hdK) * scale);
+          if (t < hi) store<f32>(st + <usize>m * ms + 4, dotF(qm, kf + (<usize>hdK << 2), hdK) * scale);
+        }
       }
       // softmax of each query's scores, over its own positions
       for (let i = 0; i < nt; i++) {
