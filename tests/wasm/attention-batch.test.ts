@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
-import { loadKernelModule } from '../../src/engine/wasm/loader.js';
+import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats } from './gen.js';
 
 const k = new KernelInstance(loadKernelModule({ simd: 'simd' }));
@@ -51,4 +51,48 @@ describe('attn_f32_batch = attn_f32 per query', () => {
       }
     });
   }
+});
+
+// attn_f32_batch's softmax takes e^x four at a time (f64 polynomial, Math.exp for lanes near an f32
+// rounding midpoint): against the reference's Math.fround(Math.exp(s − M)) and its f64 sum in order,
+// over a million scores spread from 0 down past −87 (f32's normal range ends at e^−87.3) and n not
+// a multiple of four.
+describe('attn_softmax_exp = the reference softmax exponentials', () => {
+  it.each([['plain SIMD', 'simd'], ['relaxed SIMD', 'relaxed']] as const)('%s build', (_, simd) => {
+    if (simd === 'relaxed' && !hasRelaxedSimd()) return;
+    const kk = simd === 'simd' ? k : new KernelInstance(loadKernelModule({ simd }));
+    const n = 1000003;
+    const s = kk.arena.alloc(n * 4);
+    // randomFloats: roughly normal, |x| < 3.4 but for one in a hundred (×8); every seventh spread to −100
+    const x = randomFloats(n, 31, 3).map((r, i) => (i % 7 === 0 ? -Math.abs(r) * 10 : r));
+    // and, at the start, scores whose e^(x − M) in f64 lies within 2^12 ulps of an f32 rounding
+    // midpoint (the lanes the kernel hands to Math.exp), found by a scan
+    const M0 = x.reduce((m, v) => Math.max(m, v), -Infinity);
+    const f64 = new Float64Array(1);
+    const lo32 = new Uint32Array(f64.buffer);
+    let near = 0;
+    for (let i = 1; near < 200 && i < 4e6; i++) {
+      const d = Math.fround(-i * 3.1e-6);
+      const v = Math.fround(M0 + d);
+      f64[0] = Math.exp(Math.fround(v - M0));
+      if (Math.abs((lo32[0] & 0x1fffffff) - 0x10000000) <= 4096) x[near++] = v;
+    }
+    expect(near).toBeGreaterThan(20);
+    kk.arena.f32(s, n).set(x);
+    const sum = kk.call('attn_softmax_exp', s, n);
+    const got = new Uint32Array(kk.arena.f32(s, n).slice().buffer);
+    const M = x.reduce((m, v) => Math.max(m, v), -Infinity);
+    const want = new Float32Array(n);
+    let S = 0;
+    for (let t = 0; t < n; t++) {
+      want[t] = Math.fround(Math.exp(Math.fround(x[t] - M)));
+      S += want[t];
+    }
+    const wantBits = new Uint32Array(want.buffer);
+    let differ = 0;
+    for (let t = 0; t < n; t++) if (got[t] !== wantBits[t]) differ++;
+    expect(differ).toBe(0);
+    expect(sum).toBe(S);
+    expect(want.filter((e) => e > 0 && e < 2 ** -126).length).toBeGreaterThan(0); // the subnormal range was reached
+  });
 });

@@ -129,6 +129,33 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
     });
   }
 
+  // The relaxed build's register tile for the 32-element formats takes two groups of four tokens
+  // (widened side by side) by four rows (Q8_0: two), then the odd group and the rows left alone:
+  // token counts that fill whole tiles, leave one group or a part of one, and row ranges that start
+  // and end inside a tile of rows, or hold fewer rows than one.
+  it('32-element formats: tile-sized and ragged token counts and row ranges equal the reference', () => {
+    const rows = 13;
+    const cols = 320;
+    let seed = 5000;
+    for (const type of GEMM.filter((t) => t < GgmlType.Q2_K)) {
+      const data = quantisedWeights(type, rows, cols, seed++);
+      for (const n of [8, 9, 12, 24, 31, 40]) {
+        const x = activations(type, data, rows, cols, n, seed++);
+        const want = reference(type, data, rows, cols, x, n);
+        for (const [r0, r1] of [[0, 13], [1, 12], [3, 8], [5, 6], [2, 5]]) {
+          const bits = new Uint32Array(gemm(type, data, rows, cols, x, n, r0, r1).buffer);
+          for (let t = 0; t < n; t++) {
+            for (let r = 0; r < rows; r++) {
+              const i = t * rows + r;
+              const ok = r < r0 || r >= r1 ? Number.isNaN(new Float32Array(bits.buffer)[i]) : bits[i] === want[i];
+              if (!ok) expect.fail(`${ggmlTypeName(type)} n=${n} rows [${r0}, ${r1}): token ${t} row ${r}`);
+            }
+          }
+        }
+      }
+    }
+  });
+
   it('WasmBackend.matmul (widen + gemm) equals the reference bit for bit', () => {
     const be = new WasmBackend({ simd });
     for (const type of [GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K]) {

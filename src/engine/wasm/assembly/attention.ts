@@ -254,8 +254,9 @@ const TILE: i32 = 8;
 /** Scratch bytes attn_f16 / attn_f32 / attn_f32_batch need. */
 export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, positions: i32): i32 {
   const group = nHead / nHeadKv;
-  // f32 batch: scores [TILE, group, positions + TILE], k row [hdK], v row [hdV], sums [TILE·group] (f64)
-  const c = (TILE * group * (positions + TILE) + hdK + hdV) * 4 + TILE * group * 8 + 8;
+  // f32 batch: K and V rows [positions, hdK + hdV], query rows [TILE·group] (u32), sums
+  // [TILE·group] (f64), scores [TILE·group, positions]
+  const c = (positions * (hdK + hdV) + TILE * group) * 4 + TILE * group * 8 + 8 + TILE * group * positions * 4;
   const a = f16ScratchBytes(nHead, hdK, hdV);
   // f32: scores [group·positions], k row [hdK], v row [hdV], sums [group] (f64)
   const b = (group * positions + hdK + hdV) * 4 + group * 8;
@@ -673,37 +674,210 @@ export function attn_f32(
   }
 }
 
+/** [hsum(s0), hsum(s1), hsum(s2), hsum(s3)]: each (lane 0 + lane 2) + (lane 1 + lane 3), as hsum. */
+// @ts-ignore: decorator
+@inline function hsum4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
+  const u = v128.shuffle<f32>(s0, s1, 0, 4, 2, 6), w = v128.shuffle<f32>(s2, s3, 0, 4, 2, 6);
+  const u1 = v128.shuffle<f32>(s0, s1, 1, 5, 3, 7), w1 = v128.shuffle<f32>(s2, s3, 1, 5, 3, 7);
+  const even = f32x4.add(v128.shuffle<f32>(u, w, 0, 1, 4, 5), v128.shuffle<f32>(u, w, 2, 3, 6, 7));
+  const odd = f32x4.add(v128.shuffle<f32>(u1, w1, 0, 1, 4, 5), v128.shuffle<f32>(u1, w1, 2, 3, 6, 7));
+  return f32x4.add(even, odd);
+}
+
+/** Store the four lanes of s to p, p + ms, p + 2·ms, p + 3·ms. */
+// @ts-ignore: decorator
+@inline function put4s(p: usize, ms: usize, s: v128): void {
+  store<f32>(p, f32x4.extract_lane(s, 0));
+  store<f32>(p + ms, f32x4.extract_lane(s, 1));
+  store<f32>(p + 2 * ms, f32x4.extract_lane(s, 2));
+  store<f32>(p + 3 * ms, f32x4.extract_lane(s, 3));
+}
+
+/**
+ * Scores of four query rows a0..a3 against two K rows b and b + 4·n (positions t, t + 1), each
+ * dotF(a, b, n)·sv's number (its lane sums in the same order, then hsum4), eight chains at once;
+ * stored at st (position t, pair m; pairs ms bytes apart) and st + 4.
+ */
+// @ts-ignore: decorator
+@inline function scores4x2(a0: usize, a1: usize, a2: usize, a3: usize, b: usize, n: i32, sv: v128, st: usize, ms: usize): void {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  let r0 = f32x4.splat(0), r1 = f32x4.splat(0), r2 = f32x4.splat(0), r3 = f32x4.splat(0);
+  const b1 = b + (<usize>n << 2);
+  for (let i = 0; i < n; i += 4) {
+    const o = <usize>i << 2;
+    const k0 = v128.load(b + o), k1 = v128.load(b1 + o);
+    let x = v128.load(a0 + o);
+    s0 = f32x4.add(s0, f32x4.mul(x, k0));
+    r0 = f32x4.add(r0, f32x4.mul(x, k1));
+    x = v128.load(a1 + o);
+    s1 = f32x4.add(s1, f32x4.mul(x, k0));
+    r1 = f32x4.add(r1, f32x4.mul(x, k1));
+    x = v128.load(a2 + o);
+    s2 = f32x4.add(s2, f32x4.mul(x, k0));
+    r2 = f32x4.add(r2, f32x4.mul(x, k1));
+    x = v128.load(a3 + o);
+    s3 = f32x4.add(s3, f32x4.mul(x, k0));
+    r3 = f32x4.add(r3, f32x4.mul(x, k1));
+  }
+  put4s(st, ms, f32x4.mul(hsum4(s0, s1, s2, s3), sv));
+  put4s(st + 4, ms, f32x4.mul(hsum4(r0, r1, r2, r3), sv));
+}
+
+// e^x for the softmax: fround(Math.exp(x)) as the reference (glibc's expf in ggml) has it, four
+// at a time. In f64: k = nearest(x·log2 e), r = x − k·ln 2 (Cody-Waite, |r| ≤ ~0.35), e^r by its
+// Taylor polynomial to r^11 (relative error < 2^-46), times 2^k. That is within 2^-45 of e^x, and
+// Math.exp within 2^-52; so unless the f64 result lies within 2^-40 (relative) of a midpoint between
+// two f32 (its low 29 mantissa bits within 2^12 of 2^28), both round to the same f32. The lanes that
+// do (about one in 60 000), and x < −87 (results below f32's normal range), take Math.exp itself.
+
+const LOG2E: f64 = 1.4426950408889634;
+const LN2_HI: f64 = 6.93147180369123816490e-01; // low 21 bits zero: k·LN2_HI is exact
+const LN2_LO: f64 = 1.90821492927058770002e-10;
+/** 1.5·2^52: y + ROUND's low mantissa bits hold nearest(y) as a two's complement integer. */
+const ROUND: f64 = 6755399441055744.0;
+
+/**
+ * The constants of exp2lanes, read from memory (as loads they cost one µop each; V8 would rebuild
+ * each v128 constant from immediates in every iteration): LOG2E, ROUND, LN2_HI, LN2_LO, then the
+ * Taylor coefficients c_n = 1/n!, n = 0..11.
+ */
+const EXP_K: usize = memory.data<f64>([
+  LOG2E, ROUND, LN2_HI, LN2_LO,
+  1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0,
+  1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0,
+]);
+
+/** c_n + c_{n+1}·r (f64x2). */
+// @ts-ignore: decorator
+@inline function cpair(n: usize, r: v128): v128 {
+  return f64x2.add(v128.load64_splat(EXP_K + 32 + (n << 3)), f64x2.mul(v128.load64_splat(EXP_K + 40 + (n << 3)), r));
+}
+
+/**
+ * e^x for two f64 lanes, x in [−87, 0] (above: Cody-Waite, Taylor, see the section comment); the
+ * polynomial by Estrin's scheme (a third of Horner's latency; its rounding differs in the last bits,
+ * which the midpoint test covers).
+ */
+// @ts-ignore: decorator
+@inline function exp2lanes(x: v128): v128 {
+  const y = f64x2.add(f64x2.mul(x, v128.load64_splat(EXP_K)), v128.load64_splat(EXP_K, 8));
+  const k = f64x2.sub(y, v128.load64_splat(EXP_K, 8));
+  const r = f64x2.sub(f64x2.sub(x, f64x2.mul(k, v128.load64_splat(EXP_K, 16))), f64x2.mul(k, v128.load64_splat(EXP_K, 24)));
+  const r2 = f64x2.mul(r, r), r4 = f64x2.mul(r2, r2), r8 = f64x2.mul(r4, r4);
+  const q0 = f64x2.add(cpair(0, r), f64x2.mul(cpair(2, r), r2));
+  const q1 = f64x2.add(cpair(4, r), f64x2.mul(cpair(6, r), r2));
+  const q2 = f64x2.add(cpair(8, r), f64x2.mul(cpair(10, r), r2));
+  const p = f64x2.add(f64x2.add(q0, f64x2.mul(q1, r4)), f64x2.mul(q2, r8));
+  // 2^k: the exponent field k + 1023 (only the low 12 bits of y's integer survive the shift)
+  return f64x2.mul(p, i64x2.shl(i64x2.add(y, i64x2.splat(1023)), 52));
+}
+
+/** Lanes of e (f64x2) that lie within 2^12 f64 ulps of an f32 rounding midpoint, as an i64x2 mask. */
+// @ts-ignore: decorator
+@inline function nearMidpoint(e: v128): v128 {
+  const d = i64x2.sub(v128.and(e, i64x2.splat(0x1fffffff)), i64x2.splat(0x10000000));
+  return i64x2.le_s(i64x2.abs(d), i64x2.splat(4096));
+}
+
+/**
+ * The softmax's exponentials over the n scores at s (in place): s[t] = fround(e^(s[t] − M)), M their
+ * maximum; returns their sum S, added in f64 one position after another (attn_f32's numbers).
+ */
+// @ts-ignore: decorator
+@inline function softmaxExp(s: usize, n: i32): f64 {
+  // the maximum (f32 max is exact in any order)
+  let mv = f32x4.splat(-Infinity);
+  let t = 0;
+  for (; t + 4 <= n; t += 4) mv = f32x4.max(mv, v128.load(s + (<usize>t << 2)));
+  let M = max<f32>(max<f32>(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max<f32>(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+  for (; t < n; t++) M = max<f32>(M, load<f32>(s + (<usize>t << 2)));
+  const Mv = f32x4.splat(M);
+  let S: f64 = 0;
+  t = 0;
+  for (; t + 4 <= n; t += 4) {
+    const p = s + (<usize>t << 2);
+    const x = f32x4.sub(v128.load(p), Mv);
+    const lo = exp2lanes(f64x2.promote_low_f32x4(x));
+    const hi = exp2lanes(f64x2.promote_low_f32x4(v128.shuffle<f32>(x, x, 2, 3, 0, 1)));
+    const bad = i32x4.bitmask(f32x4.lt(x, f32x4.splat(-87))) | i64x2.bitmask(nearMidpoint(lo)) | i64x2.bitmask(nearMidpoint(hi));
+    if (bad == 0 && !v128.any_true(f32x4.ne(x, x))) {
+      v128.store(p, v128.shuffle<f32>(f32x4.demote_f64x2_zero(lo), f32x4.demote_f64x2_zero(hi), 0, 1, 4, 5));
+    } else {
+      // rare: these four as the reference does them
+      for (let l = 0; l < 4; l++) store<f32>(p + (<usize>l << 2), <f32>Math.exp(<f64>(load<f32>(p + (<usize>l << 2)) - M)));
+    }
+    S += <f64>load<f32>(p);
+    S += <f64>load<f32>(p, 4);
+    S += <f64>load<f32>(p, 8);
+    S += <f64>load<f32>(p, 12);
+  }
+  for (; t < n; t++) {
+    const e = <f32>Math.exp(<f64>(load<f32>(s + (<usize>t << 2)) - M));
+    store<f32>(s + (<usize>t << 2), e);
+    S += <f64>e;
+  }
+  return S;
+}
+
+/** softmaxExp on its own (for the tests): s[0..n) ← fround(e^(s[t] − max s)); returns their f64 sum. */
+export function attn_softmax_exp(s: usize, n: i32): f64 {
+  return softmaxExp(s, n);
+}
+
 /**
  * attn_f32 for the n query positions pos..pos+n−1 of a prompt batch: query i (its heads at
  * q + i·nHead·hdK, its output at out + i·nHead·hdV) over cache positions [from_i, pos + i], from_i
  * = max(0, pos + i − window + 1) with a sliding window (window > 0), else 0. Every query's numbers
- * are attn_f32's, in the same order; TILE queries at a time share each widened K and V row.
+ * are attn_f32's, in the same order. TILE queries at a time, per KV head: each K row is widened once
+ * and dotted with four (query, head) pairs at a time; the V rows are widened once into a block, then
+ * each pair's output is summed over its positions in registers, 32 floats at a time.
  */
 export function attn_f32_batch(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, pos: i32, n: i32, window: i32,
   nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
 ): void {
   const group = nHead / nHeadKv;
-  for (let t0 = 0; t0 < n; t0 += TILE) {
-    const nt = min(TILE, n - t0);
-    const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
-    const hi = pos + t0 + nt - 1; // last
-    const np = hi - lo + 1;
-    const sc = scratch; // [nt, group, np], position t at t − lo
-    const kf = sc + (<usize>(nt * group * np) << 2);
-    const vf = kf + (<usize>hdK << 2);
-    const sums = (vf + (<usize>hdV << 2) + 7) & ~7; // f64 [nt, group]
-    for (let g = 0; g < nHeadKv; g++) {
-      // scores of every query that sees position t
-      for (let t = lo; t <= hi; t++) {
-        widen(kf, kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
-        for (let i = max(0, t - pos - t0); i < nt; i++) {
-          const p = pos + t0 + i;
-          if (window > 0 && t <= p - window) break; // later queries start later still
-          for (let j = 0; j < group; j++) {
-            const qh = q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2);
-            store<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2), dotF(qh, kf, hdK) * scale);
+  const sv = f32x4.splat(scale);
+  const first = window > 0 ? max(0, pos - window + 1) : 0; // first position any query sees
+  const last = pos + n - 1;
+  const kb = scratch; // K rows [last − first + 1, hdK] f32, position t at t − first
+  const vb = kb + (<usize>((last - first + 1) * hdK) << 2); // V rows, the same
+  const qa = vb + (<usize>((last - first + 1) * hdV) << 2); // u32 [TILE·group]: pair m's query row
+  const sums = (qa + (<usize>(TILE * group) << 2) + 7) & ~7; // f64 [TILE·group]
+  const sc = sums + (<usize>(TILE * group) << 3); // scores [pairs, np] of a tile, position t at t − lo
+  for (let g = 0; g < nHeadKv; g++) {
+    // the KV head's cache rows, widened once for every tile
+    for (let t = first; t <= last; t++) {
+      widen(kb + (<usize>((t - first) * hdK) << 2), kc + (<usize>(t * strideK + g * hdK) << 1), hdK);
+      widen(vb + (<usize>((t - first) * hdV) << 2), vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
+    }
+    for (let t0 = 0; t0 < n; t0 += TILE) {
+      const nt = min(TILE, n - t0);
+      const lo = window > 0 ? max(0, pos + t0 - window + 1) : 0; // first position any query of the tile sees
+      const hi = pos + t0 + nt - 1; // last
+      const np = hi - lo + 1;
+      // pair m = i·group + j: query t0 + i, head j of the KV head
+      const pairs = nt * group;
+      for (let i = 0; i < nt; i++) {
+        for (let j = 0; j < group; j++) store<u32>(qa + (<usize>(i * group + j) << 2), <u32>(q + (<usize>((t0 + i) * nHead * hdK + (g * group + j) * hdK) << 2)));
+      }
+      // scores of every pair at every position of the tile (those a query does not see, a few near
+      // the diagonal and the window's edge, are never read): four pairs by two positions at a time
+      const ms = <usize>np << 2;
+      for (let t = lo; t <= hi; t += 2) {
+        const kf = kb + (<usize>((t - first) * hdK) << 2);
+        const st = sc + (<usize>(t - lo) << 2);
+        let m = 0;
+        if (t < hi) {
+          for (; m + 4 <= pairs; m += 4) {
+            const qm = qa + (<usize>m << 2);
+            scores4x2(load<u32>(qm), load<u32>(qm, 4), load<u32>(qm, 8), load<u32>(qm, 12), kf, hdK, sv, st + <usize>m * ms, ms);
           }
+        }
+        for (; m < pairs; m++) {
+          const qm = load<u32>(qa + (<usize>m << 2));
+          store<f32>(st + <usize>m * ms, dotF(qm, kf, hdK) * scale);
+          if (t < hi) store<f32>(st + <usize>m * ms + 4, dotF(qm, kf + (<usize>hdK << 2), hdK) * scale);
         }
       }
       // softmax of each query's scores, over its own positions
@@ -712,42 +886,63 @@ export function attn_f32_batch(
         const from = window > 0 ? max(0, p - window + 1) : 0;
         for (let j = 0; j < group; j++) {
           const sj = sc + (<usize>((i * group + j) * np + from - lo) << 2);
-          let M: f32 = -Infinity;
-          for (let t = 0; t <= p - from; t++) M = max<f32>(M, load<f32>(sj + (<usize>t << 2)));
-          let S: f64 = 0;
-          for (let t = 0; t <= p - from; t++) {
-            const e = <f32>Math.exp(<f64>(load<f32>(sj + (<usize>t << 2)) - M));
-            store<f32>(sj + (<usize>t << 2), e);
-            S += <f64>e;
-          }
-          store<f64>(sums + (<usize>(i * group + j) << 3), S);
-          memory.fill(out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2), 0, <usize>hdV << 2);
+          store<f64>(sums + (<usize>(i * group + j) << 3), softmaxExp(sj, p - from + 1));
         }
       }
-      // weighted sums of V rows
-      for (let t = lo; t <= hi; t++) {
-        widen(vf, vc + (<usize>(t * strideV + g * hdV) << 1), hdV);
-        for (let i = max(0, t - pos - t0); i < nt; i++) {
-          const p = pos + t0 + i;
-          if (window > 0 && t <= p - window) break;
-          for (let j = 0; j < group; j++) {
-            const w = f32x4.splat(load<f32>(sc + (<usize>((i * group + j) * np + t - lo) << 2)));
-            const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
-            for (let e = 0; e < hdV; e += 4) {
-              const o = <usize>e << 2;
-              v128.store(oh + o, f32x4.add(v128.load(oh + o), f32x4.mul(w, v128.load(vf + o))));
-            }
-          }
-        }
-      }
+      // weighted sums of V rows: per pair, out = (Σ_t w_t·v_t, in t order) · (1/S)
       for (let i = 0; i < nt; i++) {
+        const p = pos + t0 + i;
+        const from = window > 0 ? max(0, p - window + 1) : 0;
         for (let j = 0; j < group; j++) {
-          const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>(i * group + j) << 3))));
+          const m = i * group + j;
+          const inv = f32x4.splat(<f32>(1 / load<f64>(sums + (<usize>m << 3))));
           const oh = out + (<usize>((t0 + i) * nHead * hdV + (g * group + j) * hdV) << 2);
-          for (let e = 0; e < hdV; e += 4) v128.store(oh + (<usize>e << 2), f32x4.mul(v128.load(oh + (<usize>e << 2)), inv));
+          const sm = sc + (<usize>(m * np) << 2);
+          vRows(oh, sm - (<usize>(lo - first) << 2), vb, hdV, from - first, p - first, inv);
         }
       }
     }
+  }
+}
+
+/**
+ * out[0..hdV) = (Σ over t in [t1, t2] of w[t]·v_t, one position after another) · inv, v_t the f32 row
+ * at vb + 4·t·hdV: 32 floats at a time in eight registers, then four at a time.
+ */
+// @ts-ignore: decorator
+@inline function vRows(out: usize, w: usize, vb: usize, hdV: i32, t1: i32, t2: i32, inv: v128): void {
+  const rs = <usize>hdV << 2;
+  let e = 0;
+  for (; e + 32 <= hdV; e += 32) {
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+    let v = vb + <usize>t1 * rs + (<usize>e << 2);
+    for (let t = t1; t <= t2; t++, v += rs) {
+      const c = v128.load32_splat(w + (<usize>t << 2));
+      a0 = f32x4.add(a0, f32x4.mul(c, v128.load(v)));
+      a1 = f32x4.add(a1, f32x4.mul(c, v128.load(v, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(c, v128.load(v, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(c, v128.load(v, 48)));
+      a4 = f32x4.add(a4, f32x4.mul(c, v128.load(v, 64)));
+      a5 = f32x4.add(a5, f32x4.mul(c, v128.load(v, 80)));
+      a6 = f32x4.add(a6, f32x4.mul(c, v128.load(v, 96)));
+      a7 = f32x4.add(a7, f32x4.mul(c, v128.load(v, 112)));
+    }
+    const o = out + (<usize>e << 2);
+    v128.store(o, f32x4.mul(a0, inv));
+    v128.store(o, f32x4.mul(a1, inv), 16);
+    v128.store(o, f32x4.mul(a2, inv), 32);
+    v128.store(o, f32x4.mul(a3, inv), 48);
+    v128.store(o, f32x4.mul(a4, inv), 64);
+    v128.store(o, f32x4.mul(a5, inv), 80);
+    v128.store(o, f32x4.mul(a6, inv), 96);
+    v128.store(o, f32x4.mul(a7, inv), 112);
+  }
+  for (; e < hdV; e += 4) {
+    let a = f32x4.splat(0);
+    let v = vb + <usize>t1 * rs + (<usize>e << 2);
+    for (let t = t1; t <= t2; t++, v += rs) a = f32x4.add(a, f32x4.mul(v128.load32_splat(w + (<usize>t << 2)), v128.load(v)));
+    v128.store(out + (<usize>e << 2), f32x4.mul(a, inv));
   }
 }
 

@@ -37,14 +37,20 @@
 // Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
 //   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
 //   so one dot adds four products per token and a block needs no horizontal sums. Weights are
-//   unsigned codes: Q4_0 / Q5_0 subtract 8·Σx / 16·Σx (q8_0's Σq) afterwards; Q8_0 stores
-//   w + 128 = lo + 128·hi and subtracts 128·Σx.
+//   unsigned codes: Q4_0 / Q5_0 subtract 8·Σx / 16·Σx (q8_0's Σq); Q8_0 stores w + 128 = lo +
+//   128·hi and subtracts 128·Σx. Register tile (tile_prep32): four rows (Q8_0: two, lo and hi) by
+//   two groups of four tokens, the integer sums starting at the offset −8·Σx etc., so each
+//   broadcast weight feeds two dots and each activation vector four, and per block, row and group
+//   only the float step is left (Node 24, 2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
 //   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x                            288 B
 //     aux: q8_1's s = d·Σq (f32); q8_0's Σq (i32)
 //     x, plain:   x[4][32] i16
-//     x, relaxed: 8 vectors, vector v = elements 4v..4v+3 of tokens 0, 1, 2, 3 (i8); 128 B unused
+//     x, relaxed: 8 vectors, vector v = elements 4v..4v+3 of tokens 0, 1, 2, 3 (i8); relaxed
+//       blocks are WX_REL = 160 B (d | aux | x) and, for the register tile, two groups 2P, 2P + 1
+//       share the space of both: block b of group 2P + h at 2P's start + b·2·WX_REL + h·WX_REL (a
+//       last, unpaired group: b·WX_REL); the rest of the pair's space is unused
 //   q8_K (256-element blocks): per block d[4] f32 | sum32[4][4][2] i16 | 64 B | x[4] (576 B each) 2448 B
 //     sum32[k][t][i] = Σ of token t's 32 activations in sub-block 2k + i (for the K-quants'
 //     minimums: i32x4.dot_i16x8_s with the row's (m_2k, m_2k+1) gives one lane per token)
@@ -62,6 +68,9 @@ const ONES: v128 = i8x16.splat(1);
 const GEMM_ROWS: i32 = 4;
 
 export const WQ8_0_BLOCK: i32 = 288;
+/** Relaxed: bytes of a widened q8_0 / q8_1 block (d | aux | x), and between an unpaired group's blocks. */
+const WX_REL: usize = 160;
+const WX_BS: usize = ASC_FEATURE_RELAXED_SIMD ? WX_REL : WQ8_0_BLOCK;
 export const WQ8_K_BLOCK: i32 = 2448;
 /** Offset of token 0's activations in a widened q8_K block, and the bytes per token. */
 const XK: usize = 144;
@@ -116,12 +125,17 @@ export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
   const aOff = q8Aux(0, cols);
   const groups = (n + 3) >> 2;
   for (let g = 0; g < groups; g++) {
-    const gp = dst + <usize>(g * nb) * WQ8_0_BLOCK;
+    let gp = dst + <usize>(g * nb) * WQ8_0_BLOCK, bs = <usize>WQ8_0_BLOCK;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      // pairs of groups interleaved per block, an unpaired last group alone (layout above)
+      gp = dst + <usize>((g & ~1) * nb) * WQ8_0_BLOCK + <usize>(g & 1) * WX_REL;
+      bs = (g | 1) < groups ? 2 * WX_REL : WX_REL;
+    }
     for (let t = 0; t < 4; t++) {
       const tok = g * 4 + t;
       const xt = xq + <usize>tok * xqStride;
       for (let b = 0; b < nb; b++) {
-        const bp = gp + <usize>b * WQ8_0_BLOCK;
+        const bp = gp + <usize>b * bs;
         const xp = bp + 32 + (<usize>t << 6);
         if (ASC_FEATURE_RELAXED_SIMD) {
           // four bytes of each token per vector: vector v = elements 4v..4v+3 of tokens 0-3
@@ -247,8 +261,13 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
 // ---- 32-element formats -------------------------------------------------------------------------
 // Prepared block, PREP_32 bytes: q | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
 //   q, plain: [32] i16; relaxed: [32] u8 unsigned codes (Q8_0: lo[32] | hi[32])
+// Plain: each row's blocks in a run (PREP_32 apart); relaxed: the block's GEMM_ROWS rows side by
+// side (block b of row r at (b·GEMM_ROWS + r)·PREP_32), so the register tile reaches every row's
+// weights at constant offsets from one pointer.
 
 const PREP_32: i32 = 80;
+/** Bytes between a prepared row's blocks (PREP32_BS) and between rows (PREP32_RS). */
+const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_32;
 
 /** Prepare one row of a 32-element format (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) as i16 quants. */
 // @ts-ignore: decorator
@@ -256,7 +275,7 @@ const PREP_32: i32 = 80;
   const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
   const bsz: usize = kind == 0 ? 34 : kind == 1 ? 18 : kind == 2 ? 22 : kind == 3 ? 20 : 24;
   for (let b = 0; b < nb; b++) {
-    const pb = dst + <usize>b * PREP_32;
+    const pb = dst + <usize>b * PREP32_BS;
     const wb = w + <usize>b * bsz;
     let w0: v128, w1: v128;
     if (kind == 0) {
@@ -361,7 +380,7 @@ const PREP_32: i32 = 80;
 @inline function rows_prep32(kind: i32, p: usize, ps: usize, rows: i32, xg: usize, nb: i32, out: usize, os: usize, live: i32): void {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let pb = p, xb = xg;
-  for (let b = 0; b < nb; b++, pb += PREP_32, xb += WQ8_0_BLOCK) {
+  for (let b = 0; b < nb; b++, pb += PREP32_BS, xb += WX_BS) {
     a0 = step32(kind, a0, isum32(kind, pb, xb), pb, xb);
     if (rows > 1) a1 = step32(kind, a1, isum32(kind, pb + ps, xb), pb + ps, xb);
     if (rows > 2) a2 = step32(kind, a2, isum32(kind, pb + 2 * ps, xb), pb + 2 * ps, xb);
@@ -371,6 +390,96 @@ const PREP_32: i32 = 80;
   if (rows > 1) put4(out + 4, os, a1, live);
   if (rows > 2) put4(out + 8, os, a2, live);
   if (rows > 3) put4(out + 12, os, a3, live);
+}
+
+/** Relaxed: where a block's integer sums start, the weights' offset: Q4_0 −8·Σx, Q5_0 −16·Σx, Q8_0's hi sums −Σx; else 0. */
+// @ts-ignore: decorator
+@inline function isum0(kind: i32, xb: usize): v128 {
+  if (kind == 0) return i32x4.sub(Z, v128.load(xb, 16));
+  if (kind == 1) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 3));
+  if (kind == 2) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 4));
+  return Z;
+}
+
+/** step32 with the block's scales at hand: dw, mw the row's d and m (splat), dx, sx the group's d and s. */
+// @ts-ignore: decorator
+@inline function stepTile(kind: i32, acc: v128, isum: v128, dw: v128, mw: v128, dx: v128, sx: v128): v128 {
+  const fsum = f32x4.convert_i32x4_s(isum);
+  if (kind == 1) return f32x4.add(acc, f32x4.mul(f32x4.mul(fsum, dw), dx));
+  if (kind >= 3) return f32x4.add(acc, f32x4.add(f32x4.mul(f32x4.mul(dw, dx), fsum), f32x4.mul(mw, sx)));
+  return f32x4.add(acc, f32x4.mul(fsum, f32x4.mul(dw, dx)));
+}
+
+/**
+ * Relaxed, the register tile of the 32-element formats: `rows` prepared rows, ps bytes apart from p
+ * (1-4; Q8_0 1-2, its lo and hi sums taking the other two rows' registers), against two groups of
+ * four tokens widened at xg and xg + gs, written to out + 4r (tokens 4g..4g+3) and out + 4·os + 4r
+ * (the next four; live0, live1 of them below n). Each broadcast weight feeds two dots and each
+ * activation vector `rows`; the integer sums start from the weights' offset (isum0), so per block,
+ * row and group only the float step is left.
+ */
+// @ts-ignore: decorator
+@inline function tile_prep32(kind: i32, p: usize, rows: i32, xg: usize, nb: i32, out: usize, os: usize, live0: i32, live1: i32): void {
+  const ps: usize = PREP_32;
+  const has1 = rows > 1, has2 = kind == 0 || rows > 2, has3 = kind == 0 ? rows > 1 : rows > 3;
+  let f00 = Z, f01 = Z, f10 = Z, f11 = Z, f20 = Z, f21 = Z, f30 = Z, f31 = Z;
+  let pb = p, xb = xg;
+  for (let b = 0; b < nb; b++, pb += PREP32_BS, xb += 2 * WX_REL) {
+    const yb = xb + WX_REL;
+    const i0 = isum0(kind, xb), i1 = isum0(kind, yb);
+    // s<r><g>: row r, group g; Q8_0: s0*, s1* the lo sums of rows 0, 1 and s2*, s3* their hi sums
+    let s00 = kind == 0 ? Z : i0, s01 = kind == 0 ? Z : i1, s10 = s00, s11 = s01;
+    let s20 = i0, s21 = i1, s30 = i0, s31 = i1;
+    // weights of s0*..s3* (Q8_0: rows 0, 1 lo, then hi); per v = 0..7, elements 4v..4v+3 of both
+    // groups' tokens (x, y) against the four weights at 4v, broadcast (c)
+    const o2: usize = kind == 0 ? 32 : 2 * ps, o3: usize = kind == 0 ? ps + 32 : 3 * ps;
+    let q = pb, xv = xb;
+    for (let v = 0; v < 8; v++, q += 4, xv += 16) {
+      const x = v128.load(xv, 32), y = v128.load(xv, WX_REL + 32);
+      let c = v128.load32_splat(q);
+      s00 = vd(x, c, s00);
+      s01 = vd(y, c, s01);
+      if (has1) { c = v128.load32_splat(q + ps); s10 = vd(x, c, s10); s11 = vd(y, c, s11); }
+      if (has2) { c = v128.load32_splat(q + o2); s20 = vd(x, c, s20); s21 = vd(y, c, s21); }
+      if (has3) { c = v128.load32_splat(q + o3); s30 = vd(x, c, s30); s31 = vd(y, c, s31); }
+    }
+    if (kind == 0) {
+      // w + 128 = lo + 128·hi: isum = lo + 128·(hi − Σx)
+      s00 = i32x4.add(s00, i32x4.shl(s20, 7));
+      s01 = i32x4.add(s01, i32x4.shl(s21, 7));
+      s10 = i32x4.add(s10, i32x4.shl(s30, 7));
+      s11 = i32x4.add(s11, i32x4.shl(s31, 7));
+    }
+    const dx = v128.load(xb), dy = v128.load(yb);
+    const sx = kind >= 3 ? v128.load(xb, 16) : Z, sy = kind >= 3 ? v128.load(yb, 16) : Z;
+    let dw = v128.load32_splat(pb, 64), mw = kind >= 3 ? v128.load32_splat(pb, 68) : Z;
+    f00 = stepTile(kind, f00, s00, dw, mw, dx, sx);
+    f01 = stepTile(kind, f01, s01, dw, mw, dy, sy);
+    if (rows > 1) {
+      dw = v128.load32_splat(pb + ps, 64);
+      mw = kind >= 3 ? v128.load32_splat(pb + ps, 68) : Z;
+      f10 = stepTile(kind, f10, s10, dw, mw, dx, sx);
+      f11 = stepTile(kind, f11, s11, dw, mw, dy, sy);
+    }
+    if (rows > 2 && kind != 0) {
+      dw = v128.load32_splat(pb + 2 * ps, 64);
+      mw = kind >= 3 ? v128.load32_splat(pb + 2 * ps, 68) : Z;
+      f20 = stepTile(kind, f20, s20, dw, mw, dx, sx);
+      f21 = stepTile(kind, f21, s21, dw, mw, dy, sy);
+    }
+    if (rows > 3 && kind != 0) {
+      dw = v128.load32_splat(pb + 3 * ps, 64);
+      mw = kind >= 3 ? v128.load32_splat(pb + 3 * ps, 68) : Z;
+      f30 = stepTile(kind, f30, s30, dw, mw, dx, sx);
+      f31 = stepTile(kind, f31, s31, dw, mw, dy, sy);
+    }
+  }
+  const out1 = out + (os << 2);
+  put4(out, os, f00, live0);
+  put4(out1, os, f01, live1);
+  if (rows > 1) { put4(out + 4, os, f10, live0); put4(out1 + 4, os, f11, live1); }
+  if (rows > 2) { put4(out + 8, os, f20, live0); put4(out1 + 8, os, f21, live1); }
+  if (rows > 3) { put4(out + 12, os, f30, live0); put4(out1 + 12, os, f31, live1); }
 }
 
 // ---- K-quants -----------------------------------------------------------------------------------
@@ -729,7 +838,8 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   const k = kind >= 5;
   const nb = k ? cols >> 8 : cols >> 5;
   const groupBytes = <usize>nb * (k ? WQ8_K_BLOCK : WQ8_0_BLOCK);
-  const prepBytes = <usize>nb * (k ? PREP_K : PREP_32);
+  // bytes between prepared rows (relaxed 32-element formats: interleaved per block, see PREP32_BS)
+  const prepBytes = k ? <usize>nb * PREP_K : ASC_FEATURE_RELAXED_SIMD ? <usize>PREP_32 : <usize>nb * PREP_32;
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
     for (let r = rb; r < re; r++) {
@@ -740,7 +850,27 @@ export function gemm_scratch_bytes(cols: i32): i32 {
       else if (kind == 7) prep_q6_K(dst, src, nb);
       else prep_32(kind, dst, src, nb);
     }
-    for (let g = 0; g < groups; g++) {
+    let g = 0;
+    if (ASC_FEATURE_RELAXED_SIMD && !k) {
+      // pairs of groups through the register tile (Q8_0: two rows per pass), then the odd group
+      const rows = re - rb;
+      for (; g + 1 < groups; g += 2) {
+        const xg = xw + <usize>g * groupBytes;
+        const o4 = out + (<usize>(g * 4 * outStride) << 2) + (<usize>rb << 2);
+        const live1 = min<i32>(4, n - g * 4 - 4);
+        if (kind == 0) {
+          for (let r = 0; r < rows; r += 2) {
+            const pr = scratch + <usize>r * prepBytes, or = o4 + (<usize>r << 2);
+            if (rows - r >= 2) tile_prep32(0, pr, 2, xg, nb, or, os, 4, live1);
+            else tile_prep32(0, pr, 1, xg, nb, or, os, 4, live1);
+          }
+        } else if (rows == 4) tile_prep32(kind, scratch, 4, xg, nb, o4, os, 4, live1);
+        else if (rows == 3) tile_prep32(kind, scratch, 3, xg, nb, o4, os, 4, live1);
+        else if (rows == 2) tile_prep32(kind, scratch, 2, xg, nb, o4, os, 4, live1);
+        else tile_prep32(kind, scratch, 1, xg, nb, o4, os, 4, live1);
+      }
+    }
+    for (; g < groups; g++) {
       const xg = xw + <usize>g * groupBytes;
       const o = out + (<usize>(g * 4 * outStride) << 2);
       const live = min<i32>(4, n - g * 4);
