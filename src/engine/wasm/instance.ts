@@ -100,6 +100,24 @@ export class KernelInstance {
     this.fns.kv_store(dst, src, n);
   }
 
+  /** x[n] f32 in place: NaN → −inf; returns the largest value (assembly/sample.ts). */
+  scrubMax(x: number, n: number): number {
+    return this.fns.sample_scrub_max(x, n);
+  }
+
+  /**
+   * Σ exp(x[i] − top) over i < n (top: the finite max of x, no NaN), and the indices of the k
+   * largest into out[0..k) (i32), largest first, lower index first on ties.
+   */
+  expSumTop(out: number, x: number, n: number, top: number, k: number): number {
+    return this.fns.sample_expsum_top(out, x, n, top, k);
+  }
+
+  /** The indices of the k largest of x[n] (no NaN) into out[0..k), as expSumTop's; returns k clamped to n. */
+  selectTop(out: number, x: number, n: number, k: number): number {
+    return this.fns.sample_select_top(out, x, n, k);
+  }
+
   /** A raw export, for benchmarks (mem_sum, mem_copy). */
   call(name: string, ...args: number[]): number {
     return this.fns[name](...args);

@@ -11,6 +11,7 @@ export * from './gemm';
 export * from './legacy';
 export * from './kquants';
 export * from './membench';
+export * from './sample';
 
 /** First byte after the module's static data: where the host's bump allocator may start. */
 export function heap_base(): usize {
