@@ -3,7 +3,7 @@
 // Math.exp per value; then whole Samplers on either passes, which must pick the same tokens.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRng, DEFAULT_SAMPLING, expSumBelowMaxReference, FUSED_TOP_MAX, Sampler, ScalarPasses, scrubMax, selectTopKReference, WasmPasses, type SamplingParams } from '../../src/engine/sample/index.js';
+import { createRng, DEFAULT_SAMPLING, expSumBelowMaxReference, FUSED_TOP_MAX, NUCLEUS_BINS, nucleusBoundary, Sampler, ScalarPasses, scrubMax, selectTopKReference, WasmPasses, type SamplingParams } from '../../src/engine/sample/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { hasRelaxedSimd, loadKernelModule, type SimdLevel } from '../../src/engine/wasm/loader.js';
 
@@ -124,6 +124,56 @@ for (const simd of levels) {
         wasm.load(l);
         expect(wasm.selectTopK(n, kk)).toBe(kk);
         expect([...wasm.ids.slice(0, kk)]).toEqual(selectTopKReference(ts.work, n, kk));
+      }
+    });
+  });
+
+  describe(`wasm top-p passes (${simd})`, () => {
+    /** Values whose distance below the max sits on fdlibm exp's branch points (0.5 ln2, 1.5 ln2, 2^-28, 708.4, 709.8, 745.1) and around. */
+    function edges(max: number): Float32Array {
+      const out: number[] = [max, -Infinity];
+      for (const d of [0.34657359, 1.03972077, 3.7252903e-9, 1e-12, 708.39641, 709.78271, 745.13322, 745.2, 1000, 1e30, 0.5, 1, 2, 31.999, 32, 32.001]) {
+        for (let u = -3; u <= 3; u++) out.push(Math.fround(max - d * (1 + u * 6e-8)));
+      }
+      return new Float32Array(out);
+    }
+
+    function bitsEqual(a: Float64Array, b: Float64Array): boolean {
+      for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+      return true;
+    }
+
+    it('nucleusMass: the same bin masses and total as TypeScript, bit for bit (its Math.exp is fdlibm)', () => {
+      const cases = [edges(0), edges(3.7), edges(-1.25), edges(100), ...adversarial(), randomLogits(20003, 1, 2, 0.01), randomLogits(20003, 2, 60, 0.01), randomLogits(151936, 3, 6)];
+      // Every f32 distance from 0 to 800 below the max, spaced to reach every exponent and many mantissas.
+      const r = createRng(9);
+      cases.push(Float32Array.from({ length: 200003 }, (_, i) => (i === 0 ? 0 : -(2 ** (r() * 40 - 30)))));
+      for (const l of cases) {
+        const max = ts.load(l);
+        wasm.load(l);
+        if (max === -Infinity) continue;
+        const a = new Float64Array(NUCLEUS_BINS), b = new Float64Array(NUCLEUS_BINS);
+        const totalT = ts.nucleusMass(a, l.length, max);
+        const totalW = wasm.nucleusMass(b, l.length, max);
+        expect(Object.is(totalW, totalT)).toBe(true);
+        expect(bitsEqual(a, b)).toBe(true);
+      }
+    });
+
+    it('nucleusSplit: the same ids before and in the boundary bin, for every boundary', () => {
+      for (const l of [edges(2), randomLogits(1003, 4, 3, 0.05), randomLogits(30001, 5, 8)]) {
+        const max = ts.load(l);
+        wasm.load(l);
+        const mass = new Float64Array(NUCLEUS_BINS);
+        const total = ts.nucleusMass(mass, l.length, max);
+        const boundaries = new Set([0, 1, 15, 16, 17, 100, 511, 512, nucleusBoundary(mass, total, 0.9).boundary]);
+        for (const b of boundaries) {
+          const t = ts.nucleusSplit(l.length, max, b);
+          const w = wasm.nucleusSplit(l.length, max, b);
+          expect(w).toEqual(t);
+          expect([...wasm.ids.slice(0, w.size)]).toEqual([...ts.ids.slice(0, t.size)]);
+          expect([...wasm.scratch.slice(0, w.inBoundary)]).toEqual([...ts.scratch.slice(0, t.inBoundary)]);
+        }
       }
     });
   });

@@ -4,6 +4,7 @@
 // wasm.ts) and decides the same way with either.
 
 import { expSumAndTop, expSumBelowMax, FUSED_TOP_MAX } from './expsum.js';
+import { nucleusMass, nucleusSplit } from './nucleus.js';
 import { selectTopK } from './select.js';
 
 export interface VocabPasses {
@@ -11,6 +12,8 @@ export interface VocabPasses {
   readonly work: Float32Array;
   /** (≥ n_vocab) candidate token ids: the sorted head, then the candidates. */
   readonly ids: Int32Array;
+  /** (≥ n_vocab) top-p's boundary bin (nucleusSplit). */
+  readonly scratch: Int32Array;
   /** work[0..n) ← logits (n = logits.length) with NaN → −inf; returns the largest (−inf if none). */
   load(logits: Float32Array): number;
   /** The largest of work[0..n) (NaN-free). */
@@ -21,6 +24,10 @@ export interface VocabPasses {
   expSumAndTop(n: number, max: number, k: number): number;
   /** The k largest of work[0..n) into ids[0..k) (selectTopK); returns k clamped to n. */
   selectTopK(n: number, k: number): number;
+  /** nucleusMass over work[0..n) into mass (NUCLEUS_BINS), bit for bit; returns the total. */
+  nucleusMass(mass: Float64Array, n: number, max: number): number;
+  /** nucleusSplit of work[0..n) into ids and scratch. */
+  nucleusSplit(n: number, max: number, boundary: number): { size: number; inBoundary: number };
 }
 
 /** x[0..n) in place: NaN → −inf (so it can never be picked); returns the largest value. */
@@ -38,12 +45,14 @@ export function scrubMax(x: Float32Array, n: number): number {
 export class ScalarPasses implements VocabPasses {
   work: Float32Array = new Float32Array(0);
   ids: Int32Array = new Int32Array(0);
+  scratch: Int32Array = new Int32Array(0);
 
   load(logits: Float32Array): number {
     const n = logits.length;
     if (this.work.length < n) {
       this.work = new Float32Array(n);
       this.ids = new Int32Array(n);
+      this.scratch = new Int32Array(n);
     }
     this.work.set(logits);
     return scrubMax(this.work, n);
@@ -63,5 +72,13 @@ export class ScalarPasses implements VocabPasses {
 
   selectTopK(n: number, k: number): number {
     return selectTopK(this.ids, this.work, n, k);
+  }
+
+  nucleusMass(mass: Float64Array, n: number, max: number): number {
+    return nucleusMass(mass, this.work, n, max);
+  }
+
+  nucleusSplit(n: number, max: number, boundary: number): { size: number; inBoundary: number } {
+    return nucleusSplit(this.ids, this.scratch, this.work, n, max, boundary);
   }
 }

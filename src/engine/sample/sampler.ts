@@ -8,7 +8,7 @@
 import { EngineError } from '../../shared/errors.js';
 import { validateSampling, type SamplingParams } from './params.js';
 import { createRng, randomSeed } from './rng.js';
-import { nucleusCut, nucleusMass, NUCLEUS_BINS } from './nucleus.js';
+import { nucleusBoundary, nucleusFinish, NUCLEUS_BINS } from './nucleus.js';
 import { FUSED_TOP_MAX } from './expsum.js';
 import { ScalarPasses, type VocabPasses } from './passes.js';
 
@@ -61,7 +61,6 @@ export class Sampler {
   // Reusable buffers, grown to the vocabulary size on first use (the logits after penalties and the
   // candidate ids are passes.work and passes.ids).
   private probs = new Float64Array(0); // (n_vocab) candidate weights for the draw
-  private scratch = new Int32Array(0); // (n_vocab) top-p's boundary bin
   private readonly mass = new Float64Array(NUCLEUS_BINS); // top-p's probability mass per bin
 
   /** passes: where the whole-vocabulary passes run (session.ts gives sharedWasmPasses()). */
@@ -86,7 +85,6 @@ export class Sampler {
   private ensure(n: number): void {
     if (this.probs.length < n) {
       this.probs = new Float64Array(n);
-      this.scratch = new Int32Array(n);
     }
   }
 
@@ -150,7 +148,7 @@ export class Sampler {
     let sumAll: number;
     let nSorted: number;
     if (wholeVocabTopP) {
-      sumAll = nucleusMass(this.mass, work, n, max);
+      sumAll = v.nucleusMass(this.mass, n, max);
       nSorted = v.selectTopK(n, head);
     } else if (head <= FUSED_TOP_MAX) {
       sumAll = v.expSumAndTop(n, max, head);
@@ -182,7 +180,10 @@ export class Sampler {
       if (useTopK) {
         size = topPCut(work, ids, size, p.topP, softmaxSum(work, ids, size, work[ids[0]]), work[ids[0]]) || size;
       } else {
-        size = nucleusCut(ids, this.scratch, work, n, max, this.mass, sumAll, p.topP);
+        // nucleusCut, with its pass over the vocabulary on the passes
+        const at = nucleusBoundary(this.mass, sumAll, p.topP);
+        const split = v.nucleusSplit(n, max, at.boundary);
+        size = nucleusFinish(ids, split.size, v.scratch, split.inBoundary, work, max, at.cum, at.target);
       }
     } else if (!useTopK) {
       for (let i = 0; i < n; i++) ids[i] = i;

@@ -118,6 +118,16 @@ export class KernelInstance {
     return this.fns.sample_select_top(out, x, n, k);
   }
 
+  /** mass[NUCLEUS_BINS] f64 ← top-p's bin masses of x[n] below top, as sample/nucleus.ts nucleusMass, bit for bit; returns the total. */
+  nucleusMass(mass: number, x: number, n: number, top: number): number {
+    return this.fns.sample_nucleus_mass(mass, x, n, top);
+  }
+
+  /** nucleusSplit: indices in bins before `boundary` into out, in it into scratch (that count: i32 at `count`); returns the first count. */
+  nucleusSplit(out: number, scratch: number, count: number, x: number, n: number, top: number, boundary: number): number {
+    return this.fns.sample_nucleus_split(out, scratch, count, x, n, top, boundary);
+  }
+
   /** A raw export, for benchmarks (mem_sum, mem_copy). */
   call(name: string, ...args: number[]): number {
     return this.fns[name](...args);

@@ -26,7 +26,7 @@ const P7: f64 = 0.000015203266638118391;
 // The same constants in pairs, loaded from memory where used: V8 rebuilds a v128.const at every use
 // inside a loop (3 instructions each), while a load is one (as in attention.ts).
 const K: usize = memory.data<f64>([
-  -LOG2E, -LOG2E, DEEPEST, DEEPEST, MAGIC, MAGIC, // 0 16 32
+  LOG2E, LOG2E, DEEPEST, DEEPEST, MAGIC, MAGIC, // 0 16 32
   P0, P0, P1, P1, P2, P2, P3, P3, P4, P4, P5, P5, P6, P6, P7, P7, // 48 … 160
 ], 16);
 // @ts-ignore: decorator
@@ -65,14 +65,14 @@ const K: usize = memory.data<f64>([
   return p * reinterpret<f64>(ONE_BITS - (reinterpret<i64>(m) << 52));
 }
 
-/** acc + exp(l − max) for four f32 lanes, in two f64 lanes; maxLog2e = max·log2(e) in both. */
+/** acc + exp(l − max) for four f32 lanes, in two f64 lanes (max in both). */
 // @ts-ignore: decorator
-@inline function addExp4(acc: v128, v: v128, maxLog2e: v128): v128 {
+@inline function addExp4(acc: v128, v: v128, max: v128): v128 {
   const lo = f64x2.promote_low_f32x4(v);
   const hi = f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-  // x = max·log2e − l·log2e: within 2e-16·x of (max − l)·log2e (3e-13 relative at x = 1000)
-  acc = addExp2Neg2(acc, f64x2.pmin(madd(lo, kv(0), maxLog2e), kv(16)));
-  return addExp2Neg2(acc, f64x2.pmin(madd(hi, kv(0), maxLog2e), kv(16)));
+  // x = (max − l)·log2e ≥ 0 (a fused max·log2e − l·log2e could come out below 0 at l = max)
+  acc = addExp2Neg2(acc, f64x2.pmin(f64x2.mul(f64x2.sub(max, lo), kv(0)), kv(16)));
+  return addExp2Neg2(acc, f64x2.pmin(f64x2.mul(f64x2.sub(max, hi), kv(0)), kv(16)));
 }
 
 /**
@@ -116,7 +116,7 @@ export function sample_scrub_max(x: usize, n: i32): f32 {
  */
 export function sample_expsum_top(out: usize, x: usize, n: i32, top: f32, k: i32): f64 {
   k = min(max(k, 0), n);
-  const mx = f64x2.splat(<f64>top * LOG2E);
+  const mx = f64x2.splat(<f64>top);
   let acc = f64x2.splat(0);
   let size = 0;
   let worst: f32 = k > 0 ? -Infinity : Infinity; // what a newcomer must beat once the list is full
@@ -140,7 +140,7 @@ export function sample_expsum_top(out: usize, x: usize, n: i32, top: f32, k: i32
   let sum = f64x2.extract_lane(acc, 0) + f64x2.extract_lane(acc, 1);
   for (; i < n; i++) {
     const v = load<f32>(x + (<usize>i << 2));
-    sum += exp2Neg(min<f64>(<f64>top * LOG2E - <f64>v * LOG2E, DEEPEST));
+    sum += exp2Neg(min<f64>((<f64>top - <f64>v) * LOG2E, DEEPEST));
     if (v > worst || size < k) {
       size = insert(out, x, v, i, size, k);
       if (size == k) worst = load<f32>(x + (<usize>load<i32>(out + (<usize>(k - 1) << 2)) << 2));
@@ -260,4 +260,140 @@ export function sample_select_top(out: usize, x: usize, n: i32, k: i32): i32 {
     siftDown(x, out, end, 0);
   }
   return k;
+}
+
+// ---- top-p over the whole vocabulary (sample/nucleus.ts, the scalar reference) ---------------------
+//
+// The per-bin masses decide which tokens survive, so they must be the very numbers nucleusMass
+// computes in TypeScript: the same Math.exp and the same order of additions. V8's Math.exp is
+// fdlibm's __ieee754_exp (v8 src/base/ieee754.cc, plus exp(1) = E, which x ≤ 0 never meets);
+// fdExp2 below is that function for x ≤ 0, two lanes at once, every operation the same IEEE
+// operation on the same operands, so each lane is bit for bit Math.exp(x). For x ≤ 0 its branches
+// reduce to one formula (k = 0 for |x| ≤ ln2/2 gives hi = x, lo = 0, and the k = 0 return
+// 1 − ((x·c)/(c − 2) − x) is the same number as the general 1 − ((lo − (x·c)/(2 − c)) − hi) for x ≠ 0),
+// plus two selections: |x| < 2^-28 → 1 + x, and x < −745.13… (and −inf) → 0.
+
+const NUCLEUS_BINS_PER_LOGIT: f64 = 16; // sample/nucleus.ts
+const NUCLEUS_DEPTH: f64 = 32;
+const NUCLEUS_LAST: i32 = 512; // NUCLEUS_BINS − 1: everything deeper
+
+const KF: usize = memory.data<f64>([
+  1.44269504088896338700e+00, 1.44269504088896338700e+00, //   0 invln2
+  -0.5, -0.5, //                                                16 halF[1] (x < 0)
+  6.93147180369123816490e-01, 6.93147180369123816490e-01, //   32 ln2HI[0]
+  1.90821492927058770002e-10, 1.90821492927058770002e-10, //   48 ln2LO[0]
+  1.66666666666666019037e-01, 1.66666666666666019037e-01, //   64 P1
+  -2.77777777770155933842e-03, -2.77777777770155933842e-03, // 80 P2
+  6.61375632143793436117e-05, 6.61375632143793436117e-05, //   96 P3
+  -1.65339022054652515390e-06, -1.65339022054652515390e-06, // 112 P4
+  4.13813679705723846039e-08, 4.13813679705723846039e-08, //   128 P5
+  1.0, 1.0, //                                                 144 one
+  2.0, 2.0, //                                                 160
+  -7.45133219101941108420e+02, -7.45133219101941108420e+02, // 176 u_threshold
+  9.33263618503218878990e-302, 9.33263618503218878990e-302, // 192 twom1000
+], 16);
+// @ts-ignore: decorator
+@inline function kf(off: usize): v128 {
+  return v128.load(KF + off);
+}
+
+/** Math.exp(x) in both lanes, bit for bit, for x ≤ 0 (−inf included, no NaN). */
+// @ts-ignore: decorator
+@inline function fdExp2(x: v128): v128 {
+  const bits = v128.and(x, i64x2.splat(0x7fffffffffffffff)); // |x|'s bits: compares as the high word does
+  const reduce = i64x2.gt_s(bits, i64x2.splat(0x3FD62E42FFFFFFFF)); // |x| > 0.5 ln2 (hx > 0x3FD62E42)
+  const tiny = i64x2.lt_s(bits, i64x2.splat(0x3E30000000000000)); //   |x| < 2^-28 (hx < 0x3E300000)
+  const under = f64x2.lt(x, kf(176)); //                               x < u_threshold: 0
+  // k = (int)(invln2·x − 0.5) where |x| > 0.5 ln2, else 0
+  const k = v128.and(f64x2.trunc(f64x2.add(f64x2.mul(kf(0), x), kf(16))), reduce);
+  const hi = f64x2.sub(x, f64x2.mul(k, kf(32)));
+  const lo = f64x2.mul(k, kf(48));
+  const r = f64x2.sub(hi, lo);
+  const t = f64x2.mul(r, r);
+  let p = f64x2.add(kf(112), f64x2.mul(t, kf(128)));
+  p = f64x2.add(kf(96), f64x2.mul(t, p));
+  p = f64x2.add(kf(80), f64x2.mul(t, p));
+  p = f64x2.add(kf(64), f64x2.mul(t, p));
+  const c = f64x2.sub(r, f64x2.mul(t, p));
+  const y = f64x2.sub(kf(144), f64x2.sub(f64x2.sub(lo, f64x2.div(f64x2.mul(r, c), f64x2.sub(kf(160), c))), hi));
+  // 2^k from its exponent bits; below k = −1021, 2^(k+1000) and then ·2^-1000 (as fdlibm)
+  const ki = i64x2.extend_low_i32x4_s(i32x4.trunc_sat_f64x2_s_zero(k));
+  const deep = i64x2.lt_s(ki, i64x2.splat(-1021));
+  const kb = v128.bitselect(i64x2.add(ki, i64x2.splat(1000)), ki, deep);
+  let e = f64x2.mul(y, i64x2.shl(i64x2.add(kb, i64x2.splat(1023)), 52));
+  e = v128.bitselect(f64x2.mul(e, kf(192)), e, deep);
+  e = v128.bitselect(f64x2.add(kf(144), x), e, tiny);
+  return v128.andnot(e, under);
+}
+
+/**
+ * mass[b] (f64, NUCLEUS_BINS of them) = Σ Math.exp(x[i] − max) over the values in bin b (1/16 logit
+ * per bin below the max, the last bin for everything 32 or more below), added in index order, and
+ * the total: bit for bit nucleusMass. x: n f32 without NaN, max their largest (finite).
+ */
+export function sample_nucleus_mass(mass: usize, x: usize, n: i32, max: f32): f64 {
+  memory.fill(mass, 0, (NUCLEUS_LAST + 1) << 3);
+  const mx = f64x2.splat(<f64>max);
+  let total: f64 = 0;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v = v128.load(x + (<usize>i << 2));
+    const d0 = f64x2.sub(mx, f64x2.promote_low_f32x4(v));
+    const d1 = f64x2.sub(mx, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
+    const e0 = fdExp2(f64x2.neg(d0)), e1 = fdExp2(f64x2.neg(d1));
+    total = addMass(mass, total, f64x2.extract_lane(d0, 0), f64x2.extract_lane(e0, 0));
+    total = addMass(mass, total, f64x2.extract_lane(d0, 1), f64x2.extract_lane(e0, 1));
+    total = addMass(mass, total, f64x2.extract_lane(d1, 0), f64x2.extract_lane(e1, 0));
+    total = addMass(mass, total, f64x2.extract_lane(d1, 1), f64x2.extract_lane(e1, 1));
+  }
+  for (; i < n; i++) {
+    const d = <f64>max - <f64>load<f32>(x + (<usize>i << 2));
+    total = addMass(mass, total, d, f64x2.extract_lane(fdExp2(f64x2.splat(-d)), 0));
+  }
+  return total;
+}
+
+/** The bin of a value d = max − l below the max (nucleus.ts binOf). */
+// @ts-ignore: decorator
+@inline function binOf(d: f64): i32 {
+  return d < NUCLEUS_DEPTH ? <i32>(d * NUCLEUS_BINS_PER_LOGIT) : NUCLEUS_LAST;
+}
+
+// @ts-ignore: decorator
+@inline function addMass(mass: usize, total: f64, d: f64, e: f64): f64 {
+  const p = mass + (<usize>binOf(d) << 3);
+  store<f64>(p, load<f64>(p) + e);
+  return total + e;
+}
+
+/**
+ * nucleusCut's pass over the vocabulary: the indices of the values in bins below `boundary` into
+ * out (in index order), those in bin `boundary` into scratch; returns how many went to out and
+ * stores how many went to scratch at `count` (i32). Four values whose bins are all past the
+ * boundary are passed over with one compare.
+ */
+export function sample_nucleus_split(out: usize, scratch: usize, count: usize, x: usize, n: i32, max: f32, boundary: i32): i32 {
+  const mx = f64x2.splat(<f64>max);
+  // bin ≤ boundary ⇔ d·16 < boundary + 1 (d·16 is exact), for every boundary below the last bin
+  const limit = f64x2.splat(boundary < NUCLEUS_LAST ? <f64>(boundary + 1) / NUCLEUS_BINS_PER_LOGIT : Infinity);
+  let size = 0, inBoundary = 0;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v = v128.load(x + (<usize>i << 2));
+    const d0 = f64x2.sub(mx, f64x2.promote_low_f32x4(v));
+    const d1 = f64x2.sub(mx, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
+    if (!v128.any_true(v128.or(f64x2.lt(d0, limit), f64x2.lt(d1, limit)))) continue;
+    for (let j = i; j < i + 4; j++) {
+      const b = binOf(<f64>max - <f64>load<f32>(x + (<usize>j << 2)));
+      if (b < boundary) store<i32>(out + (<usize>(size++) << 2), j);
+      else if (b == boundary) store<i32>(scratch + (<usize>(inBoundary++) << 2), j);
+    }
+  }
+  for (; i < n; i++) {
+    const b = binOf(<f64>max - <f64>load<f32>(x + (<usize>i << 2)));
+    if (b < boundary) store<i32>(out + (<usize>(size++) << 2), i);
+    else if (b == boundary) store<i32>(scratch + (<usize>(inBoundary++) << 2), i);
+  }
+  store<i32>(count, inBoundary);
+  return size;
 }
