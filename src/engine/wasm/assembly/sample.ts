@@ -267,7 +267,7 @@ export function sample_select_top(out: usize, x: usize, n: i32, k: i32): i32 {
 // The per-bin masses decide which tokens survive, so they must be the very numbers nucleusMass
 // computes in TypeScript: the same Math.exp and the same order of additions. V8's Math.exp is
 // fdlibm's __ieee754_exp (v8 src/base/ieee754.cc, plus exp(1) = E, which x ≤ 0 never meets);
-// fdExp2 below is that function for x ≤ 0, two lanes at once, every operation the same IEEE
+// fdExpNeg2 below is that function for x = −d ≤ 0, two lanes at once, every operation the same IEEE
 // operation on the same operands, so each lane is bit for bit Math.exp(x). For x ≤ 0 its branches
 // reduce to one formula (k = 0 for |x| ≤ ln2/2 gives hi = x, lo = 0, and the k = 0 return
 // 1 − ((x·c)/(c − 2) − x) is the same number as the general 1 − ((lo − (x·c)/(2 − c)) − hi) for x ≠ 0),
@@ -289,21 +289,28 @@ const KF: usize = memory.data<f64>([
   4.13813679705723846039e-08, 4.13813679705723846039e-08, //   128 P5
   1.0, 1.0, //                                                 144 one
   2.0, 2.0, //                                                 160
-  -7.45133219101941108420e+02, -7.45133219101941108420e+02, // 176 u_threshold
+  7.45133219101941108420e+02, 7.45133219101941108420e+02, //   176 −u_threshold
   9.33263618503218878990e-302, 9.33263618503218878990e-302, // 192 twom1000
+  -1021.0, -1021.0, //                                         208
+  1000.0, 1000.0, //                                           224
+  6755399441055744.0 + 1023, 6755399441055744.0 + 1023, //     240 1.5·2^52 + 1023: k + this has k + 1023 in its low bits
 ], 16);
+// |x| above ln2/2 (fdlibm: high word > 0x3FD62E42) and below 2^-28 (high word < 0x3E300000), as
+// doubles: positive doubles order as their bits do, so comparing with these is comparing high words.
+const KF_HALF_LN2: usize = memory.data<u64>([0x3FD62E42FFFFFFFF, 0x3FD62E42FFFFFFFF], 16);
+const KF_TINY: usize = memory.data<u64>([0x3E30000000000000, 0x3E30000000000000], 16);
 // @ts-ignore: decorator
 @inline function kf(off: usize): v128 {
   return v128.load(KF + off);
 }
 
-/** Math.exp(x) in both lanes, bit for bit, for x ≤ 0 (−inf included, no NaN). */
+/** Math.exp(−d) in both lanes, bit for bit, for d ≥ 0 (+inf included, no NaN). */
 // @ts-ignore: decorator
-@inline function fdExp2(x: v128): v128 {
-  const bits = v128.and(x, i64x2.splat(0x7fffffffffffffff)); // |x|'s bits: compares as the high word does
-  const reduce = i64x2.gt_s(bits, i64x2.splat(0x3FD62E42FFFFFFFF)); // |x| > 0.5 ln2 (hx > 0x3FD62E42)
-  const tiny = i64x2.lt_s(bits, i64x2.splat(0x3E30000000000000)); //   |x| < 2^-28 (hx < 0x3E300000)
-  const under = f64x2.lt(x, kf(176)); //                               x < u_threshold: 0
+@inline function fdExpNeg2(d: v128): v128 {
+  const x = f64x2.neg(d);
+  const reduce = f64x2.gt(d, v128.load(KF_HALF_LN2));
+  const tiny = f64x2.lt(d, v128.load(KF_TINY));
+  const under = f64x2.gt(d, kf(176)); // x < u_threshold (−inf too): 0
   // k = (int)(invln2·x − 0.5) where |x| > 0.5 ln2, else 0
   const k = v128.and(f64x2.trunc(f64x2.add(f64x2.mul(kf(0), x), kf(16))), reduce);
   const hi = f64x2.sub(x, f64x2.mul(k, kf(32)));
@@ -316,12 +323,11 @@ const KF: usize = memory.data<f64>([
   p = f64x2.add(kf(64), f64x2.mul(t, p));
   const c = f64x2.sub(r, f64x2.mul(t, p));
   const y = f64x2.sub(kf(144), f64x2.sub(f64x2.sub(lo, f64x2.div(f64x2.mul(r, c), f64x2.sub(kf(160), c))), hi));
-  // 2^k from its exponent bits; below k = −1021, 2^(k+1000) and then ·2^-1000 (as fdlibm)
-  const ki = i64x2.extend_low_i32x4_s(i32x4.trunc_sat_f64x2_s_zero(k));
-  const deep = i64x2.lt_s(ki, i64x2.splat(-1021));
-  const kb = v128.bitselect(i64x2.add(ki, i64x2.splat(1000)), ki, deep);
-  let e = f64x2.mul(y, i64x2.shl(i64x2.add(kb, i64x2.splat(1023)), 52));
-  e = v128.bitselect(f64x2.mul(e, kf(192)), e, deep);
+  // 2^k from its exponent bits; below k = −1021, 2^(k+1000) and then ·2^-1000 (as fdlibm), that
+  // product only in those lanes: e·2^-1000 is subnormal, which x86 computes some 100× slower
+  const deep = f64x2.lt(k, kf(208));
+  const kb = f64x2.add(f64x2.add(k, v128.and(kf(224), deep)), kf(240));
+  let e = f64x2.mul(f64x2.mul(y, i64x2.shl(kb, 52)), v128.bitselect(kf(192), kf(144), deep));
   e = v128.bitselect(f64x2.add(kf(144), x), e, tiny);
   return v128.andnot(e, under);
 }
@@ -340,7 +346,7 @@ export function sample_nucleus_mass(mass: usize, x: usize, n: i32, max: f32): f6
     const v = v128.load(x + (<usize>i << 2));
     const d0 = f64x2.sub(mx, f64x2.promote_low_f32x4(v));
     const d1 = f64x2.sub(mx, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
-    const e0 = fdExp2(f64x2.neg(d0)), e1 = fdExp2(f64x2.neg(d1));
+    const e0 = fdExpNeg2(d0), e1 = fdExpNeg2(d1);
     total = addMass(mass, total, f64x2.extract_lane(d0, 0), f64x2.extract_lane(e0, 0));
     total = addMass(mass, total, f64x2.extract_lane(d0, 1), f64x2.extract_lane(e0, 1));
     total = addMass(mass, total, f64x2.extract_lane(d1, 0), f64x2.extract_lane(e1, 0));
@@ -348,7 +354,7 @@ export function sample_nucleus_mass(mass: usize, x: usize, n: i32, max: f32): f6
   }
   for (; i < n; i++) {
     const d = <f64>max - <f64>load<f32>(x + (<usize>i << 2));
-    total = addMass(mass, total, d, f64x2.extract_lane(fdExp2(f64x2.splat(-d)), 0));
+    total = addMass(mass, total, d, f64x2.extract_lane(fdExpNeg2(f64x2.splat(d)), 0));
   }
   return total;
 }
@@ -383,16 +389,22 @@ export function sample_nucleus_split(out: usize, scratch: usize, count: usize, x
     const d0 = f64x2.sub(mx, f64x2.promote_low_f32x4(v));
     const d1 = f64x2.sub(mx, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7)));
     if (!v128.any_true(v128.or(f64x2.lt(d0, limit), f64x2.lt(d1, limit)))) continue;
+    // Without branches (which bin a token falls in is a coin toss near the boundary): every index
+    // is written to both lists, and each list's end moves on only when it belongs there.
     for (let j = i; j < i + 4; j++) {
       const b = binOf(<f64>max - <f64>load<f32>(x + (<usize>j << 2)));
-      if (b < boundary) store<i32>(out + (<usize>(size++) << 2), j);
-      else if (b == boundary) store<i32>(scratch + (<usize>(inBoundary++) << 2), j);
+      store<i32>(out + (<usize>size << 2), j);
+      store<i32>(scratch + (<usize>inBoundary << 2), j);
+      size += <i32>(b < boundary);
+      inBoundary += <i32>(b == boundary);
     }
   }
   for (; i < n; i++) {
     const b = binOf(<f64>max - <f64>load<f32>(x + (<usize>i << 2)));
-    if (b < boundary) store<i32>(out + (<usize>(size++) << 2), i);
-    else if (b == boundary) store<i32>(scratch + (<usize>(inBoundary++) << 2), i);
+    store<i32>(out + (<usize>size << 2), i);
+    store<i32>(scratch + (<usize>inBoundary << 2), i);
+    size += <i32>(b < boundary);
+    inBoundary += <i32>(b == boundary);
   }
   store<i32>(count, inBoundary);
   return size;
