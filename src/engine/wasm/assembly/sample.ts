@@ -4,16 +4,16 @@
 //
 // The normaliser Σ exp(l − max) is computed in f64, two lanes at a time, without a table:
 //   exp(l − max) = 2^−x,  x = (max − l)·log2(e) ≥ 0, clamped to 1000 (2^−1000 ≈ 1e-301: nothing next
-//   to the max's term of 1);  k = round(x) (x + 2^52 rounds it into the low mantissa bits),
-//   f = k − x ∈ [−1/2, 1/2];  2^−x = 2^−k · 2^f,  2^−k from its exponent bits (1023 − k) << 52,
-//   2^f ≈ a degree-7 polynomial, minimax for relative error on [−1/2, 1/2] (Remez): at most
+//   to the max's term of 1);  m = (2^52 + 1023) − x rounds 1023 − k, k = round(x), into its low
+//   mantissa bits, so m's bits shifted left by 52 are 2^−k;  g = x − k ∈ [−1/2, 1/2];
+//   2^−x = 2^−k · 2^−g,  2^−g ≈ a degree-7 polynomial in g (the minimax one for 2^f on [−1/2, 1/2],
+//   relative error, Remez, with the odd coefficients negated): at most
 //   4.2e-11 relative, so the sum is within ~1e-10 relative (tests/sample/wasm.test.ts checks each
 //   term against Math.exp).
 
 const LOG2E: f64 = 1.4426950408889634;
 const DEEPEST: f64 = 1000;
-const MAGIC: f64 = 4503599627370496.0; // 2^52
-const ONE_BITS: i64 = 1023 << 52;
+const MAGIC: f64 = 4503599627370496.0 + 1023; // 2^52 + 1023
 const P0: f64 = 0.99999999996072331;
 const P1: f64 = 0.69314718072779169;
 const P2: f64 = 0.24022651205124532;
@@ -27,7 +27,7 @@ const P7: f64 = 0.000015203266638118391;
 // inside a loop (3 instructions each), while a load is one (as in attention.ts).
 const K: usize = memory.data<f64>([
   LOG2E, LOG2E, DEEPEST, DEEPEST, MAGIC, MAGIC, // 0 16 32
-  P0, P0, P1, P1, P2, P2, P3, P3, P4, P4, P5, P5, P6, P6, P7, P7, // 48 … 160
+  P0, P0, -P1, -P1, P2, P2, -P3, -P3, P4, P4, -P5, -P5, P6, P6, -P7, -P7, // 48 … 160: 2^−g
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -44,35 +44,31 @@ const K: usize = memory.data<f64>([
 /** acc + 2^−x for 0 ≤ x ≤ DEEPEST, both lanes. */
 // @ts-ignore: decorator
 @inline function addExp2Neg2(acc: v128, x: v128): v128 {
-  const m = f64x2.add(x, kv(32));
-  const f = f64x2.sub(f64x2.sub(m, kv(32)), x);
-  let p = madd(kv(160), f, kv(144));
-  p = madd(p, f, kv(128));
-  p = madd(p, f, kv(112));
-  p = madd(p, f, kv(96));
-  p = madd(p, f, kv(80));
-  p = madd(p, f, kv(64));
-  p = madd(p, f, kv(48));
-  return madd(p, i64x2.sub(i64x2.splat(ONE_BITS), i64x2.shl(m, 52)), acc);
+  const m = f64x2.sub(kv(32), x);
+  const g = f64x2.add(f64x2.sub(m, kv(32)), x);
+  let p = madd(kv(160), g, kv(144));
+  p = madd(p, g, kv(128));
+  p = madd(p, g, kv(112));
+  p = madd(p, g, kv(96));
+  p = madd(p, g, kv(80));
+  p = madd(p, g, kv(64));
+  p = madd(p, g, kv(48));
+  return madd(p, i64x2.shl(m, 52), acc);
 }
 
 /** 2^−x for one value (the tails), as addExp2Neg2. */
 // @ts-ignore: decorator
 @inline function exp2Neg(x: f64): f64 {
-  const m = x + MAGIC;
-  const f = (m - MAGIC) - x;
-  const p = (((((((P7 * f + P6) * f + P5) * f + P4) * f + P3) * f + P2) * f + P1) * f + P0);
-  return p * reinterpret<f64>(ONE_BITS - (reinterpret<i64>(m) << 52));
+  const m = MAGIC - x;
+  const g = (m - MAGIC) + x;
+  const p = (((((((-P7 * g + P6) * g - P5) * g + P4) * g - P3) * g + P2) * g - P1) * g + P0);
+  return p * reinterpret<f64>(reinterpret<i64>(m) << 52);
 }
 
-/** acc + exp(l − max) for four f32 lanes, in two f64 lanes (max in both). */
+/** x = (max − l)·log2e ≥ 0, clamped to DEEPEST, for two lanes (a fused max·log2e − l·log2e could come out below 0 at l = max). */
 // @ts-ignore: decorator
-@inline function addExp4(acc: v128, v: v128, max: v128): v128 {
-  const lo = f64x2.promote_low_f32x4(v);
-  const hi = f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-  // x = (max − l)·log2e ≥ 0 (a fused max·log2e − l·log2e could come out below 0 at l = max)
-  acc = addExp2Neg2(acc, f64x2.pmin(f64x2.mul(f64x2.sub(max, lo), kv(0)), kv(16)));
-  return addExp2Neg2(acc, f64x2.pmin(f64x2.mul(f64x2.sub(max, hi), kv(0)), kv(16)));
+@inline function below(max: v128, l: v128): v128 {
+  return f64x2.pmin(f64x2.mul(f64x2.sub(max, l), kv(0)), kv(16));
 }
 
 /**
@@ -117,7 +113,7 @@ export function sample_scrub_max(x: usize, n: i32): f32 {
 export function sample_expsum_top(out: usize, x: usize, n: i32, top: f32, k: i32): f64 {
   k = min(max(k, 0), n);
   const mx = f64x2.splat(<f64>top);
-  let acc = f64x2.splat(0);
+  let acc0 = f64x2.splat(0), acc1 = acc0; // two chains of additions, not one
   let size = 0;
   let worst: f32 = k > 0 ? -Infinity : Infinity; // what a newcomer must beat once the list is full
   let beat = f32x4.splat(worst);
@@ -125,7 +121,8 @@ export function sample_expsum_top(out: usize, x: usize, n: i32, top: f32, k: i32
   for (; i + 4 <= n; i += 4) {
     const p = x + (<usize>i << 2);
     const v = v128.load(p);
-    acc = addExp4(acc, v, mx);
+    acc0 = addExp2Neg2(acc0, below(mx, f64x2.promote_low_f32x4(v)));
+    acc1 = addExp2Neg2(acc1, below(mx, f64x2.promote_low_f32x4(i8x16.shuffle(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7))));
     if (size < k || v128.any_true(f32x4.gt(v, beat))) {
       for (let j = i; j < i + 4; j++) {
         const vj = load<f32>(x + (<usize>j << 2));
@@ -137,6 +134,7 @@ export function sample_expsum_top(out: usize, x: usize, n: i32, top: f32, k: i32
       beat = f32x4.splat(worst);
     }
   }
+  const acc = f64x2.add(acc0, acc1);
   let sum = f64x2.extract_lane(acc, 0) + f64x2.extract_lane(acc, 1);
   for (; i < n; i++) {
     const v = load<f32>(x + (<usize>i << 2));
