@@ -16,7 +16,7 @@ import { createRunState, forward, MAX_BATCH, type Model, type RunState } from '.
 import type { ModelHparams } from './model/hparams.js';
 import type { Profile } from './model/profile.js';
 import { estimateMemory, loadModelFile, modelInfo, type MemoryEstimate } from './model/load.js';
-import { Sampler, StopStringMatcher, type SamplingParams } from './sample/index.js';
+import { Sampler, sharedWasmPasses, StopStringMatcher, type SamplingParams } from './sample/index.js';
 import { tokenizerFromGguf, type Tokenizer } from './tokenizer/index.js';
 
 // ----------------------------------------------------------------------------------------------
@@ -227,7 +227,8 @@ export class Session {
   private async *run(promptTokens: number[], sampling: SamplingParams, signal: AbortSignal | undefined, opts: GenerateOptions): AsyncGenerator<GenerationEvent> {
     const { model: lm, state } = this;
     const tok = lm.tokenizer;
-    const sampler = new Sampler(sampling);
+    // The sampler's whole-vocabulary passes on the WebAssembly kernels, unless the model runs on the scalar reference.
+    const sampler = new Sampler(sampling, lm.model.backend.name === 'scalar' ? undefined : sharedWasmPasses());
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });

@@ -5,3 +5,5 @@ export * from './sampler.js';
 export * from './stop.js';
 export * from './nucleus.js';
 export * from './expsum.js';
+export * from './passes.js';
+export * from './wasm.js';

@@ -31,16 +31,27 @@ export function nucleusMass(mass: Float64Array, logits: Float32Array, n: number,
  * which comes last, sorted. scratch (n entries) holds the boundary bin while it is sorted.
  */
 export function nucleusCut(out: Int32Array, scratch: Int32Array, logits: Float32Array, n: number, max: number, mass: Float64Array, total: number, topP: number): number {
+  const at = nucleusBoundary(mass, total, topP);
+  const split = nucleusSplit(out, scratch, logits, n, max, at.boundary);
+  return nucleusFinish(out, split.size, scratch, split.inBoundary, logits, max, at.cum, at.target);
+}
+
+/** The bin the top-p boundary falls in, the mass of the bins before it, and the mass to reach. */
+export function nucleusBoundary(mass: Float64Array, total: number, topP: number): { boundary: number; cum: number; target: number } {
   const target = topP * total;
   let cum = 0;
-  let boundary = NUCLEUS_BINS - 1;
   for (let b = 0; b < NUCLEUS_BINS; b++) {
-    if (cum + mass[b] >= target) {
-      boundary = b;
-      break;
-    }
+    if (cum + mass[b] >= target) return { boundary: b, cum, target };
     cum += mass[b];
   }
+  return { boundary: NUCLEUS_BINS - 1, cum, target };
+}
+
+/**
+ * The pass over the vocabulary: ids of the tokens in bins before `boundary` into out (id order),
+ * those in the boundary bin into scratch. Returns how many of each.
+ */
+export function nucleusSplit(out: Int32Array, scratch: Int32Array, logits: Float32Array, n: number, max: number, boundary: number): { size: number; inBoundary: number } {
   let size = 0;
   let inBoundary = 0;
   for (let i = 0; i < n; i++) {
@@ -48,6 +59,14 @@ export function nucleusCut(out: Int32Array, scratch: Int32Array, logits: Float32
     if (b < boundary) out[size++] = i;
     else if (b === boundary) scratch[inBoundary++] = i;
   }
+  return { size, inBoundary };
+}
+
+/**
+ * Sort the boundary bin (scratch[0..inBoundary)) and append its tokens to out[0..size) until the
+ * cumulative mass reaches target; returns the new size.
+ */
+export function nucleusFinish(out: Int32Array, size: number, scratch: Int32Array, inBoundary: number, logits: Float32Array, max: number, cum: number, target: number): number {
   const edge = scratch.subarray(0, inBoundary);
   edge.sort((a, b) => (logits[b] - logits[a]) || (a - b));
   for (let j = 0; j < inBoundary; j++) {

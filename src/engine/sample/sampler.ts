@@ -3,13 +3,14 @@
 // over one reusable working copy of the logits. Float arithmetic is rounded to float32 where
 // llama.cpp computes in float, so boundary cases (cumulative sums, thresholds) decide the same way.
 // With top-k off, top-p runs over the whole vocabulary by binning (nucleus.ts) instead of sorting.
+// The passes over the whole vocabulary run in TypeScript or WebAssembly (passes.ts, wasm.ts).
 
 import { EngineError } from '../../shared/errors.js';
 import { validateSampling, type SamplingParams } from './params.js';
 import { createRng, randomSeed } from './rng.js';
-import { nucleusCut, nucleusMass, NUCLEUS_BINS } from './nucleus.js';
-import { expSumAndTop, expSumBelowMax, FUSED_TOP_MAX } from './expsum.js';
-import { selectTopK } from './select.js';
+import { nucleusBoundary, nucleusFinish, NUCLEUS_BINS } from './nucleus.js';
+import { FUSED_TOP_MAX } from './expsum.js';
+import { ScalarPasses, type VocabPasses } from './passes.js';
 
 export interface TokenProb {
   id: number;
@@ -57,14 +58,13 @@ export class Sampler {
   readonly params: Readonly<SamplingParams>;
   private rng: () => number;
   private seedInUse: number;
-  // Reusable buffers, grown to the vocabulary size on first use.
-  private work = new Float32Array(0); // (n_vocab) logits after penalties
-  private ids = new Int32Array(0); //    (n_vocab) candidate token ids
+  // Reusable buffers, grown to the vocabulary size on first use (the logits after penalties and the
+  // candidate ids are passes.work and passes.ids).
   private probs = new Float64Array(0); // (n_vocab) candidate weights for the draw
-  private scratch = new Int32Array(0); // (n_vocab) top-p's boundary bin
   private readonly mass = new Float64Array(NUCLEUS_BINS); // top-p's probability mass per bin
 
-  constructor(params: SamplingParams) {
+  /** passes: where the whole-vocabulary passes run (session.ts gives sharedWasmPasses()). */
+  constructor(params: SamplingParams, private readonly passes: VocabPasses = new ScalarPasses()) {
     validateSampling(params);
     this.params = Object.freeze({ ...params, stop: [...params.stop] });
     this.seedInUse = params.seed === -1 ? randomSeed() : params.seed;
@@ -83,26 +83,24 @@ export class Sampler {
   }
 
   private ensure(n: number): void {
-    if (this.work.length < n) {
-      this.work = new Float32Array(n);
-      this.ids = new Int32Array(n);
+    if (this.probs.length < n) {
       this.probs = new Float64Array(n);
-      this.scratch = new Int32Array(n);
     }
   }
 
   /** Pick the next token from `logits` (n_vocab), given the tokens so far (prompt + generated). */
   sample(logits: Float32Array, history: readonly number[]): SampleResult {
     const c = this.truncate(logits, history);
-    if (this.params.temperature <= 0) return { id: this.ids[0], top: c.top };
+    const ids = this.passes.ids;
+    if (this.params.temperature <= 0) return { id: ids[0], top: c.top };
     const sum = this.weigh(c.size, c.sorted);
     const target = sum * this.rng();
     let run = 0;
     for (let i = 0; i < c.size; i++) {
       run += this.probs[i];
-      if (run >= target) return { id: this.ids[i], top: c.top };
+      if (run >= target) return { id: ids[i], top: c.top };
     }
-    return { id: this.ids[c.size - 1], top: c.top };
+    return { id: ids[c.size - 1], top: c.top };
   }
 
   /**
@@ -111,10 +109,11 @@ export class Sampler {
    */
   candidates(logits: Float32Array, history: readonly number[]): TokenProb[] {
     const c = this.truncate(logits, history);
-    if (this.params.temperature <= 0) return [{ id: this.ids[0], p: 1 }];
+    const ids = this.passes.ids;
+    if (this.params.temperature <= 0) return [{ id: ids[0], p: 1 }];
     const sum = this.weigh(c.size, c.sorted);
     const out: TokenProb[] = [];
-    for (let i = 0; i < c.size; i++) out.push({ id: this.ids[i], p: this.probs[i] / sum });
+    for (let i = 0; i < c.size; i++) out.push({ id: ids[i], p: this.probs[i] / sum });
     return out;
   }
 
@@ -124,16 +123,11 @@ export class Sampler {
     const n = logits.length;
     if (n === 0) throw new EngineError('SAMPLE_EMPTY', 'The model returned no logits to sample from; the vocabulary is empty.');
     this.ensure(n);
-    const work = this.work, ids = this.ids;
+    const v = this.passes;
 
     // Penalties on a copy (NaN → -inf so it can never be picked), finding the max on the way.
-    work.set(logits);
-    let max = -Infinity;
-    for (let i = 0; i < n; i++) {
-      const v = work[i];
-      if (v > max) max = v;
-      else if (v !== v) work[i] = -Infinity;
-    }
+    let max = v.load(logits);
+    const work = v.work, ids = v.ids;
     const maxBefore = max;
     const penalised = applyPenalties(work, history, p.penaltyLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty);
     let rescan = false;
@@ -141,10 +135,7 @@ export class Sampler {
       if (logits[t] === maxBefore) rescan = true; // the max itself may have dropped
       else if (work[t] > max) max = work[t];
     }
-    if (rescan) {
-      max = -Infinity;
-      for (let i = 0; i < n; i++) if (work[i] > max) max = work[i];
-    }
+    if (rescan) max = v.max(n);
     if (max === -Infinity) throw new EngineError('SAMPLE_NO_CANDIDATES', 'Every logit is -inf or NaN; the model produced no usable distribution.');
 
     // The full distribution's normaliser, for the probabilities shown in the UI (and top-p).
@@ -157,14 +148,14 @@ export class Sampler {
     let sumAll: number;
     let nSorted: number;
     if (wholeVocabTopP) {
-      sumAll = nucleusMass(this.mass, work, n, max);
-      nSorted = selectTopK(ids, work, n, head);
+      sumAll = v.nucleusMass(this.mass, n, max);
+      nSorted = v.selectTopK(n, head);
     } else if (head <= FUSED_TOP_MAX) {
-      sumAll = expSumAndTop(ids, work, n, max, head);
+      sumAll = v.expSumAndTop(n, max, head);
       nSorted = Math.min(head, n);
     } else {
-      sumAll = expSumBelowMax(work, n, max);
-      nSorted = selectTopK(ids, work, n, head);
+      sumAll = v.expSum(n, max);
+      nSorted = v.selectTopK(n, head);
     }
     const top: TokenProb[] = [];
     for (let i = 0; i < Math.min(TOP_SHOWN, nSorted); i++) top.push({ id: ids[i], p: Math.exp(work[ids[i]] - max) / sumAll });
@@ -189,7 +180,10 @@ export class Sampler {
       if (useTopK) {
         size = topPCut(work, ids, size, p.topP, softmaxSum(work, ids, size, work[ids[0]]), work[ids[0]]) || size;
       } else {
-        size = nucleusCut(ids, this.scratch, work, n, max, this.mass, sumAll, p.topP);
+        // nucleusCut, with its pass over the vocabulary on the passes
+        const at = nucleusBoundary(this.mass, sumAll, p.topP);
+        const split = v.nucleusSplit(n, max, at.boundary);
+        size = nucleusFinish(ids, split.size, v.scratch, split.inBoundary, work, max, at.cum, at.target);
       }
     } else if (!useTopK) {
       for (let i = 0; i < n; i++) ids[i] = i;
@@ -216,7 +210,7 @@ export class Sampler {
    * = expf(l_i / T - max), returned with their (double) sum.
    */
   private weigh(size: number, sorted: boolean): number {
-    const work = this.work, ids = this.ids, probs = this.probs;
+    const work = this.passes.work, ids = this.passes.ids, probs = this.probs;
     const t = this.params.temperature;
     let maxL = -Infinity;
     for (let i = 0; i < size; i++) {

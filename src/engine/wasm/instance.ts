@@ -122,6 +122,34 @@ export class KernelInstance {
     return f;
   }
 
+  /** x[n] f32 in place: NaN → −inf; returns the largest value (assembly/sample.ts). */
+  scrubMax(x: number, n: number): number {
+    return this.fns.sample_scrub_max(x, n);
+  }
+
+  /**
+   * Σ exp(x[i] − top) over i < n (top: the finite max of x, no NaN), and the indices of the k
+   * largest into out[0..k) (i32), largest first, lower index first on ties.
+   */
+  expSumTop(out: number, x: number, n: number, top: number, k: number): number {
+    return this.fns.sample_expsum_top(out, x, n, top, k);
+  }
+
+  /** The indices of the k largest of x[n] (no NaN) into out[0..k), as expSumTop's; returns k clamped to n. */
+  selectTop(out: number, x: number, n: number, k: number): number {
+    return this.fns.sample_select_top(out, x, n, k);
+  }
+
+  /** mass[NUCLEUS_BINS] f64 ← top-p's bin masses of x[n] below top, as sample/nucleus.ts nucleusMass, bit for bit; returns the total. */
+  nucleusMass(mass: number, x: number, n: number, top: number): number {
+    return this.fns.sample_nucleus_mass(mass, x, n, top);
+  }
+
+  /** nucleusSplit: indices in bins before `boundary` into out, in it into scratch (that count: i32 at `count`); returns the first count. */
+  nucleusSplit(out: number, scratch: number, count: number, x: number, n: number, top: number, boundary: number): number {
+    return this.fns.sample_nucleus_split(out, scratch, count, x, n, top, boundary);
+  }
+
   /** A raw export, for benchmarks (mem_sum, mem_copy). */
   call(name: string, ...args: number[]): number {
     return this.fns[name](...args);

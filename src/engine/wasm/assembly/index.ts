@@ -12,6 +12,7 @@ export * from './legacy';
 export * from './kquants';
 export * from './membench';
 export * from './norm';
+export * from './sample';
 
 /** First byte after the module's static data: where the host's bump allocator may start. */
 export function heap_base(): usize {
