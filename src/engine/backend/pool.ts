@@ -17,10 +17,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../../shared/errors.js';
-import { rowBytes } from '../gguf/ggml-types.js';
+import { GgmlType, rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, storedRowBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
@@ -120,7 +120,8 @@ export class PoolBackend implements MatBackend {
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
     const kt = kernelFor(spec);
-    const rb = rowBytes(spec.type, spec.cols);
+    const rb = storedRowBytes(spec.type, spec.cols);
+    const fileRb = rowBytes(spec.type, spec.cols);
     const slices: Slice[] = [];
     const p = this.parts.length;
     for (let i = 0; i < p; i++) {
@@ -131,9 +132,15 @@ export class PoolBackend implements MatBackend {
       const arena = this.parts[i].arena;
       const size = (r1 - r0) * rb;
       const ptr = arena.alloc(size);
-      fill(arena.u8(ptr, size), r0 * rb);
+      fill(arena.u8(ptr, (r1 - r0) * fileRb), r0 * fileRb);
+      // F16: each row followed by its bitmap (layout.ts storedRowBytes), by the thread owning the memory
+      if (spec.type === GgmlType.F16) {
+        if (i === 0) this.main.call('layout_f16', ptr, r1 - r0, spec.cols);
+        else this.startJob(i, 'layout_f16', [ptr, r1 - r0, spec.cols]);
+      }
       slices.push({ part: i, r0, r1, ptr });
     }
+    this.waitAll();
     this.bytes += rb * spec.rows;
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices };
     return h;
