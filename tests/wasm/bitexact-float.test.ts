@@ -6,7 +6,7 @@
 //   (hsumF), then the columns past the last 16 one by one.
 // matvec (one token) and matmul (every token of a batch: widened rows, four tokens per pass) must
 // both give exactly that, every row of [r0, r1) and nothing outside it, for F16 both on plain rows
-// (cols·2 bytes) and on the rows the backends store (each followed by its bitmap of groups holding
+// (cols·2 bytes) and on the rows the backends store (each preceded by its bitmap of groups holding
 // a subnormal or Inf/NaN, written by layout_f16, which must also keep every half and mark exactly
 // those groups); dequant_f16 must widen all 65,536 halves exactly. F32 rows follow dot_f32's order
 // (the same, with columns past the last 16 first four at a time into lanes 0..3, then one by one).
@@ -52,8 +52,8 @@ function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; case
   return cases.map((c) => {
     const size = c.suffix === 'f32' ? 4 : 2;
     const stored = c.suffix === 'f16' ? ex.f16_row_bytes(c.cols) : c.cols * size;
-    const w = up(ex.heap_base());
-    const x = up(w + c.rows * stored);
+    const p = up(ex.heap_base());
+    const x = up(p + c.rows * stored);
     const one = up(x + c.x.length * 4);
     const out = up(one + c.rows * 4);
     const end = out + c.n * c.rows * 4;
@@ -61,9 +61,10 @@ function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; case
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     const results: number[] = [];
     for (const rowBytes of c.suffix === 'f16' ? [c.cols * 2, stored] : [stored]) {
-      if (c.suffix === 'f32') new Float32Array(memory.buffer, w, c.w.length).set(c.w);
-      else new Uint16Array(memory.buffer, w, c.w.length).set(c.w);
-      if (rowBytes !== c.cols * size) ex.layout_f16(w, c.rows, c.cols);
+      if (c.suffix === 'f32') new Float32Array(memory.buffer, p, c.w.length).set(c.w);
+      else new Uint16Array(memory.buffer, p, c.w.length).set(c.w);
+      if (rowBytes !== c.cols * size) ex.layout_f16(p, c.rows, c.cols);
+      const w = p + rowBytes - c.cols * size; // row 0's halves (after its bitmap)
       new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
       new Float32Array(memory.buffer, out, c.n * c.rows).fill(sentinel);
       ex[`matvec_${c.suffix}`](one, w, rowBytes, c.r0, c.r1, x, c.cols);
@@ -89,11 +90,12 @@ function runLayout({ wasm, halves, rows, cols }: { wasm: number[] | Uint8Array; 
   new Uint16Array(memory.buffer, w, halves.length).set(halves);
   ex.layout_f16(w, rows, cols);
   const dv = new DataView(memory.buffer);
+  const mb = rb - cols * 2; // each row: its bitmap, then its halves
   return {
     rowBytes: rb,
     rows: Array.from({ length: rows }, (_, r) => ({
-      halves: Array.from({ length: cols }, (_, i) => dv.getUint16(w + r * rb + i * 2, true)),
-      bits: Array.from({ length: (rb - cols * 2) / 4 }, (_, k) => dv.getUint32(w + r * rb + cols * 2 + k * 4, true)),
+      halves: Array.from({ length: cols }, (_, i) => dv.getUint16(w + r * rb + mb + i * 2, true)),
+      bits: Array.from({ length: mb / 4 }, (_, k) => dv.getUint32(w + r * rb + k * 4, true)),
     })),
   };
 }

@@ -133,12 +133,12 @@ export class PoolBackend implements MatBackend {
       const size = (r1 - r0) * rb;
       const ptr = arena.alloc(size);
       fill(arena.u8(ptr, (r1 - r0) * fileRb), r0 * fileRb);
-      // F16: each row followed by its bitmap (layout.ts storedRowBytes), by the thread owning the memory
+      // F16: each row preceded by its bitmap (layout.ts storedRowBytes), by the thread owning the memory
       if (spec.type === GgmlType.F16) {
         if (i === 0) this.main.call('layout_f16', ptr, r1 - r0, spec.cols);
         else this.startJob(i, 'layout_f16', [ptr, r1 - r0, spec.cols]);
       }
-      slices.push({ part: i, r0, r1, ptr });
+      slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
     }
     this.waitAll();
     this.bytes += rb * spec.rows;
@@ -316,11 +316,12 @@ export class PoolBackend implements MatBackend {
     if (!s) throw new EngineError('BAD_SHAPE', `row ${row} is outside tensor "${spec.name}" (${spec.rows} rows)`);
     const a = this.main.arena;
     let src = s.ptr + (row - s.r0) * rb;
-    const tmp = a.scratch(rb + 64 + spec.cols * 4);
-    const o = tmp + Math.ceil(rb / 64) * 64;
+    const len = rowBytes(spec.type, spec.cols); // what dequant reads (not an F16 row's bitmap)
+    const tmp = a.scratch(len + 64 + spec.cols * 4);
+    const o = tmp + Math.ceil(len / 64) * 64;
     if (s.part !== 0) {
       // The row lives in a worker's memory: copy its bytes here and dequantise on this thread.
-      a.u8(tmp, rb).set(this.parts[s.part].arena.u8(src, rb));
+      a.u8(tmp, len).set(this.parts[s.part].arena.u8(src, len));
       src = tmp;
     }
     this.main.dequant(kt, o, src, spec.cols);

@@ -56,14 +56,15 @@ export class WasmBackend implements MatBackend {
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
     const kt = kernelFor(spec);
+    const fileRb = rowBytes(spec.type, spec.cols);
     const rb = storedRowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
-    const ptr = this.k.arena.alloc(size);
-    fill(this.k.arena.u8(ptr, rowBytes(spec.type, spec.cols) * spec.rows), 0);
-    // F16: each row followed by its bitmap of subnormal/Inf/NaN groups (layout.ts storedRowBytes)
-    if (spec.type === GgmlType.F16) this.k.call('layout_f16', ptr, spec.rows, spec.cols);
+    const p = this.k.arena.alloc(size);
+    fill(this.k.arena.u8(p, fileRb * spec.rows), 0);
+    // F16: each row preceded by its bitmap of subnormal/Inf/NaN groups (layout.ts storedRowBytes)
+    if (spec.type === GgmlType.F16) this.k.call('layout_f16', p, spec.rows, spec.cols);
     this.bytes += size;
-    const h: WasmWeight = { id: this.nextId++, spec, kt, ptr, rowBytes: rb };
+    const h: WasmWeight = { id: this.nextId++, spec, kt, ptr: p + rb - fileRb, rowBytes: rb };
     return h;
   }
 

@@ -55,9 +55,10 @@ export function kernelType(type: number): KernelType | undefined {
 
 /**
  * Bytes per row as the WebAssembly backends store a weight: ggml's row, except F16, whose rows are
- * each followed by a bitmap of their groups of 16 halves holding a subnormal or Inf/NaN, 16 B per
- * 128 groups (assembly/float.ts f16_row_bytes). fill() writes ggml's rows contiguously; then
- * layout_f16(ptr, rows, cols) spreads them to this stride and writes the bitmaps, in place.
+ * each preceded by a bitmap of their groups of 16 halves holding a subnormal or Inf/NaN, 16 B per
+ * 128 groups (assembly/float.ts f16_row_bytes). fill() writes ggml's rows contiguously at p; then
+ * layout_f16(p, rows, cols) spreads them to this stride and writes the bitmaps, in place, and the
+ * kernels take p + storedRowBytes − rowBytes (row 0's halves) as the weight's address.
  */
 export function storedRowBytes(type: number, cols: number): number {
   const rb = rowBytes(type, cols);

@@ -348,16 +348,20 @@ const K: usize = memory.data<u8>([
 }
 
 // ---- F16 rows with a bitmap of special groups ---------------------------------------------------
-// The backends store an F16 weight row by row as cols·2 bytes of halves followed by markBytes(cols)
-// of bitmap, written once at load (layout_f16): bit g (of u32 word g >> 5) is set when halves
-// 16g..16g+15 hold a subnormal or an exponent-31 half. A subnormal in the raw widening is a
+// The backends store an F16 weight row by row as markBytes(cols) of bitmap, then the cols·2 bytes
+// of halves, written once at load (layout_f16), and hand the kernels the address of row 0's halves:
+// row r's bitmap is the markBytes before its halves, so matmul and dequant read the halves at the
+// row stride as ever, and matvec reads the bitmap just before the row, in the same sequential
+// stream (after the row, the bitmap was a cache miss the loop waits for: ~30% slower per token on
+// the 110M model). Bit g (of u32 word g >> 5) is set when halves 16g..16g+15 hold a subnormal or
+// an exponent-31 half. A subnormal in the raw widening is a
 // subnormal f32 operand, which costs a microcode assist on x86 (measured on this Xeon in V8: ~40 ns
 // per f32x4.mul instead of 0.33); exponent 31 gives a wrong value. Zeros are exact and cheap raw.
 // So the hot loop runs the raw widening with no check over each run of clear bits and widens only
 // the marked groups exactly (~4% of the groups of the 0.5B and 110M F16 models: each layer's
 // weights hold a few subnormals). matvec_f16 takes this path when rowBytes is the stored row's.
 
-/** Bytes of one row's bitmap: 16 per 128 groups of 16 halves (layout.ts f16RowBytes agrees). */
+/** Bytes of one row's bitmap: 16 per 128 groups of 16 halves (layout.ts storedRowBytes agrees). */
 // @ts-ignore: decorator
 @inline function markBytes(cols: i32): usize {
   return <usize>(((cols >> 4) + 127) >> 7) << 4;
@@ -596,15 +600,15 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
     // rows r0 + k and r0 + half + k together: two sequential weight streams in separate pages,
     // which the hardware prefetcher follows better than two adjacent rows
     const half = (r1 - r0) >> 1;
-    const m = <usize>cols << 1; // a row's bitmap follows its halves
-    if (rowBytes == m + markBytes(cols)) {
+    const mb = markBytes(cols); // a row's bitmap precedes its halves
+    if (rowBytes == (<usize>cols << 1) + mb) {
       for (let r = r0; r < r0 + half; r++) {
         const wa = w + <usize>r * rowBytes, wb = w + <usize>(r + half) * rowBytes;
-        dot2_f16_marked(out + (<usize>r << 2), out + (<usize>(r + half) << 2), wa, wb, wa + m, wb + m, ROW, xq, cols);
+        dot2_f16_marked(out + (<usize>r << 2), out + (<usize>(r + half) << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
       }
       if (((r1 - r0) & 1) != 0) {
         const wa = w + <usize>(r1 - 1) * rowBytes; // the last row with itself
-        dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa + m, wa + m, ROW, xq, cols);
+        dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa - mb, wa - mb, ROW, xq, cols);
       }
       return;
     }
@@ -617,28 +621,31 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
   }
 }
-/** Bytes of a row as the backends store F16 weights: the halves, then the row's bitmap (see dot2_f16_marked). */
+/** Bytes of a row as the backends store F16 weights: the row's bitmap, then its halves (see dot2_f16_marked). */
 export function f16_row_bytes(cols: i32): usize {
   return (<usize>cols << 1) + markBytes(cols);
 }
 
 /**
- * Rows of halves written contiguously at w (cols·2 bytes each) → rows of f16_row_bytes(cols), each
- * followed by its bitmap, in place (the memory at w must hold rows · f16_row_bytes(cols) bytes).
+ * Rows of halves written contiguously at p (cols·2 bytes each) → rows of f16_row_bytes(cols), each
+ * a bitmap and then the halves, in place (the memory at p must hold rows · f16_row_bytes(cols)
+ * bytes). The kernels then take w = p + f16_row_bytes(cols) − cols·2, row 0's halves.
  */
-export function layout_f16(w: usize, rows: i32, cols: i32): void {
+export function layout_f16(p: usize, rows: i32, cols: i32): void {
   const m = <usize>cols << 1;
-  const rb = m + markBytes(cols);
-  // last row first: row r moves up by r·markBytes, never onto a row not yet moved
-  for (let r = rows - 1; r > 0; r--) memory.copy(w + <usize>r * rb, w + <usize>r * m, m);
+  const mb = markBytes(cols);
+  const rb = m + mb;
+  // last row first: row r moves up by (r + 1)·mb, onto its own bytes and rows already moved
+  for (let r = rows - 1; r >= 0; r--) memory.copy(p + <usize>r * rb + mb, p + <usize>r * m, m);
   const groups = cols >> 4;
   for (let r = 0; r < rows; r++) {
-    const wr = w + <usize>r * rb;
-    memory.fill(wr + m, 0, markBytes(cols));
+    const bits = p + <usize>r * rb;
+    const wr = bits + mb;
+    memory.fill(bits, 0, mb);
     for (let g = 0; g < groups; g++) {
       const h = wr + (<usize>g << 5);
       if (v128.any_true(v128.or(subnormalOrInf(v128.load(h)), subnormalOrInf(v128.load(h, 16))))) {
-        const word = wr + m + (<usize>(g >> 5) << 2);
+        const word = bits + (<usize>(g >> 5) << 2);
         store<u32>(word, load<u32>(word) | (<u32>1 << (g & 31)));
       }
     }
