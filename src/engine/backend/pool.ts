@@ -17,10 +17,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../../shared/errors.js';
-import { rowBytes } from '../gguf/ggml-types.js';
+import { GgmlType, rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, storedRowBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
@@ -185,7 +185,8 @@ export class PoolBackend implements MatBackend {
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
     const kt = kernelFor(spec);
-    const rb = rowBytes(spec.type, spec.cols);
+    const rb = storedRowBytes(spec.type, spec.cols);
+    const fileRb = rowBytes(spec.type, spec.cols);
     const slices: Slice[] = [];
     const p = this.parts.length;
     for (let i = 0; i < p; i++) {
@@ -196,9 +197,15 @@ export class PoolBackend implements MatBackend {
       const arena = this.parts[i].arena;
       const size = (r1 - r0) * rb;
       const ptr = arena.alloc(size);
-      fill(arena.u8(ptr, size), r0 * rb);
-      slices.push({ part: i, r0, r1, ptr });
+      fill(arena.u8(ptr, (r1 - r0) * fileRb), r0 * fileRb);
+      // F16: each row preceded by its bitmap (layout.ts storedRowBytes), by the thread owning the memory
+      if (spec.type === GgmlType.F16) {
+        if (i === 0) this.main.call('layout_f16', ptr, r1 - r0, spec.cols);
+        else this.startJob(i, 'layout_f16', [ptr, r1 - r0, spec.cols]);
+      }
+      slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
     }
+    this.waitAll();
     this.bytes += rb * spec.rows;
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null };
     return h;
@@ -454,11 +461,12 @@ export class PoolBackend implements MatBackend {
     if (!s) throw new EngineError('BAD_SHAPE', `row ${row} is outside tensor "${spec.name}" (${spec.rows} rows)`);
     const a = this.main.arena;
     let src = s.ptr + (row - s.r0) * rb;
-    const tmp = a.scratch(rb + 64 + spec.cols * 4);
-    const o = tmp + Math.ceil(rb / 64) * 64;
+    const len = rowBytes(spec.type, spec.cols); // what dequant reads (not an F16 row's bitmap)
+    const tmp = a.scratch(len + 64 + spec.cols * 4);
+    const o = tmp + Math.ceil(len / 64) * 64;
     if (s.part !== 0) {
       // The row lives in a worker's memory: copy its bytes here and dequantise on this thread.
-      a.u8(tmp, rb).set(this.parts[s.part].arena.u8(src, rb));
+      a.u8(tmp, len).set(this.parts[s.part].arena.u8(src, len));
       src = tmp;
     }
     this.main.dequant(kt, o, src, spec.cols);

@@ -3,9 +3,9 @@
 // then every row is one SIMD block dot (src/engine/wasm/assembly).
 
 import { EngineError, ModelError } from '../../shared/errors.js';
-import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
+import { GgmlType, ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, widenBytes, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, storedRowBytes, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
 
@@ -56,12 +56,15 @@ export class WasmBackend implements MatBackend {
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
     const kt = kernelFor(spec);
-    const rb = rowBytes(spec.type, spec.cols);
+    const fileRb = rowBytes(spec.type, spec.cols);
+    const rb = storedRowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
-    const ptr = this.k.arena.alloc(size);
-    fill(this.k.arena.u8(ptr, size), 0);
+    const p = this.k.arena.alloc(size);
+    fill(this.k.arena.u8(p, fileRb * spec.rows), 0);
+    // F16: each row preceded by its bitmap of subnormal/Inf/NaN groups (layout.ts storedRowBytes)
+    if (spec.type === GgmlType.F16) this.k.call('layout_f16', p, spec.rows, spec.cols);
     this.bytes += size;
-    const h: WasmWeight = { id: this.nextId++, spec, kt, ptr, rowBytes: rb };
+    const h: WasmWeight = { id: this.nextId++, spec, kt, ptr: p + rb - fileRb, rowBytes: rb };
     return h;
   }
 

@@ -2,7 +2,7 @@
 // The activation layouts are the ones written by assembly/activation.ts (described in
 // assembly/common.ts); ggml's vec_dot_type per weight type is from ggml-cpu.c type_traits_cpu.
 
-import { GgmlType } from '../gguf/ggml-types.js';
+import { GgmlType, rowBytes } from '../gguf/ggml-types.js';
 
 /** The activation formats the kernels read. */
 export type ActKind = 'f32' | 'q8_0' | 'q8_1' | 'q8_K';
@@ -51,6 +51,18 @@ export const KERNEL_TYPES: ReadonlyMap<number, KernelType> = new Map(
 /** The kernel entry for a ggml type, or undefined when there is none. */
 export function kernelType(type: number): KernelType | undefined {
   return KERNEL_TYPES.get(type);
+}
+
+/**
+ * Bytes per row as the WebAssembly backends store a weight: ggml's row, except F16, whose rows are
+ * each preceded by a bitmap of their groups of 16 halves holding a subnormal or Inf/NaN, 16 B per
+ * 128 groups (assembly/float.ts f16_row_bytes). fill() writes ggml's rows contiguously at p; then
+ * layout_f16(p, rows, cols) spreads them to this stride and writes the bitmaps, in place, and the
+ * kernels take p + storedRowBytes − rowBytes (row 0's halves) as the weight's address.
+ */
+export function storedRowBytes(type: number, cols: number): number {
+  const rb = rowBytes(type, cols);
+  return type === GgmlType.F16 ? rb + Math.ceil(Math.floor(cols / 16) / 128) * 16 : rb;
 }
 
 /**

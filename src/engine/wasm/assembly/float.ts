@@ -126,6 +126,44 @@ const K: usize = memory.data<u8>([
   return s;
 }
 
+/** dot_f32 for rows wa and wb at once (two weight streams in flight, x loaded once) → outA, outB. */
+// @ts-ignore: decorator
+@inline function dot2_f32(outA: usize, outB: usize, wa: usize, wb: usize, x: usize, cols: i32): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= cols; i += 16) {
+    const o = <usize>i << 2;
+    let v = v128.load(x + o);
+    a0 = f32x4.add(a0, f32x4.mul(v128.load(wa + o), v));
+    b0 = f32x4.add(b0, f32x4.mul(v128.load(wb + o), v));
+    v = v128.load(x + o, 16);
+    a1 = f32x4.add(a1, f32x4.mul(v128.load(wa + o, 16), v));
+    b1 = f32x4.add(b1, f32x4.mul(v128.load(wb + o, 16), v));
+    v = v128.load(x + o, 32);
+    a2 = f32x4.add(a2, f32x4.mul(v128.load(wa + o, 32), v));
+    b2 = f32x4.add(b2, f32x4.mul(v128.load(wb + o, 32), v));
+    v = v128.load(x + o, 48);
+    a3 = f32x4.add(a3, f32x4.mul(v128.load(wa + o, 48), v));
+    b3 = f32x4.add(b3, f32x4.mul(v128.load(wb + o, 48), v));
+  }
+  for (; i + 4 <= cols; i += 4) {
+    const o = <usize>i << 2;
+    const v = v128.load(x + o);
+    a0 = f32x4.add(a0, f32x4.mul(v128.load(wa + o), v));
+    b0 = f32x4.add(b0, f32x4.mul(v128.load(wb + o), v));
+  }
+  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  let t = hsumF(f32x4.add(f32x4.add(b0, b1), f32x4.add(b2, b3)));
+  for (; i < cols; i++) {
+    const xi = load<f32>(x + (<usize>i << 2));
+    s += load<f32>(wa + (<usize>i << 2)) * xi;
+    t += load<f32>(wb + (<usize>i << 2)) * xi;
+  }
+  store<f32>(outA, s);
+  store<f32>(outB, t);
+}
+
 /**
  * W[r,:]·x for an F16 row: lane j of accumulator k sums columns 16i + 4k + j in order of i; then
  * hsumF((a0 + a1) + (a2 + a3)) and the columns past the last 16 one by one. This order is the
@@ -168,7 +206,9 @@ const K: usize = memory.data<u8>([
 // as (h >>s 3) & 0x8FFFE000 and the even ones as (h << 16 >>s 3) & 0x8FFFE000: the lanes hold
 // columns 2k and 2k+1, so the scaled activation is stored in that order (scaleX) and the
 // accumulators are interleaved back into dot_f16's lanes before the final sum. Groups holding a
-// subnormal (a subnormal f32 operand: a ~100-cycle assist on x86), Inf or NaN widen exactly instead.
+// subnormal (a subnormal f32 operand: a ~100-cycle assist on x86), Inf or NaN widen exactly instead:
+// found by a check per group on plain rows (dot2_f16_raw), or by the row's bitmap on the rows the
+// backends store (dot2_f16_marked, below: no check in the hot loop, ~1.25× in cache).
 // matvec_f16 takes this path when cols ≤ ROW_MAX (xs lives in ROW) and every |x| < 2^16, and runs
 // two rows at once (more weight bytes in flight: ~1.35× at memory speed on one thread).
 
@@ -307,6 +347,89 @@ const K: usize = memory.data<u8>([
   store<f32>(outB, rawFinish(f0, p0, f1, p1, wb, x, i, cols));
 }
 
+// ---- F16 rows with a bitmap of special groups ---------------------------------------------------
+// The backends store an F16 weight row by row as markBytes(cols) of bitmap, then the cols·2 bytes
+// of halves, written once at load (layout_f16), and hand the kernels the address of row 0's halves:
+// row r's bitmap is the markBytes before its halves, so matmul and dequant read the halves at the
+// row stride as ever, and matvec reads the bitmap just before the row, in the same sequential
+// stream (after the row, the bitmap was a cache miss the loop waits for: ~30% slower per token on
+// the 110M model). Bit g (of u32 word g >> 5) is set when halves 16g..16g+15 hold a subnormal or
+// an exponent-31 half. A subnormal in the raw widening is a
+// subnormal f32 operand, which costs a microcode assist on x86 (measured on this Xeon in V8: ~40 ns
+// per f32x4.mul instead of 0.33); exponent 31 gives a wrong value. Zeros are exact and cheap raw.
+// So the hot loop runs the raw widening with no check over each run of clear bits and widens only
+// the marked groups exactly (~4% of the groups of the 0.5B and 110M F16 models: each layer's
+// weights hold a few subnormals). matvec_f16 takes this path when rowBytes is the stored row's.
+
+/** Bytes of one row's bitmap: 16 per 128 groups of 16 halves (layout.ts storedRowBytes agrees). */
+// @ts-ignore: decorator
+@inline function markBytes(cols: i32): usize {
+  return <usize>(((cols >> 4) + 127) >> 7) << 4;
+}
+
+/** Lanes of an i16x8 of halves that are subnormal or have exponent 31 → all ones. */
+// @ts-ignore: decorator
+@inline function subnormalOrInf(h: v128): v128 {
+  const a = v128.and(h, i16x8.splat(0x7fff));
+  return v128.or(i16x8.lt_u(i16x8.sub(a, i16x8.splat(1)), i16x8.splat(0x3ff)), i16x8.ge_u(a, i16x8.splat(0x7c00)));
+}
+
+/** dot_f16_raw for rows wa and wb (bitmaps ba, bb) at once, checking nothing inside a run of clear groups. */
+// @ts-ignore: decorator
+@inline function dot2_f16_marked(outA: usize, outB: usize, wa: usize, wb: usize, ba: usize, bb: usize, xs: usize, x: usize, cols: i32): void {
+  let e0 = f32x4.splat(0), o0 = f32x4.splat(0), e1 = f32x4.splat(0), o1 = f32x4.splat(0);
+  let f0 = f32x4.splat(0), p0 = f32x4.splat(0), f1 = f32x4.splat(0), p1 = f32x4.splat(0);
+  const groups = cols >> 4;
+  let g = 0;
+  for (let k = 0; g < groups; k++) {
+    // the groups of word k either row marks; each pass runs up to the next one, then widens it exactly
+    let m = load<u32>(ba + (<usize>k << 2)) | load<u32>(bb + (<usize>k << 2));
+    const gEnd = min(g + 32, groups);
+    while (g < gEnd) {
+      const stop = m == 0 ? gEnd : (k << 5) + <i32>ctz(m);
+      for (; g < stop; g++) {
+        const ib = <usize>g << 5;
+        const a0 = v128.load(wa + ib), a1 = v128.load(wa + ib, 16);
+        const b0 = v128.load(wb + ib), b1 = v128.load(wb + ib, 16);
+        const o = xs + (ib << 1);
+        let v = v128.load(o);
+        e0 = f32x4.add(e0, f32x4.mul(rawEven(a0), v));
+        f0 = f32x4.add(f0, f32x4.mul(rawEven(b0), v));
+        v = v128.load(o, 16);
+        o0 = f32x4.add(o0, f32x4.mul(rawOdd(a0), v));
+        p0 = f32x4.add(p0, f32x4.mul(rawOdd(b0), v));
+        v = v128.load(o, 32);
+        e1 = f32x4.add(e1, f32x4.mul(rawEven(a1), v));
+        f1 = f32x4.add(f1, f32x4.mul(rawEven(b1), v));
+        v = v128.load(o, 48);
+        o1 = f32x4.add(o1, f32x4.mul(rawOdd(a1), v));
+        p1 = f32x4.add(p1, f32x4.mul(rawOdd(b1), v));
+      }
+      if (g >= gEnd) break;
+      m &= m - 1;
+      const ib = <usize>g << 5;
+      const a0 = v128.load(wa + ib), a1 = v128.load(wa + ib, 16);
+      const b0 = v128.load(wb + ib), b1 = v128.load(wb + ib, 16);
+      const o = xs + (ib << 1);
+      let v = f32x4.mul(v128.load(o), kv(96));
+      e0 = f32x4.add(e0, f32x4.mul(halfWiden(a0), v));
+      f0 = f32x4.add(f0, f32x4.mul(halfWiden(b0), v));
+      v = f32x4.mul(v128.load(o, 16), kv(96));
+      o0 = f32x4.add(o0, f32x4.mul(halfWiden(i32x4.shr_u(a0, 16)), v));
+      p0 = f32x4.add(p0, f32x4.mul(halfWiden(i32x4.shr_u(b0, 16)), v));
+      v = f32x4.mul(v128.load(o, 32), kv(96));
+      e1 = f32x4.add(e1, f32x4.mul(halfWiden(a1), v));
+      f1 = f32x4.add(f1, f32x4.mul(halfWiden(b1), v));
+      v = f32x4.mul(v128.load(o, 48), kv(96));
+      o1 = f32x4.add(o1, f32x4.mul(halfWiden(i32x4.shr_u(a1, 16)), v));
+      p1 = f32x4.add(p1, f32x4.mul(halfWiden(i32x4.shr_u(b1, 16)), v));
+      g++;
+    }
+  }
+  store<f32>(outA, rawFinish(e0, o0, e1, o1, wa, x, groups << 4, cols));
+  store<f32>(outB, rawFinish(f0, p0, f1, p1, wb, x, groups << 4, cols));
+}
+
 /** W[r,:]·x for a BF16 row, in dot_f16's order. */
 // @ts-ignore: decorator
 @inline function dot_bf16(w: usize, x: usize, cols: i32): f32 {
@@ -324,6 +447,40 @@ const K: usize = memory.data<u8>([
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < cols; i++) s += reinterpret<f32>(<u32>load<u16>(w + (<usize>i << 1)) << 16) * load<f32>(x + (<usize>i << 2));
   return s;
+}
+
+/** dot_bf16 for rows wa and wb at once (two weight streams in flight, x loaded once) → outA, outB. */
+// @ts-ignore: decorator
+@inline function dot2_bf16(outA: usize, outB: usize, wa: usize, wb: usize, x: usize, cols: i32): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= cols; i += 16) {
+    const ha0 = v128.load(wa + (<usize>i << 1)), ha1 = v128.load(wa + (<usize>i << 1), 16);
+    const hb0 = v128.load(wb + (<usize>i << 1)), hb1 = v128.load(wb + (<usize>i << 1), 16);
+    const o = x + (<usize>i << 2);
+    let v = v128.load(o);
+    a0 = f32x4.add(a0, f32x4.mul(bf16Lo(ha0), v));
+    b0 = f32x4.add(b0, f32x4.mul(bf16Lo(hb0), v));
+    v = v128.load(o, 16);
+    a1 = f32x4.add(a1, f32x4.mul(bf16Hi(ha0), v));
+    b1 = f32x4.add(b1, f32x4.mul(bf16Hi(hb0), v));
+    v = v128.load(o, 32);
+    a2 = f32x4.add(a2, f32x4.mul(bf16Lo(ha1), v));
+    b2 = f32x4.add(b2, f32x4.mul(bf16Lo(hb1), v));
+    v = v128.load(o, 48);
+    a3 = f32x4.add(a3, f32x4.mul(bf16Hi(ha1), v));
+    b3 = f32x4.add(b3, f32x4.mul(bf16Hi(hb1), v));
+  }
+  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  let t = hsumF(f32x4.add(f32x4.add(b0, b1), f32x4.add(b2, b3)));
+  for (; i < cols; i++) {
+    const xi = load<f32>(x + (<usize>i << 2));
+    s += reinterpret<f32>(<u32>load<u16>(wa + (<usize>i << 1)) << 16) * xi;
+    t += reinterpret<f32>(<u32>load<u16>(wb + (<usize>i << 1)) << 16) * xi;
+  }
+  store<f32>(outA, s);
+  store<f32>(outB, t);
 }
 
 // ---- prompt matmul ----------------------------------------------------------------------------
@@ -420,7 +577,13 @@ const TILE_S: usize = memory.data(64, 16);
 // dequant_T(out, w, cols): one row of W → f32.
 
 export function matvec_f32(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f32(w + <usize>r * rowBytes, xq, cols));
+  // rows r0 + k and r0 + half + k together, as matvec_f16
+  const half = (r1 - r0) >> 1;
+  for (let r = r0; r < r0 + half; r++) {
+    const rb = r + half;
+    dot2_f32(out + (<usize>r << 2), out + (<usize>rb << 2), w + <usize>r * rowBytes, w + <usize>rb * rowBytes, xq, cols);
+  }
+  if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_f32(w + <usize>(r1 - 1) * rowBytes, xq, cols));
 }
 export function matmul_f32(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
@@ -437,6 +600,18 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
     // rows r0 + k and r0 + half + k together: two sequential weight streams in separate pages,
     // which the hardware prefetcher follows better than two adjacent rows
     const half = (r1 - r0) >> 1;
+    const mb = markBytes(cols); // a row's bitmap precedes its halves
+    if (rowBytes == (<usize>cols << 1) + mb) {
+      for (let r = r0; r < r0 + half; r++) {
+        const wa = w + <usize>r * rowBytes, wb = w + <usize>(r + half) * rowBytes;
+        dot2_f16_marked(out + (<usize>r << 2), out + (<usize>(r + half) << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
+      }
+      if (((r1 - r0) & 1) != 0) {
+        const wa = w + <usize>(r1 - 1) * rowBytes; // the last row with itself
+        dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa - mb, wa - mb, ROW, xq, cols);
+      }
+      return;
+    }
     for (let r = r0; r < r0 + half; r++) {
       const rb = r + half;
       dot2_f16_raw(out + (<usize>r << 2), out + (<usize>rb << 2), w + <usize>r * rowBytes, w + <usize>rb * rowBytes, ROW, xq, cols);
@@ -446,6 +621,37 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
   }
 }
+/** Bytes of a row as the backends store F16 weights: the row's bitmap, then its halves (see dot2_f16_marked). */
+export function f16_row_bytes(cols: i32): usize {
+  return (<usize>cols << 1) + markBytes(cols);
+}
+
+/**
+ * Rows of halves written contiguously at p (cols·2 bytes each) → rows of f16_row_bytes(cols), each
+ * a bitmap and then the halves, in place (the memory at p must hold rows · f16_row_bytes(cols)
+ * bytes). The kernels then take w = p + f16_row_bytes(cols) − cols·2, row 0's halves.
+ */
+export function layout_f16(p: usize, rows: i32, cols: i32): void {
+  const m = <usize>cols << 1;
+  const mb = markBytes(cols);
+  const rb = m + mb;
+  // last row first: row r moves up by (r + 1)·mb, onto its own bytes and rows already moved
+  for (let r = rows - 1; r >= 0; r--) memory.copy(p + <usize>r * rb + mb, p + <usize>r * m, m);
+  const groups = cols >> 4;
+  for (let r = 0; r < rows; r++) {
+    const bits = p + <usize>r * rb;
+    const wr = bits + mb;
+    memory.fill(bits, 0, mb);
+    for (let g = 0; g < groups; g++) {
+      const h = wr + (<usize>g << 5);
+      if (v128.any_true(v128.or(subnormalOrInf(v128.load(h)), subnormalOrInf(v128.load(h, 16))))) {
+        const word = bits + (<usize>(g >> 5) << 2);
+        store<u32>(word, load<u32>(word) | (<u32>1 << (g & 31)));
+      }
+    }
+  }
+}
+
 export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
@@ -477,7 +683,13 @@ export function dequant_f16(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_bf16(w + <usize>r * rowBytes, xq, cols));
+  // rows r0 + k and r0 + half + k together, as matvec_f16
+  const half = (r1 - r0) >> 1;
+  for (let r = r0; r < r0 + half; r++) {
+    const rb = r + half;
+    dot2_bf16(out + (<usize>r << 2), out + (<usize>rb << 2), w + <usize>r * rowBytes, w + <usize>rb * rowBytes, xq, cols);
+  }
+  if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_bf16(w + <usize>(r1 - 1) * rowBytes, xq, cols));
 }
 export function matmul_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
