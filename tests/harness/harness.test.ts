@@ -307,7 +307,7 @@ describe('dev harness uploads', () => {
     const start = () => startHarness({ port: 0, userData, rendererDir: null, demoPath: DEMO, modelsDir: null, log: () => {} });
     const upload = (h: Harness, name: string, body: Uint8Array) =>
       fetch(`http://127.0.0.1:${h.port}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } })
-        .then((r) => r.json() as Promise<{ ok: boolean; value: OpenedModel }>);
+        .then((r) => r.json() as Promise<{ ok: boolean; value: OpenedModel }>, (e: Error) => { throw new Error(`upload ${name}: ${String((e as { cause?: unknown }).cause)}`); });
     try {
       let h = await start();
       const first = await upload(h, 'dropped.gguf', readFileSync(DEMO));
@@ -315,7 +315,8 @@ describe('dev harness uploads', () => {
       expect(first.ok && again.ok).toBe(true);
       expect(again.value.entry.path).toBe(first.value.entry.path);
       expect(first.value.entry.path.startsWith(join(userData, 'uploads'))).toBe(true);
-      expect(readFileSync(first.value.entry.path)).toEqual(readFileSync(DEMO));
+      // Buffer.equals: a deep toEqual over 1 MB takes seconds on a busy machine, past the server's keep-alive
+      expect(readFileSync(first.value.entry.path).equals(readFileSync(DEMO))).toBe(true);
       expect((await upload(h, 'broken.gguf', new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).ok).toBe(false);
       // one folder (the model's), no part files, nothing of the broken upload
       const left = readdirSync(join(userData, 'uploads'));

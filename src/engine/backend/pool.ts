@@ -201,7 +201,11 @@ export class PoolBackend implements MatBackend {
       // F16: each row preceded by its bitmap (layout.ts storedRowBytes), by the thread owning the memory
       if (spec.type === GgmlType.F16) {
         if (i === 0) this.main.call('layout_f16', ptr, r1 - r0, spec.cols);
-        else this.startJob(i, 'layout_f16', [ptr, r1 - r0, spec.cols]);
+        else {
+          const c = this.parts[i].ctrl!;
+          c.set([this.fnId('layout_f16'), ptr, r1 - r0, spec.cols], CTRL.JOBS);
+          this.start(i, 1);
+        }
       }
       slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
     }

@@ -150,7 +150,7 @@ export class KernelInstance {
     return this.fns.sample_nucleus_split(out, scratch, count, x, n, top, boundary);
   }
 
-  /** A raw export, for benchmarks (mem_sum, mem_copy). */
+  /** A raw export by name: benchmarks (mem_sum, mem_copy) and load-time layouts (layout_f16). */
   call(name: string, ...args: number[]): number {
     return this.fns[name](...args);
   }
