@@ -32,7 +32,6 @@ const K: usize = memory.data<u32>([
   0x8fffffff, 0x8fffffff, 0x8fffffff, 0x8fffffff, // 112 rawHalf's mask
   0x00007fff, 0x00007fff, 0x00007fff, 0x00007fff, // 128 half exponent and mantissa
   0x00008000, 0x00008000, 0x00008000, 0x00008000, // 144 half sign
-  0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, // 160 f32 magnitude
 ], 16);
 const K_EXP: usize = 0;
 const K_MIN: usize = 16;
@@ -44,7 +43,6 @@ const K_DOWN: usize = 96;
 const K_RAW: usize = 112;
 const K_HMAG: usize = 128;
 const K_HSIGN: usize = 144;
-const K_ABS: usize = 160;
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
   return v128.load(K + off);
@@ -126,7 +124,7 @@ const TWO112: f32 = 5.192296858534828e33;
 
 /**
  * roundHalf for |x| < 65520: without the clamp and the ·2^112·2^-112, which only serve overflow, so
- * the chain from x to the result is 6 operations shorter. The fast pass checks |x| apart (bigger).
+ * the chain from x to the result is 6 operations shorter. The fast pass checks |x| apart (roundHalfE).
  */
 // @ts-ignore: decorator
 @inline function roundHalfFinite(x: v128): v128 {
@@ -134,16 +132,22 @@ const TWO112: f32 = 5.192296858534828e33;
   return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kv(K_SIGN)));
 }
 
-/** big folded with |x| (as i32 lanes: NaN above infinity above every finite value; see isBig). */
+/**
+ * The fast pass's f16 of a sum x whose exponent field e = x & 0x7f800000 the caller keeps: folded
+ * into big (i32 max: one operation, where bigger takes two), it shows |x| ≥ 32768 or NaN (isBigE),
+ * a safe bound for roundHalfFinite's 65520 (a sum in [32768, 65520) just sends the call to the exact
+ * pass, rare as roundHalf's own overflow).
+ */
 // @ts-ignore: decorator
-@inline function bigger(big: v128, x: v128): v128 {
-  return i32x4.max_s(big, v128.and(x, kv(K_ABS)));
+@inline function roundHalfE(x: v128, e: v128): v128 {
+  const c = i32x4.add(i32x4.max_s(e, kv(K_MIN)), kv(K_C));
+  return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kv(K_SIGN)));
 }
 
-/** Whether a value folded into big by bigger was 65520 or more in magnitude, or NaN: roundHalfFinite's limit. */
+/** Whether an exponent field folded into big (roundHalfE) was 2^15 or more (|x| ≥ 32768), or NaN. */
 // @ts-ignore: decorator
-@inline function isBig(big: v128): bool {
-  return v128.any_true(i32x4.ge_s(big, i32x4.splat(0x477ff000)));
+@inline function isBigE(big: v128): bool {
+  return v128.any_true(i32x4.ge_s(big, i32x4.splat(0x47000000)));
 }
 
 /** Sum of four f32 lanes. */
@@ -181,13 +185,29 @@ const TWO112: f32 = 5.192296858534828e33;
   return hsum(acc);
 }
 
+/**
+ * acc + a·b where a·b is exact (a product of two halves, or of a half and a half ·2^112): one
+ * rounding whether the engine fuses it or not, so relaxed SIMD's madd (one instruction) is exact.
+ */
+// @ts-ignore: decorator
+@inline function addExact(acc: v128, a: v128, b: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);
+  return f32x4.add(acc, f32x4.mul(a, b));
+}
+
 /** Σ over the 64-element chunks c of q[64c + o ..+4]·k[same]: lanes o..o+3 of ggml's accumulators. */
 // @ts-ignore: decorator
 @inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32): v128 {
-  if (np == 64) return f32x4.mul(v128.load(q + (<usize>o << 2)), row4<T>(k, o)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
-  let acc = f32x4.splat(0);
-  for (let c = o; c < np; c += 64) acc = f32x4.add(acc, f32x4.mul(v128.load(q + (<usize>c << 2)), row4<T>(k, c))); // a product of halves is exact
+  let acc = f32x4.mul(v128.load(q + (<usize>o << 2)), row4<T>(k, o)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
+  for (let c = o + 64; c < np; c += 64) acc = addExact(acc, v128.load(q + (<usize>c << 2)), row4<T>(k, c));
   return acc;
+}
+
+/** chunkLanes(o) + chunkLanes(o + 32), the fold by 32: with one chunk, the add fused into lane o's product. */
+// @ts-ignore: decorator
+@inline function chunkPair<T>(q: usize, k: usize, np: i32, o: i32): v128 {
+  if (np == 64) return addExact(chunkLanes<T>(q, k, np, o + 32), v128.load(q + (<usize>o << 2)), row4<T>(k, o));
+  return f32x4.add(chunkLanes<T>(q, k, np, o), chunkLanes<T>(q, k, np, o + 32));
 }
 
 /**
@@ -202,10 +222,10 @@ const TWO112: f32 = 5.192296858534828e33;
   let sum: f64 = 0;
   if (np > 0) {
     // lanes 4m..4m+3 after the folds by 32 and 16, m = 0..3
-    const u0 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 0), chunkLanes<T>(q, k, np, 32)), f32x4.add(chunkLanes<T>(q, k, np, 16), chunkLanes<T>(q, k, np, 48)));
-    const u1 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 4), chunkLanes<T>(q, k, np, 36)), f32x4.add(chunkLanes<T>(q, k, np, 20), chunkLanes<T>(q, k, np, 52)));
-    const u2 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 8), chunkLanes<T>(q, k, np, 40)), f32x4.add(chunkLanes<T>(q, k, np, 24), chunkLanes<T>(q, k, np, 56)));
-    const u3 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 12), chunkLanes<T>(q, k, np, 44)), f32x4.add(chunkLanes<T>(q, k, np, 28), chunkLanes<T>(q, k, np, 60)));
+    const u0 = f32x4.add(chunkPair<T>(q, k, np, 0), chunkPair<T>(q, k, np, 16));
+    const u1 = f32x4.add(chunkPair<T>(q, k, np, 4), chunkPair<T>(q, k, np, 20));
+    const u2 = f32x4.add(chunkPair<T>(q, k, np, 8), chunkPair<T>(q, k, np, 24));
+    const u3 = f32x4.add(chunkPair<T>(q, k, np, 12), chunkPair<T>(q, k, np, 28));
     sum = <f64>hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
   }
   for (let i = np; i < n; i += 4) {
@@ -315,10 +335,22 @@ const CHUNK: i32 = 16;
   return fmaF(a, v, f64x2.splat(<f64>cv));
 }
 
-/** f16 of a sum: roundHalf, or in the fast pass (raw) roundHalfFinite, the sum checked apart (bigger). */
+/** f16 of a sum: roundHalf, or in the fast pass (raw) roundHalfFinite, the sum checked apart (expOf). */
 // @ts-ignore: decorator
 @inline function toHalf(y: v128, raw: bool): v128 {
   return raw ? roundHalfFinite(y) : roundHalf(y);
+}
+
+/** The exponent field of four f32 (for roundHalfE and the fast pass's overflow check). */
+// @ts-ignore: decorator
+@inline function expOf(y: v128): v128 {
+  return v128.and(y, kv(K_EXP));
+}
+
+/** toHalf of y with e = expOf(y) at hand. */
+// @ts-ignore: decorator
+@inline function toHalfE(y: v128, e: v128, raw: bool): v128 {
+  return raw ? roundHalfE(y, e) : roundHalf(y);
 }
 
 /** a·cm (an f32 multiply), then f16: ggml_vec_scale_f16 at a new maximum (cm ≤ 1: no overflow). */
@@ -333,7 +365,7 @@ const CHUNK: i32 = 16;
  * cm = 1 that would change nothing), then acc + v·cv (mad), f16. 32 lanes at a time stay in
  * registers for the chunk (eight chains of dependent operations, enough to hide their latency),
  * then 16, then 4. fused, raw: constants in each copy; big: a v128 cell where the fast pass
- * folds its sums (bigger).
+ * folds its sums' exponents (roundHalfE).
  */
 // @ts-ignore: decorator
 @inline function f16Lanes<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
@@ -371,15 +403,16 @@ const CHUNK: i32 = 16;
       const y5 = mad(a5, row4<T>(vt, i + 20), c, fused);
       const y6 = mad(a6, row4<T>(vt, i + 24), c, fused);
       const y7 = mad(a7, row4<T>(vt, i + 28), c, fused);
-      if (raw) bg = bigger(bigger(bigger(bigger(bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3), y4), y5), y6), y7);
-      a0 = toHalf(y0, raw);
-      a1 = toHalf(y1, raw);
-      a2 = toHalf(y2, raw);
-      a3 = toHalf(y3, raw);
-      a4 = toHalf(y4, raw);
-      a5 = toHalf(y5, raw);
-      a6 = toHalf(y6, raw);
-      a7 = toHalf(y7, raw);
+      const e0 = expOf(y0), e1 = expOf(y1), e2 = expOf(y2), e3 = expOf(y3), e4 = expOf(y4), e5 = expOf(y5), e6 = expOf(y6), e7 = expOf(y7);
+      if (raw) bg = i32x4.max_s(i32x4.max_s(i32x4.max_s(bg, i32x4.max_s(e0, e1)), i32x4.max_s(i32x4.max_s(e2, e3), i32x4.max_s(e4, e5))), i32x4.max_s(e6, e7));
+      a0 = toHalfE(y0, e0, raw);
+      a1 = toHalfE(y1, e1, raw);
+      a2 = toHalfE(y2, e2, raw);
+      a3 = toHalfE(y3, e3, raw);
+      a4 = toHalfE(y4, e4, raw);
+      a5 = toHalfE(y5, e5, raw);
+      a6 = toHalfE(y6, e6, raw);
+      a7 = toHalfE(y7, e7, raw);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -411,11 +444,12 @@ const CHUNK: i32 = 16;
       const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
       const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
       const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
-      if (raw) bg = bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3);
-      a0 = toHalf(y0, raw);
-      a1 = toHalf(y1, raw);
-      a2 = toHalf(y2, raw);
-      a3 = toHalf(y3, raw);
+      const e0 = expOf(y0), e1 = expOf(y1), e2 = expOf(y2), e3 = expOf(y3);
+      if (raw) bg = i32x4.max_s(i32x4.max_s(bg, i32x4.max_s(e0, e1)), i32x4.max_s(e2, e3));
+      a0 = toHalfE(y0, e0, raw);
+      a1 = toHalfE(y1, e1, raw);
+      a2 = toHalfE(y2, e2, raw);
+      a3 = toHalfE(y3, e3, raw);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -431,8 +465,9 @@ const CHUNK: i32 = 16;
       const m = load<f32>(cm + (<usize>t << 2));
       if (m != 1) a0 = scaleHalf(a0, m, raw);
       const y0 = mad(a0, row4<T>(vt, i), load<f32>(cv + (<usize>t << 2)), fused);
-      if (raw) bg = bigger(bg, y0);
-      a0 = toHalf(y0, raw);
+      const e0 = expOf(y0);
+      if (raw) bg = i32x4.max_s(bg, e0);
+      a0 = toHalfE(y0, e0, raw);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -461,8 +496,9 @@ const CHUNK: i32 = 16;
     for (let i = 0; i < hdV; i += 4) {
       const p = acc + (<usize>i << 2);
       const y = mad(v128.load(p), row4<T>(vt, i), c, false);
-      if (raw) bg = bigger(bg, y);
-      v128.store(p, toHalf(y, raw));
+      const e = expOf(y);
+      if (raw) bg = i32x4.max_s(bg, e);
+      v128.store(p, toHalfE(y, e, raw));
     }
     vt += vStride;
   }
@@ -553,7 +589,7 @@ const CHUNK: i32 = 16;
   const sc = vf + (<usize>(CHUNK * hdV) << 2); // scores [CHUNK]
   const cm = sc + (<usize>CHUNK << 2); // factors [CHUNK] (f16Softmax)
   const cv = cm + (<usize>CHUNK << 2);
-  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums before f16 (bigger)
+  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums' exponents before f16 (roundHalfE)
   // every head: q rounded to f16 (·2^112 for raw K), accumulator cleared, M = −inf, S = 0
   for (let h = 0; h < nHead; h++) {
     const qh = q + (<usize>(h * hdK) << 2);
@@ -599,7 +635,7 @@ const CHUNK: i32 = 16;
       }
     }
   }
-  if (raw && (hasInfNaN(bad) || isBig(load<v128>(big)))) return false;
+  if (raw && (hasInfNaN(bad) || isBigE(load<v128>(big)))) return false;
   for (let h = 0; h < nHead; h++) {
     const S = load<f32>(ss + (<usize>h << 2));
     const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
