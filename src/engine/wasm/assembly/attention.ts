@@ -136,12 +136,13 @@ const TWO112: f32 = 5.192296858534828e33;
  * The fast pass's f16 of a sum x whose exponent field e = x & 0x7f800000 the caller keeps: folded
  * into big (i32 max: one operation, where bigger takes two), it shows |x| ≥ 32768 or NaN (isBigE),
  * a safe bound for roundHalfFinite's 65520 (a sum in [32768, 65520) just sends the call to the exact
- * pass, rare as roundHalf's own overflow).
+ * pass, rare as roundHalf's own overflow). The constants come in as values (K_MIN, K_C, K_SIGN), loaded
+ * once before a loop: V8 does not hoist loads, and a register is cheaper than a load per use.
  */
 // @ts-ignore: decorator
-@inline function roundHalfE(x: v128, e: v128): v128 {
-  const c = i32x4.add(i32x4.max_s(e, kv(K_MIN)), kv(K_C));
-  return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kv(K_SIGN)));
+@inline function roundHalfE(x: v128, e: v128, kMin: v128, kC: v128, kSign: v128): v128 {
+  const c = i32x4.add(i32x4.max_s(e, kMin), kC);
+  return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kSign));
 }
 
 /** Whether an exponent field folded into big (roundHalfE) was 2^15 or more (|x| ≥ 32768), or NaN. */
@@ -174,6 +175,13 @@ const TWO112: f32 = 5.192296858534828e33;
   return load4h(p + (<usize>i << 1));
 }
 
+/** row4, with rawHalf's mask kRaw (K_RAW) as a value. */
+// @ts-ignore: decorator
+@inline function rowV<T>(p: usize, i: i32, kRaw: v128): v128 {
+  if (sizeof<T>() == 2 && isSigned<T>()) return v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(v128.load64_zero(p + (<usize>i << 1))), 13), kRaw);
+  return row4<T>(p, i);
+}
+
 /** Σ a[i]·b[i] over n f32 (a multiple of 4), four lanes of partial sums. */
 // @ts-ignore: decorator
 @inline function dotF(a: usize, b: usize, n: i32): f32 {
@@ -197,39 +205,39 @@ const TWO112: f32 = 5.192296858534828e33;
 
 /** Σ over the 64-element chunks c of q[64c + o ..+4]·k[same]: lanes o..o+3 of ggml's accumulators. */
 // @ts-ignore: decorator
-@inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32): v128 {
-  let acc = f32x4.mul(v128.load(q + (<usize>o << 2)), row4<T>(k, o)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
-  for (let c = o + 64; c < np; c += 64) acc = addExact(acc, v128.load(q + (<usize>c << 2)), row4<T>(k, c));
+@inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32, kRaw: v128): v128 {
+  let acc = f32x4.mul(v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
+  for (let c = o + 64; c < np; c += 64) acc = addExact(acc, v128.load(q + (<usize>c << 2)), rowV<T>(k, c, kRaw));
   return acc;
 }
 
 /** chunkLanes(o) + chunkLanes(o + 32), the fold by 32: with one chunk, the add fused into lane o's product. */
 // @ts-ignore: decorator
-@inline function chunkPair<T>(q: usize, k: usize, np: i32, o: i32): v128 {
-  if (np == 64) return addExact(chunkLanes<T>(q, k, np, o + 32), v128.load(q + (<usize>o << 2)), row4<T>(k, o));
-  return f32x4.add(chunkLanes<T>(q, k, np, o), chunkLanes<T>(q, k, np, o + 32));
+@inline function chunkPair<T>(q: usize, k: usize, np: i32, o: i32, kRaw: v128): v128 {
+  if (np == 64) return addExact(chunkLanes<T>(q, k, np, o + 32, kRaw), v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw));
+  return f32x4.add(chunkLanes<T>(q, k, np, o, kRaw), chunkLanes<T>(q, k, np, o + 32, kRaw));
 }
 
 /**
  * Σ q[i]·k[i] over n halves (n a multiple of 4) in the order of ggml_vec_dot_f16 on AVX-512 (the
  * reference, model/attention.ts dotF16, spells it out): 64 lanes summed over the 64-element chunks,
  * GGML_F32Cx16_REDUCE and _mm512_reduce_add_ps fold them by halves (32, 16, 8, 4, then hsum's 2 and
- * 1), and the n mod 64 left over are added one by one in f64. k: see row4.
+ * 1), and the n mod 64 left over are added one by one in f64. k: see row4 (kRaw: rowV).
  */
 // @ts-ignore: decorator
-@inline function dotF16<T>(q: usize, k: usize, n: i32): f32 {
+@inline function dotF16<T>(q: usize, k: usize, n: i32, kRaw: v128): f32 {
   const np = n & ~63;
   let sum: f64 = 0;
   if (np > 0) {
     // lanes 4m..4m+3 after the folds by 32 and 16, m = 0..3
-    const u0 = f32x4.add(chunkPair<T>(q, k, np, 0), chunkPair<T>(q, k, np, 16));
-    const u1 = f32x4.add(chunkPair<T>(q, k, np, 4), chunkPair<T>(q, k, np, 20));
-    const u2 = f32x4.add(chunkPair<T>(q, k, np, 8), chunkPair<T>(q, k, np, 24));
-    const u3 = f32x4.add(chunkPair<T>(q, k, np, 12), chunkPair<T>(q, k, np, 28));
+    const u0 = f32x4.add(chunkPair<T>(q, k, np, 0, kRaw), chunkPair<T>(q, k, np, 16, kRaw));
+    const u1 = f32x4.add(chunkPair<T>(q, k, np, 4, kRaw), chunkPair<T>(q, k, np, 20, kRaw));
+    const u2 = f32x4.add(chunkPair<T>(q, k, np, 8, kRaw), chunkPair<T>(q, k, np, 24, kRaw));
+    const u3 = f32x4.add(chunkPair<T>(q, k, np, 12, kRaw), chunkPair<T>(q, k, np, 28, kRaw));
     sum = <f64>hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
   }
   for (let i = np; i < n; i += 4) {
-    const p = f32x4.mul(v128.load(q + (<usize>i << 2)), row4<T>(k, i));
+    const p = f32x4.mul(v128.load(q + (<usize>i << 2)), rowV<T>(k, i, kRaw));
     sum += <f64>f32x4.extract_lane(p, 0);
     sum += <f64>f32x4.extract_lane(p, 1);
     sum += <f64>f32x4.extract_lane(p, 2);
@@ -343,15 +351,16 @@ const CHUNK: i32 = 16;
 
 /** The exponent field of four f32 (for roundHalfE and the fast pass's overflow check). */
 // @ts-ignore: decorator
-@inline function expOf(y: v128): v128 {
-  return v128.and(y, kv(K_EXP));
+@inline function expOf(y: v128, kExp: v128): v128 {
+  return v128.and(y, kExp);
 }
 
 /** toHalf of y with e = expOf(y) at hand. */
 // @ts-ignore: decorator
-@inline function toHalfE(y: v128, e: v128, raw: bool): v128 {
-  return raw ? roundHalfE(y, e) : roundHalf(y);
+@inline function toHalfE(y: v128, e: v128, raw: bool, kMin: v128, kC: v128, kSign: v128): v128 {
+  return raw ? roundHalfE(y, e, kMin, kC, kSign) : roundHalf(y);
 }
+
 
 /** a·cm (an f32 multiply), then f16: ggml_vec_scale_f16 at a new maximum (cm ≤ 1: no overflow). */
 // @ts-ignore: decorator
@@ -369,6 +378,7 @@ const CHUNK: i32 = 16;
  */
 // @ts-ignore: decorator
 @inline function f16Lanes<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
+  const kRaw = kv(K_RAW), kExp = kv(K_EXP), kMin = kv(K_MIN), kC = kv(K_C), kSign = kv(K_SIGN);
   let bg = i32x4.splat(0);
   let i = 0;
   for (; i + 32 <= hdV; i += 32) {
@@ -395,24 +405,24 @@ const CHUNK: i32 = 16;
         a7 = scaleHalf(a7, m, raw);
       }
       const c = load<f32>(cv + (<usize>t << 2));
-      const y0 = mad(a0, row4<T>(vt, i), c, fused);
-      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
-      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
-      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
-      const y4 = mad(a4, row4<T>(vt, i + 16), c, fused);
-      const y5 = mad(a5, row4<T>(vt, i + 20), c, fused);
-      const y6 = mad(a6, row4<T>(vt, i + 24), c, fused);
-      const y7 = mad(a7, row4<T>(vt, i + 28), c, fused);
-      const e0 = expOf(y0), e1 = expOf(y1), e2 = expOf(y2), e3 = expOf(y3), e4 = expOf(y4), e5 = expOf(y5), e6 = expOf(y6), e7 = expOf(y7);
+      const y0 = mad(a0, rowV<T>(vt, i, kRaw), c, fused);
+      const y1 = mad(a1, rowV<T>(vt, i + 4, kRaw), c, fused);
+      const y2 = mad(a2, rowV<T>(vt, i + 8, kRaw), c, fused);
+      const y3 = mad(a3, rowV<T>(vt, i + 12, kRaw), c, fused);
+      const y4 = mad(a4, rowV<T>(vt, i + 16, kRaw), c, fused);
+      const y5 = mad(a5, rowV<T>(vt, i + 20, kRaw), c, fused);
+      const y6 = mad(a6, rowV<T>(vt, i + 24, kRaw), c, fused);
+      const y7 = mad(a7, rowV<T>(vt, i + 28, kRaw), c, fused);
+      const e0 = expOf(y0, kExp), e1 = expOf(y1, kExp), e2 = expOf(y2, kExp), e3 = expOf(y3, kExp), e4 = expOf(y4, kExp), e5 = expOf(y5, kExp), e6 = expOf(y6, kExp), e7 = expOf(y7, kExp);
       if (raw) bg = i32x4.max_s(i32x4.max_s(i32x4.max_s(bg, i32x4.max_s(e0, e1)), i32x4.max_s(i32x4.max_s(e2, e3), i32x4.max_s(e4, e5))), i32x4.max_s(e6, e7));
-      a0 = toHalfE(y0, e0, raw);
-      a1 = toHalfE(y1, e1, raw);
-      a2 = toHalfE(y2, e2, raw);
-      a3 = toHalfE(y3, e3, raw);
-      a4 = toHalfE(y4, e4, raw);
-      a5 = toHalfE(y5, e5, raw);
-      a6 = toHalfE(y6, e6, raw);
-      a7 = toHalfE(y7, e7, raw);
+      a0 = toHalfE(y0, e0, raw, kMin, kC, kSign);
+      a1 = toHalfE(y1, e1, raw, kMin, kC, kSign);
+      a2 = toHalfE(y2, e2, raw, kMin, kC, kSign);
+      a3 = toHalfE(y3, e3, raw, kMin, kC, kSign);
+      a4 = toHalfE(y4, e4, raw, kMin, kC, kSign);
+      a5 = toHalfE(y5, e5, raw, kMin, kC, kSign);
+      a6 = toHalfE(y6, e6, raw, kMin, kC, kSign);
+      a7 = toHalfE(y7, e7, raw, kMin, kC, kSign);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -440,16 +450,16 @@ const CHUNK: i32 = 16;
         a3 = scaleHalf(a3, m, raw);
       }
       const c = load<f32>(cv + (<usize>t << 2));
-      const y0 = mad(a0, row4<T>(vt, i), c, fused);
-      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
-      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
-      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
-      const e0 = expOf(y0), e1 = expOf(y1), e2 = expOf(y2), e3 = expOf(y3);
+      const y0 = mad(a0, rowV<T>(vt, i, kRaw), c, fused);
+      const y1 = mad(a1, rowV<T>(vt, i + 4, kRaw), c, fused);
+      const y2 = mad(a2, rowV<T>(vt, i + 8, kRaw), c, fused);
+      const y3 = mad(a3, rowV<T>(vt, i + 12, kRaw), c, fused);
+      const e0 = expOf(y0, kExp), e1 = expOf(y1, kExp), e2 = expOf(y2, kExp), e3 = expOf(y3, kExp);
       if (raw) bg = i32x4.max_s(i32x4.max_s(bg, i32x4.max_s(e0, e1)), i32x4.max_s(e2, e3));
-      a0 = toHalfE(y0, e0, raw);
-      a1 = toHalfE(y1, e1, raw);
-      a2 = toHalfE(y2, e2, raw);
-      a3 = toHalfE(y3, e3, raw);
+      a0 = toHalfE(y0, e0, raw, kMin, kC, kSign);
+      a1 = toHalfE(y1, e1, raw, kMin, kC, kSign);
+      a2 = toHalfE(y2, e2, raw, kMin, kC, kSign);
+      a3 = toHalfE(y3, e3, raw, kMin, kC, kSign);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -464,10 +474,10 @@ const CHUNK: i32 = 16;
     for (let t = 0; t < n; t++) {
       const m = load<f32>(cm + (<usize>t << 2));
       if (m != 1) a0 = scaleHalf(a0, m, raw);
-      const y0 = mad(a0, row4<T>(vt, i), load<f32>(cv + (<usize>t << 2)), fused);
-      const e0 = expOf(y0);
+      const y0 = mad(a0, rowV<T>(vt, i, kRaw), load<f32>(cv + (<usize>t << 2)), fused);
+      const e0 = expOf(y0, kExp);
       if (raw) bg = i32x4.max_s(bg, e0);
-      a0 = toHalfE(y0, e0, raw);
+      a0 = toHalfE(y0, e0, raw, kMin, kC, kSign);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -482,6 +492,7 @@ const CHUNK: i32 = 16;
  */
 // @ts-ignore: decorator
 @inline function f16LanesMem<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, raw: bool, big: usize): void {
+  const kRaw = kv(K_RAW), kExp = kv(K_EXP), kMin = kv(K_MIN), kC = kv(K_C), kSign = kv(K_SIGN);
   let bg = i32x4.splat(0);
   let vt = v;
   for (let t = 0; t < n; t++) {
@@ -495,10 +506,10 @@ const CHUNK: i32 = 16;
     const c = load<f32>(cv + (<usize>t << 2));
     for (let i = 0; i < hdV; i += 4) {
       const p = acc + (<usize>i << 2);
-      const y = mad(v128.load(p), row4<T>(vt, i), c, false);
-      const e = expOf(y);
+      const y = mad(v128.load(p), rowV<T>(vt, i, kRaw), c, false);
+      const e = expOf(y, kExp);
       if (raw) bg = i32x4.max_s(bg, e);
-      v128.store(p, toHalfE(y, e, raw));
+      v128.store(p, toHalfE(y, e, raw, kMin, kC, kSign));
     }
     vt += vStride;
   }
@@ -522,9 +533,10 @@ const CHUNK: i32 = 16;
   q16: usize, k: usize, kStride: usize, v: usize, vStride: usize, n: i32, acc: usize, mp: usize, sp: usize,
   sc: usize, cm: usize, cv: usize, hdK: i32, hdV: i32, scale: f32, fused: bool, raw: bool, big: usize,
 ): void {
+  const kRaw = kv(K_RAW);
   let kt = k;
   for (let t = 0; t < n; t++) {
-    store<f32>(sc + (<usize>t << 2), dotF16<T>(q16, kt, hdK) * scale);
+    store<f32>(sc + (<usize>t << 2), dotF16<T>(q16, kt, hdK, kRaw) * scale);
     kt += kStride;
   }
   f16Softmax(sc, cm, cv, n, mp, sp, raw ? TWO112 : 1);
