@@ -206,15 +206,20 @@ const TWO112: f32 = 5.192296858534828e33;
 /** Σ over the 64-element chunks c of q[64c + o ..+4]·k[same]: lanes o..o+3 of ggml's accumulators. */
 // @ts-ignore: decorator
 @inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32, kRaw: v128): v128 {
-  let acc = f32x4.mul(v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
-  for (let c = o + 64; c < np; c += 64) acc = addExact(acc, v128.load(q + (<usize>c << 2)), rowV<T>(k, c, kRaw));
+  if (np == 64) return f32x4.mul(v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
+  let acc = f32x4.splat(0);
+  for (let c = o; c < np; c += 64) acc = addExact(acc, v128.load(q + (<usize>c << 2)), rowV<T>(k, c, kRaw));
   return acc;
 }
 
-/** chunkLanes(o) + chunkLanes(o + 32), the fold by 32: with one chunk, the add fused into lane o's product. */
+/**
+ * chunkLanes(o) + chunkLanes(o + 32), the fold by 32. With one chunk and relaxed SIMD, the add is
+ * fused into lane o's product (one instruction fewer; the plain build keeps the separate multiply,
+ * which V8 compiles better there).
+ */
 // @ts-ignore: decorator
 @inline function chunkPair<T>(q: usize, k: usize, np: i32, o: i32, kRaw: v128): v128 {
-  if (np == 64) return addExact(chunkLanes<T>(q, k, np, o + 32, kRaw), v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw));
+  if (ASC_FEATURE_RELAXED_SIMD && np == 64) return addExact(f32x4.mul(v128.load(q + (<usize>(o + 32) << 2)), rowV<T>(k, o + 32, kRaw)), v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw));
   return f32x4.add(chunkLanes<T>(q, k, np, o, kRaw), chunkLanes<T>(q, k, np, o + 32, kRaw));
 }
 
