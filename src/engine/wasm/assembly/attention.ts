@@ -134,7 +134,7 @@ const TWO112: f32 = 5.192296858534828e33;
 
 /**
  * The fast pass's f16 of a sum x whose exponent field e = x & 0x7f800000 the caller keeps: folded
- * into big (i32 max: one operation, where bigger takes two), it shows |x| ≥ 32768 or NaN (isBigE),
+ * into big (i32 max: one operation, where folding |x| took two), it shows |x| ≥ 32768 or NaN (isBigE),
  * a safe bound for roundHalfFinite's 65520 (a sum in [32768, 65520) just sends the call to the exact
  * pass, rare as roundHalf's own overflow). The constants come in as values (K_MIN, K_C, K_SIGN), loaded
  * once before a loop: V8 does not hoist loads, and a register is cheaper than a load per use.
@@ -301,8 +301,9 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
 // with q16 scaled by 2^112 and e^(s − M) too where it multiplies V, so every product (q·k, v·vs) is
 // the same number, bit for bit, for every finite half; and it rounds the accumulator to f16 without
 // the overflow handling (roundHalfFinite). It scans the rows it reads and keeps the largest sum it
-// rounded: if an infinity or NaN was in the cache, or a sum reached 65520 (f16 infinity) or NaN,
-// the call is done again by the exact pass (halfToF32 widening, roundHalf), which is rare.
+// rounded (its exponent field): if an infinity or NaN was in the cache, or a sum reached 32768 (a
+// safe bound for f16 infinity's 65520; see roundHalfE) or NaN, the call is done again by the exact
+// pass (halfToF32 widening, roundHalf), which is rare.
 //
 // The positions go by in chunks of CHUNK, and for each head in three steps: the chunk's scores (the
 // K dots), the online softmax's bookkeeping in scalars (M, S and each position's two factors), then
