@@ -223,6 +223,43 @@ const TWO112: f32 = 5.192296858534828e33;
   return f32x4.add(chunkLanes<T>(q, k, np, o, kRaw), chunkLanes<T>(q, k, np, o + 32, kRaw));
 }
 
+/** Four elements of a cache row as f32 from their loaded halves (h) or floats: see row4 (kRaw: rowV). */
+// @ts-ignore: decorator
+@inline function kAt<T>(h: v128, kRaw: v128): v128 {
+  if (sizeof<T>() == 4) return h;
+  if (isSigned<T>()) return v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), kRaw);
+  return halfToF32(i32x4.extend_low_i16x8_u(h));
+}
+
+/** qa·ka + qb·kb (chunkPair with one chunk), the products exact. */
+// @ts-ignore: decorator
+@inline function pairAt(qa: v128, ka: v128, qb: v128, kb: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return addExact(f32x4.mul(qb, kb), qa, ka);
+  return f32x4.add(f32x4.mul(qa, ka), f32x4.mul(qb, kb));
+}
+
+/**
+ * dotF16 of one 64-element chunk (n = 64), its loads at constant offsets: wasm adds those in the
+ * load instruction, where q + 4·o computed apart costs an instruction per load (V8 cannot fold an
+ * i32 add into the address, as it might wrap).
+ */
+// @ts-ignore: decorator
+@inline function dot64<T>(q: usize, k: usize, kRaw: v128): f32 {
+  const p0 = pairAt(v128.load(q, 0), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 0) : v128.load64_zero(k, 0), kRaw), v128.load(q, 128), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 128) : v128.load64_zero(k, 64), kRaw));
+  const p4 = pairAt(v128.load(q, 16), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 16) : v128.load64_zero(k, 8), kRaw), v128.load(q, 144), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 144) : v128.load64_zero(k, 72), kRaw));
+  const p8 = pairAt(v128.load(q, 32), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 32) : v128.load64_zero(k, 16), kRaw), v128.load(q, 160), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 160) : v128.load64_zero(k, 80), kRaw));
+  const p12 = pairAt(v128.load(q, 48), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 48) : v128.load64_zero(k, 24), kRaw), v128.load(q, 176), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 176) : v128.load64_zero(k, 88), kRaw));
+  const p16 = pairAt(v128.load(q, 64), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 64) : v128.load64_zero(k, 32), kRaw), v128.load(q, 192), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 192) : v128.load64_zero(k, 96), kRaw));
+  const p20 = pairAt(v128.load(q, 80), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 80) : v128.load64_zero(k, 40), kRaw), v128.load(q, 208), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 208) : v128.load64_zero(k, 104), kRaw));
+  const p24 = pairAt(v128.load(q, 96), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 96) : v128.load64_zero(k, 48), kRaw), v128.load(q, 224), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 224) : v128.load64_zero(k, 112), kRaw));
+  const p28 = pairAt(v128.load(q, 112), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 112) : v128.load64_zero(k, 56), kRaw), v128.load(q, 240), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 240) : v128.load64_zero(k, 120), kRaw));
+  const u0 = f32x4.add(p0, p16);
+  const u1 = f32x4.add(p4, p20);
+  const u2 = f32x4.add(p8, p24);
+  const u3 = f32x4.add(p12, p28);
+  return hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
+}
+
 /**
  * Σ q[i]·k[i] over n halves (n a multiple of 4) in the order of ggml_vec_dot_f16 on AVX-512 (the
  * reference, model/attention.ts dotF16, spells it out): 64 lanes summed over the 64-element chunks,
@@ -542,7 +579,7 @@ const CHUNK: i32 = 16;
   const kRaw = kv(K_RAW);
   let kt = k;
   for (let t = 0; t < n; t++) {
-    store<f32>(sc + (<usize>t << 2), dotF16<T>(q16, kt, hdK, kRaw) * scale);
+    store<f32>(sc + (<usize>t << 2), (hdK == 64 ? dot64<T>(q16, kt, kRaw) : dotF16<T>(q16, kt, hdK, kRaw)) * scale);
     kt += kStride;
   }
   f16Softmax(sc, cm, cv, n, mp, sp, raw ? TWO112 : 1);
