@@ -1,5 +1,5 @@
 // A/B of attn_f16 between two kernel builds, alternating in one process (the machine is shared and
-// noisy): node bin/run-ts.mjs bench/attn-ab.ts DIR_A DIR_B [positions...]. Shapes: llama 110M (12
+// noisy): node bin/run-ts.mjs bench/attn-f16-ab.ts DIR_A DIR_B [positions...]. Shapes: llama 110M (12
 // heads, head dim 64) and qwen2 0.5B (14 heads over 2 KV heads); one layer's cache, warm (L2), best
 // of many calls; prints µs per call and ns per (head, position).
 import { KernelInstance } from '../src/engine/wasm/instance.js';
