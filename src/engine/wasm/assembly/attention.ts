@@ -32,7 +32,6 @@ const K: usize = memory.data<u32>([
   0x8fffffff, 0x8fffffff, 0x8fffffff, 0x8fffffff, // 112 rawHalf's mask
   0x00007fff, 0x00007fff, 0x00007fff, 0x00007fff, // 128 half exponent and mantissa
   0x00008000, 0x00008000, 0x00008000, 0x00008000, // 144 half sign
-  0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, // 160 f32 magnitude
 ], 16);
 const K_EXP: usize = 0;
 const K_MIN: usize = 16;
@@ -44,7 +43,6 @@ const K_DOWN: usize = 96;
 const K_RAW: usize = 112;
 const K_HMAG: usize = 128;
 const K_HSIGN: usize = 144;
-const K_ABS: usize = 160;
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
   return v128.load(K + off);
@@ -126,7 +124,7 @@ const TWO112: f32 = 5.192296858534828e33;
 
 /**
  * roundHalf for |x| < 65520: without the clamp and the ·2^112·2^-112, which only serve overflow, so
- * the chain from x to the result is 6 operations shorter. The fast pass checks |x| apart (bigger).
+ * the chain from x to the result is 6 operations shorter. The fast pass checks |x| apart (roundHalfE).
  */
 // @ts-ignore: decorator
 @inline function roundHalfFinite(x: v128): v128 {
@@ -134,16 +132,23 @@ const TWO112: f32 = 5.192296858534828e33;
   return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kv(K_SIGN)));
 }
 
-/** big folded with |x| (as i32 lanes: NaN above infinity above every finite value; see isBig). */
+/**
+ * The fast pass's f16 of a sum x whose exponent field e = x & 0x7f800000 the caller keeps: folded
+ * into big (i32 max: one operation, where folding |x| took two), it shows |x| ≥ 32768 or NaN (isBigE),
+ * a safe bound for roundHalfFinite's 65520 (a sum in [32768, 65520) just sends the call to the exact
+ * pass, rare as roundHalf's own overflow). The constants come in as values (K_MIN, K_C, K_SIGN), loaded
+ * once before a loop: V8 does not hoist loads, and a register is cheaper than a load per use.
+ */
 // @ts-ignore: decorator
-@inline function bigger(big: v128, x: v128): v128 {
-  return i32x4.max_s(big, v128.and(x, kv(K_ABS)));
+@inline function roundHalfE(x: v128, e: v128, kMin: v128, kC: v128, kSign: v128): v128 {
+  const c = i32x4.add(i32x4.max_s(e, kMin), kC);
+  return v128.or(f32x4.sub(f32x4.add(x, c), c), v128.and(x, kSign));
 }
 
-/** Whether a value folded into big by bigger was 65520 or more in magnitude, or NaN: roundHalfFinite's limit. */
+/** Whether an exponent field folded into big (roundHalfE) was 2^15 or more (|x| ≥ 32768), or NaN. */
 // @ts-ignore: decorator
-@inline function isBig(big: v128): bool {
-  return v128.any_true(i32x4.ge_s(big, i32x4.splat(0x477ff000)));
+@inline function isBigE(big: v128): bool {
+  return v128.any_true(i32x4.ge_s(big, i32x4.splat(0x47000000)));
 }
 
 /** Sum of four f32 lanes. */
@@ -170,6 +175,13 @@ const TWO112: f32 = 5.192296858534828e33;
   return load4h(p + (<usize>i << 1));
 }
 
+/** row4, with rawHalf's mask kRaw (K_RAW) as a value. */
+// @ts-ignore: decorator
+@inline function rowV<T>(p: usize, i: i32, kRaw: v128): v128 {
+  if (sizeof<T>() == 2 && isSigned<T>()) return v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(v128.load64_zero(p + (<usize>i << 1))), 13), kRaw);
+  return row4<T>(p, i);
+}
+
 /** Σ a[i]·b[i] over n f32 (a multiple of 4), four lanes of partial sums. */
 // @ts-ignore: decorator
 @inline function dotF(a: usize, b: usize, n: i32): f32 {
@@ -181,35 +193,94 @@ const TWO112: f32 = 5.192296858534828e33;
   return hsum(acc);
 }
 
+/**
+ * acc + a·b where a·b is exact (a product of two halves, or of a half and a half ·2^112): one
+ * rounding whether the engine fuses it or not, so relaxed SIMD's madd (one instruction) is exact.
+ */
+// @ts-ignore: decorator
+@inline function addExact(acc: v128, a: v128, b: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);
+  return f32x4.add(acc, f32x4.mul(a, b));
+}
+
 /** Σ over the 64-element chunks c of q[64c + o ..+4]·k[same]: lanes o..o+3 of ggml's accumulators. */
 // @ts-ignore: decorator
-@inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32): v128 {
-  if (np == 64) return f32x4.mul(v128.load(q + (<usize>o << 2)), row4<T>(k, o)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
+@inline function chunkLanes<T>(q: usize, k: usize, np: i32, o: i32, kRaw: v128): v128 {
+  if (np == 64) return f32x4.mul(v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw)); // 0 + p = p (but for the sign of a zero score, which nothing sees)
   let acc = f32x4.splat(0);
-  for (let c = o; c < np; c += 64) acc = f32x4.add(acc, f32x4.mul(v128.load(q + (<usize>c << 2)), row4<T>(k, c))); // a product of halves is exact
+  for (let c = o; c < np; c += 64) acc = addExact(acc, v128.load(q + (<usize>c << 2)), rowV<T>(k, c, kRaw));
   return acc;
+}
+
+/**
+ * chunkLanes(o) + chunkLanes(o + 32), the fold by 32. With one chunk and relaxed SIMD, the add is
+ * fused into lane o's product (one instruction fewer; the plain build keeps the separate multiply,
+ * which V8 compiles better there).
+ */
+// @ts-ignore: decorator
+@inline function chunkPair<T>(q: usize, k: usize, np: i32, o: i32, kRaw: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD && np == 64) return addExact(f32x4.mul(v128.load(q + (<usize>(o + 32) << 2)), rowV<T>(k, o + 32, kRaw)), v128.load(q + (<usize>o << 2)), rowV<T>(k, o, kRaw));
+  return f32x4.add(chunkLanes<T>(q, k, np, o, kRaw), chunkLanes<T>(q, k, np, o + 32, kRaw));
+}
+
+/** Four elements of a cache row as f32 from their loaded halves (h) or floats: see row4 (kRaw: rowV). */
+// @ts-ignore: decorator
+@inline function kAt<T>(h: v128, kRaw: v128): v128 {
+  if (sizeof<T>() == 4) return h;
+  if (isSigned<T>()) return v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), kRaw);
+  return halfToF32(i32x4.extend_low_i16x8_u(h));
+}
+
+/** qa·ka + qb·kb (chunkPair with one chunk), the products exact. */
+// @ts-ignore: decorator
+@inline function pairAt(qa: v128, ka: v128, qb: v128, kb: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return addExact(f32x4.mul(qb, kb), qa, ka);
+  return f32x4.add(f32x4.mul(qa, ka), f32x4.mul(qb, kb));
+}
+
+/**
+ * dotF16 of one 64-element chunk (n = 64), its loads at constant offsets: wasm adds those in the
+ * load instruction, where q + 4·o computed apart costs an instruction per load (V8 cannot fold an
+ * i32 add into the address, as it might wrap). Relaxed build only: the plain one ran ~10% slower
+ * with it (measured A/B), for reasons in V8's code generation.
+ */
+// @ts-ignore: decorator
+@inline function dot64<T>(q: usize, k: usize, kRaw: v128): f32 {
+  const p0 = pairAt(v128.load(q, 0), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 0) : v128.load64_zero(k, 0), kRaw), v128.load(q, 128), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 128) : v128.load64_zero(k, 64), kRaw));
+  const p4 = pairAt(v128.load(q, 16), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 16) : v128.load64_zero(k, 8), kRaw), v128.load(q, 144), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 144) : v128.load64_zero(k, 72), kRaw));
+  const p8 = pairAt(v128.load(q, 32), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 32) : v128.load64_zero(k, 16), kRaw), v128.load(q, 160), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 160) : v128.load64_zero(k, 80), kRaw));
+  const p12 = pairAt(v128.load(q, 48), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 48) : v128.load64_zero(k, 24), kRaw), v128.load(q, 176), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 176) : v128.load64_zero(k, 88), kRaw));
+  const p16 = pairAt(v128.load(q, 64), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 64) : v128.load64_zero(k, 32), kRaw), v128.load(q, 192), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 192) : v128.load64_zero(k, 96), kRaw));
+  const p20 = pairAt(v128.load(q, 80), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 80) : v128.load64_zero(k, 40), kRaw), v128.load(q, 208), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 208) : v128.load64_zero(k, 104), kRaw));
+  const p24 = pairAt(v128.load(q, 96), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 96) : v128.load64_zero(k, 48), kRaw), v128.load(q, 224), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 224) : v128.load64_zero(k, 112), kRaw));
+  const p28 = pairAt(v128.load(q, 112), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 112) : v128.load64_zero(k, 56), kRaw), v128.load(q, 240), kAt<T>(sizeof<T>() == 4 ? v128.load(k, 240) : v128.load64_zero(k, 120), kRaw));
+  const u0 = f32x4.add(p0, p16);
+  const u1 = f32x4.add(p4, p20);
+  const u2 = f32x4.add(p8, p24);
+  const u3 = f32x4.add(p12, p28);
+  return hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
 }
 
 /**
  * Σ q[i]·k[i] over n halves (n a multiple of 4) in the order of ggml_vec_dot_f16 on AVX-512 (the
  * reference, model/attention.ts dotF16, spells it out): 64 lanes summed over the 64-element chunks,
  * GGML_F32Cx16_REDUCE and _mm512_reduce_add_ps fold them by halves (32, 16, 8, 4, then hsum's 2 and
- * 1), and the n mod 64 left over are added one by one in f64. k: see row4.
+ * 1), and the n mod 64 left over are added one by one in f64. k: see row4 (kRaw: rowV).
  */
 // @ts-ignore: decorator
-@inline function dotF16<T>(q: usize, k: usize, n: i32): f32 {
+@inline function dotF16<T>(q: usize, k: usize, n: i32, kRaw: v128): f32 {
   const np = n & ~63;
   let sum: f64 = 0;
   if (np > 0) {
     // lanes 4m..4m+3 after the folds by 32 and 16, m = 0..3
-    const u0 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 0), chunkLanes<T>(q, k, np, 32)), f32x4.add(chunkLanes<T>(q, k, np, 16), chunkLanes<T>(q, k, np, 48)));
-    const u1 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 4), chunkLanes<T>(q, k, np, 36)), f32x4.add(chunkLanes<T>(q, k, np, 20), chunkLanes<T>(q, k, np, 52)));
-    const u2 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 8), chunkLanes<T>(q, k, np, 40)), f32x4.add(chunkLanes<T>(q, k, np, 24), chunkLanes<T>(q, k, np, 56)));
-    const u3 = f32x4.add(f32x4.add(chunkLanes<T>(q, k, np, 12), chunkLanes<T>(q, k, np, 44)), f32x4.add(chunkLanes<T>(q, k, np, 28), chunkLanes<T>(q, k, np, 60)));
+    const u0 = f32x4.add(chunkPair<T>(q, k, np, 0, kRaw), chunkPair<T>(q, k, np, 16, kRaw));
+    const u1 = f32x4.add(chunkPair<T>(q, k, np, 4, kRaw), chunkPair<T>(q, k, np, 20, kRaw));
+    const u2 = f32x4.add(chunkPair<T>(q, k, np, 8, kRaw), chunkPair<T>(q, k, np, 24, kRaw));
+    const u3 = f32x4.add(chunkPair<T>(q, k, np, 12, kRaw), chunkPair<T>(q, k, np, 28, kRaw));
     sum = <f64>hsum(f32x4.add(f32x4.add(u0, u2), f32x4.add(u1, u3)));
   }
   for (let i = np; i < n; i += 4) {
-    const p = f32x4.mul(v128.load(q + (<usize>i << 2)), row4<T>(k, i));
+    const p = f32x4.mul(v128.load(q + (<usize>i << 2)), rowV<T>(k, i, kRaw));
     sum += <f64>f32x4.extract_lane(p, 0);
     sum += <f64>f32x4.extract_lane(p, 1);
     sum += <f64>f32x4.extract_lane(p, 2);
@@ -269,8 +340,9 @@ export function attn_scratch_bytes(nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32,
 // with q16 scaled by 2^112 and e^(s − M) too where it multiplies V, so every product (q·k, v·vs) is
 // the same number, bit for bit, for every finite half; and it rounds the accumulator to f16 without
 // the overflow handling (roundHalfFinite). It scans the rows it reads and keeps the largest sum it
-// rounded: if an infinity or NaN was in the cache, or a sum reached 65520 (f16 infinity) or NaN,
-// the call is done again by the exact pass (halfToF32 widening, roundHalf), which is rare.
+// rounded (its exponent field): if an infinity or NaN was in the cache, or a sum reached 32768 (a
+// safe bound for f16 infinity's 65520; see roundHalfE) or NaN, the call is done again by the exact
+// pass (halfToF32 widening, roundHalf), which is rare.
 //
 // The positions go by in chunks of CHUNK, and for each head in three steps: the chunk's scores (the
 // K dots), the online softmax's bookkeeping in scalars (M, S and each position's two factors), then
@@ -316,11 +388,24 @@ const CHUNK: i32 = 16;
   return fmaF(a, v, f64x2.splat(<f64>cv));
 }
 
-/** f16 of a sum: roundHalf, or in the fast pass (raw) roundHalfFinite, the sum checked apart (bigger). */
+/** f16 of a sum: roundHalf, or in the fast pass (raw) roundHalfFinite, the sum checked apart (expOf). */
 // @ts-ignore: decorator
 @inline function toHalf(y: v128, raw: bool): v128 {
   return raw ? roundHalfFinite(y) : roundHalf(y);
 }
+
+/** The exponent field of four f32 (for roundHalfE and the fast pass's overflow check). */
+// @ts-ignore: decorator
+@inline function expOf(y: v128, kExp: v128): v128 {
+  return v128.and(y, kExp);
+}
+
+/** toHalf of y with e = expOf(y) at hand. */
+// @ts-ignore: decorator
+@inline function toHalfE(y: v128, e: v128, raw: bool, kMin: v128, kC: v128, kSign: v128): v128 {
+  return raw ? roundHalfE(y, e, kMin, kC, kSign) : roundHalf(y);
+}
+
 
 /** a·cm (an f32 multiply), then f16: ggml_vec_scale_f16 at a new maximum (cm ≤ 1: no overflow). */
 // @ts-ignore: decorator
@@ -334,10 +419,11 @@ const CHUNK: i32 = 16;
  * cm = 1 that would change nothing), then acc + v·cv (mad), f16. 32 lanes at a time stay in
  * registers for the chunk (eight chains of dependent operations, enough to hide their latency),
  * then 16, then 4. fused, raw: constants in each copy; big: a v128 cell where the fast pass
- * folds its sums (bigger).
+ * folds its sums' exponents (roundHalfE).
  */
 // @ts-ignore: decorator
 @inline function f16Lanes<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, fused: bool, raw: bool, big: usize): void {
+  const kRaw = kv(K_RAW), kExp = kv(K_EXP), kMin = kv(K_MIN), kC = kv(K_C), kSign = kv(K_SIGN);
   let bg = i32x4.splat(0);
   let i = 0;
   for (; i + 32 <= hdV; i += 32) {
@@ -364,23 +450,24 @@ const CHUNK: i32 = 16;
         a7 = scaleHalf(a7, m, raw);
       }
       const c = load<f32>(cv + (<usize>t << 2));
-      const y0 = mad(a0, row4<T>(vt, i), c, fused);
-      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
-      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
-      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
-      const y4 = mad(a4, row4<T>(vt, i + 16), c, fused);
-      const y5 = mad(a5, row4<T>(vt, i + 20), c, fused);
-      const y6 = mad(a6, row4<T>(vt, i + 24), c, fused);
-      const y7 = mad(a7, row4<T>(vt, i + 28), c, fused);
-      if (raw) bg = bigger(bigger(bigger(bigger(bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3), y4), y5), y6), y7);
-      a0 = toHalf(y0, raw);
-      a1 = toHalf(y1, raw);
-      a2 = toHalf(y2, raw);
-      a3 = toHalf(y3, raw);
-      a4 = toHalf(y4, raw);
-      a5 = toHalf(y5, raw);
-      a6 = toHalf(y6, raw);
-      a7 = toHalf(y7, raw);
+      const y0 = mad(a0, rowV<T>(vt, i, kRaw), c, fused);
+      const y1 = mad(a1, rowV<T>(vt, i + 4, kRaw), c, fused);
+      const y2 = mad(a2, rowV<T>(vt, i + 8, kRaw), c, fused);
+      const y3 = mad(a3, rowV<T>(vt, i + 12, kRaw), c, fused);
+      const y4 = mad(a4, rowV<T>(vt, i + 16, kRaw), c, fused);
+      const y5 = mad(a5, rowV<T>(vt, i + 20, kRaw), c, fused);
+      const y6 = mad(a6, rowV<T>(vt, i + 24, kRaw), c, fused);
+      const y7 = mad(a7, rowV<T>(vt, i + 28, kRaw), c, fused);
+      const e0 = expOf(y0, kExp), e1 = expOf(y1, kExp), e2 = expOf(y2, kExp), e3 = expOf(y3, kExp), e4 = expOf(y4, kExp), e5 = expOf(y5, kExp), e6 = expOf(y6, kExp), e7 = expOf(y7, kExp);
+      if (raw) bg = i32x4.max_s(i32x4.max_s(i32x4.max_s(bg, i32x4.max_s(e0, e1)), i32x4.max_s(i32x4.max_s(e2, e3), i32x4.max_s(e4, e5))), i32x4.max_s(e6, e7));
+      a0 = toHalfE(y0, e0, raw, kMin, kC, kSign);
+      a1 = toHalfE(y1, e1, raw, kMin, kC, kSign);
+      a2 = toHalfE(y2, e2, raw, kMin, kC, kSign);
+      a3 = toHalfE(y3, e3, raw, kMin, kC, kSign);
+      a4 = toHalfE(y4, e4, raw, kMin, kC, kSign);
+      a5 = toHalfE(y5, e5, raw, kMin, kC, kSign);
+      a6 = toHalfE(y6, e6, raw, kMin, kC, kSign);
+      a7 = toHalfE(y7, e7, raw, kMin, kC, kSign);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -408,15 +495,16 @@ const CHUNK: i32 = 16;
         a3 = scaleHalf(a3, m, raw);
       }
       const c = load<f32>(cv + (<usize>t << 2));
-      const y0 = mad(a0, row4<T>(vt, i), c, fused);
-      const y1 = mad(a1, row4<T>(vt, i + 4), c, fused);
-      const y2 = mad(a2, row4<T>(vt, i + 8), c, fused);
-      const y3 = mad(a3, row4<T>(vt, i + 12), c, fused);
-      if (raw) bg = bigger(bigger(bigger(bigger(bg, y0), y1), y2), y3);
-      a0 = toHalf(y0, raw);
-      a1 = toHalf(y1, raw);
-      a2 = toHalf(y2, raw);
-      a3 = toHalf(y3, raw);
+      const y0 = mad(a0, rowV<T>(vt, i, kRaw), c, fused);
+      const y1 = mad(a1, rowV<T>(vt, i + 4, kRaw), c, fused);
+      const y2 = mad(a2, rowV<T>(vt, i + 8, kRaw), c, fused);
+      const y3 = mad(a3, rowV<T>(vt, i + 12, kRaw), c, fused);
+      const e0 = expOf(y0, kExp), e1 = expOf(y1, kExp), e2 = expOf(y2, kExp), e3 = expOf(y3, kExp);
+      if (raw) bg = i32x4.max_s(i32x4.max_s(bg, i32x4.max_s(e0, e1)), i32x4.max_s(e2, e3));
+      a0 = toHalfE(y0, e0, raw, kMin, kC, kSign);
+      a1 = toHalfE(y1, e1, raw, kMin, kC, kSign);
+      a2 = toHalfE(y2, e2, raw, kMin, kC, kSign);
+      a3 = toHalfE(y3, e3, raw, kMin, kC, kSign);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -431,9 +519,10 @@ const CHUNK: i32 = 16;
     for (let t = 0; t < n; t++) {
       const m = load<f32>(cm + (<usize>t << 2));
       if (m != 1) a0 = scaleHalf(a0, m, raw);
-      const y0 = mad(a0, row4<T>(vt, i), load<f32>(cv + (<usize>t << 2)), fused);
-      if (raw) bg = bigger(bg, y0);
-      a0 = toHalf(y0, raw);
+      const y0 = mad(a0, rowV<T>(vt, i, kRaw), load<f32>(cv + (<usize>t << 2)), fused);
+      const e0 = expOf(y0, kExp);
+      if (raw) bg = i32x4.max_s(bg, e0);
+      a0 = toHalfE(y0, e0, raw, kMin, kC, kSign);
       vt += vStride;
     }
     v128.store(p, a0);
@@ -448,6 +537,7 @@ const CHUNK: i32 = 16;
  */
 // @ts-ignore: decorator
 @inline function f16LanesMem<T>(acc: usize, v: usize, vStride: usize, cm: usize, cv: usize, n: i32, hdV: i32, raw: bool, big: usize): void {
+  const kRaw = kv(K_RAW), kExp = kv(K_EXP), kMin = kv(K_MIN), kC = kv(K_C), kSign = kv(K_SIGN);
   let bg = i32x4.splat(0);
   let vt = v;
   for (let t = 0; t < n; t++) {
@@ -461,9 +551,10 @@ const CHUNK: i32 = 16;
     const c = load<f32>(cv + (<usize>t << 2));
     for (let i = 0; i < hdV; i += 4) {
       const p = acc + (<usize>i << 2);
-      const y = mad(v128.load(p), row4<T>(vt, i), c, false);
-      if (raw) bg = bigger(bg, y);
-      v128.store(p, toHalf(y, raw));
+      const y = mad(v128.load(p), rowV<T>(vt, i, kRaw), c, false);
+      const e = expOf(y, kExp);
+      if (raw) bg = i32x4.max_s(bg, e);
+      v128.store(p, toHalfE(y, e, raw, kMin, kC, kSign));
     }
     vt += vStride;
   }
@@ -487,9 +578,10 @@ const CHUNK: i32 = 16;
   q16: usize, k: usize, kStride: usize, v: usize, vStride: usize, n: i32, acc: usize, mp: usize, sp: usize,
   sc: usize, cm: usize, cv: usize, hdK: i32, hdV: i32, scale: f32, fused: bool, raw: bool, big: usize,
 ): void {
+  const kRaw = kv(K_RAW);
   let kt = k;
   for (let t = 0; t < n; t++) {
-    store<f32>(sc + (<usize>t << 2), dotF16<T>(q16, kt, hdK) * scale);
+    store<f32>(sc + (<usize>t << 2), (ASC_FEATURE_RELAXED_SIMD && hdK == 64 ? dot64<T>(q16, kt, kRaw) : dotF16<T>(q16, kt, hdK, kRaw)) * scale);
     kt += kStride;
   }
   f16Softmax(sc, cm, cv, n, mp, sp, raw ? TWO112 : 1);
@@ -499,8 +591,18 @@ const CHUNK: i32 = 16;
 /** dst[t·n ..+n) = raw f32 (rawHalf) of the n halves at src + t·stride bytes, t < rows (n a multiple of 4). */
 // @ts-ignore: decorator
 @inline function widenRowsRaw(dst: usize, src: usize, stride: usize, rows: i32, n: i32): void {
+  const kRaw = kv(K_RAW);
   for (let t = 0; t < rows; t++) {
-    for (let i = 0; i < n; i += 4) v128.store(dst + (<usize>i << 2), load4raw(src + (<usize>i << 1)));
+    let i = 0;
+    for (; i + 16 <= n; i += 16) {
+      // four at a time: fewer loop steps
+      const d = dst + (<usize>i << 2);
+      v128.store(d, rowV<i16>(src, i, kRaw));
+      v128.store(d, rowV<i16>(src, i + 4, kRaw), 16);
+      v128.store(d, rowV<i16>(src, i + 8, kRaw), 32);
+      v128.store(d, rowV<i16>(src, i + 12, kRaw), 48);
+    }
+    for (; i < n; i += 4) v128.store(dst + (<usize>i << 2), rowV<i16>(src, i, kRaw));
     dst += <usize>n << 2;
     src += stride;
   }
@@ -519,6 +621,19 @@ const CHUNK: i32 = 16;
 /** bad folded with rows of n halves at p + t·stride bytes, t < rows (scanHalves). */
 // @ts-ignore: decorator
 @inline function scanRows(bad: v128, p: usize, stride: usize, rows: i32, n: i32): v128 {
+  if ((n & 63) == 0) {
+    // 64 halves per step in straight code (a loop step per 8 counted about as much as the scan)
+    for (let t = 0; t < rows; t++) {
+      for (let i = 0; i < n; i += 64) {
+        const q = p + (<usize>i << 1);
+        const a = i16x8.max_u(i16x8.max_u(i16x8.shl(v128.load(q), 1), i16x8.shl(v128.load(q, 16), 1)), i16x8.max_u(i16x8.shl(v128.load(q, 32), 1), i16x8.shl(v128.load(q, 48), 1)));
+        const b = i16x8.max_u(i16x8.max_u(i16x8.shl(v128.load(q, 64), 1), i16x8.shl(v128.load(q, 80), 1)), i16x8.max_u(i16x8.shl(v128.load(q, 96), 1), i16x8.shl(v128.load(q, 112), 1)));
+        bad = i16x8.max_u(bad, i16x8.max_u(a, b));
+      }
+      p += stride;
+    }
+    return bad;
+  }
   for (let t = 0; t < rows; t++) {
     bad = scanHalves(bad, p, n);
     p += stride;
@@ -554,7 +669,7 @@ const CHUNK: i32 = 16;
   const sc = vf + (<usize>(CHUNK * hdV) << 2); // scores [CHUNK]
   const cm = sc + (<usize>CHUNK << 2); // factors [CHUNK] (f16Softmax)
   const cv = cm + (<usize>CHUNK << 2);
-  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums before f16 (bigger)
+  const big = cv + (<usize>CHUNK << 2); // v128: the fast pass's sums' exponents before f16 (roundHalfE)
   // every head: q rounded to f16 (·2^112 for raw K), accumulator cleared, M = −inf, S = 0
   for (let h = 0; h < nHead; h++) {
     const qh = q + (<usize>(h * hdK) << 2);
@@ -600,7 +715,7 @@ const CHUNK: i32 = 16;
       }
     }
   }
-  if (raw && (hasInfNaN(bad) || isBig(load<v128>(big)))) return false;
+  if (raw && (hasInfNaN(bad) || isBigE(load<v128>(big)))) return false;
   for (let h = 0; h < nHead; h++) {
     const S = load<f32>(ss + (<usize>h << 2));
     const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
