@@ -26,7 +26,6 @@ const K: usize = memory.data<u8>([
   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, // 128 2·(smallest normal)
   0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, // 144 f32 sign
   0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, // 160 raw half mask 0x8FFFE000
-  0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, 0x00, 0x78, // 176 i16 exponent bits 4..1
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -206,11 +205,11 @@ const K: usize = memory.data<u8>([
 // as (h >>s 3) & 0x8FFFE000 and the even ones as (h << 16 >>s 3) & 0x8FFFE000: the lanes hold
 // columns 2k and 2k+1, so the scaled activation is stored in that order (scaleX) and the
 // accumulators are interleaved back into dot_f16's lanes before the final sum. Groups holding a
-// subnormal (a subnormal f32 operand: a ~100-cycle assist on x86), Inf or NaN widen exactly instead:
-// found by a check per group on plain rows (dot2_f16_raw), or by the row's bitmap on the rows the
-// backends store (dot2_f16_marked, below: no check in the hot loop, ~1.25× in cache).
-// matvec_f16 takes this path when cols ≤ ROW_MAX (xs lives in ROW) and every |x| < 2^16, and runs
-// two rows at once (more weight bytes in flight: ~1.35× at memory speed on one thread).
+// subnormal (a subnormal f32 operand: a ~100-cycle assist on x86), Inf or NaN widen exactly instead,
+// found by the row's bitmap on the rows the backends store (dot2_f16_marked, below: no check in the
+// hot loop). matvec_f16 takes this path on stored rows when cols ≤ ROW_MAX (xs lives in ROW) and
+// every |x| < 2^16, and runs two rows at once (more weight bytes in flight: ~1.35× at memory speed
+// on one thread); plain rows (cols·2 bytes, only ever given by tests) take dot_f16.
 
 /**
  * xs[0, c16) = x·2^112 with each group of 8 columns stored as 0, 2, 4, 6, 1, 3, 5, 7; false (xs
@@ -241,50 +240,7 @@ const K: usize = memory.data<u8>([
   return v128.and(i32x4.shr_s(h, 3), kv(160));
 }
 
-/** dot_f16(w, x, cols) from xs = scaleX(x). */
-// @ts-ignore: decorator
-@inline function dot_f16_raw(w: usize, xs: usize, x: usize, cols: i32): f32 {
-  let e0 = f32x4.splat(0), o0 = f32x4.splat(0), e1 = f32x4.splat(0), o1 = f32x4.splat(0);
-  let i = 0;
-  const c16 = cols & ~15;
-  // the common groups in an inner loop of their own, the rare ones outside it, so V8 keeps the
-  // accumulators in registers through the inner loop
-  while (i < c16) {
-    for (; i < c16; i += 16) {
-      const h0 = v128.load(w + (<usize>i << 1));
-      const h1 = v128.load(w + (<usize>i << 1), 16);
-      // (h + 1024) & 0x7800 is 0 where the exponent is 0 or 31: a subnormal would be a subnormal
-      // f32 operand (a microcode assist on x86, ~100 cycles), Inf/NaN a wrong value
-      const t = i16x8.min_u(v128.and(i16x8.add(h0, kv(16)), kv(176)), v128.and(i16x8.add(h1, kv(16)), kv(176)));
-      if (i8x16.bitmask(i16x8.eq(t, Z)) != 0) break;
-      const o = xs + (<usize>i << 2);
-      e0 = f32x4.add(e0, f32x4.mul(rawEven(h0), v128.load(o)));
-      o0 = f32x4.add(o0, f32x4.mul(rawOdd(h0), v128.load(o, 16)));
-      e1 = f32x4.add(e1, f32x4.mul(rawEven(h1), v128.load(o, 32)));
-      o1 = f32x4.add(o1, f32x4.mul(rawOdd(h1), v128.load(o, 48)));
-    }
-    if (i >= c16) break;
-    // such a group (zeros too) widens exactly (halfWiden) and takes x back from xs (·2^-112, exact)
-    const h0 = v128.load(w + (<usize>i << 1));
-    const h1 = v128.load(w + (<usize>i << 1), 16);
-    const o = xs + (<usize>i << 2);
-    e0 = f32x4.add(e0, f32x4.mul(halfWiden(h0), f32x4.mul(v128.load(o), kv(96))));
-    o0 = f32x4.add(o0, f32x4.mul(halfWiden(i32x4.shr_u(h0, 16)), f32x4.mul(v128.load(o, 16), kv(96))));
-    e1 = f32x4.add(e1, f32x4.mul(halfWiden(h1), f32x4.mul(v128.load(o, 32), kv(96))));
-    o1 = f32x4.add(o1, f32x4.mul(halfWiden(i32x4.shr_u(h1, 16)), f32x4.mul(v128.load(o, 48), kv(96))));
-    i += 16;
-  }
-  // back to dot_f16's lanes: a0 = columns 0..3 = e0, o0 interleaved, a1 = columns 4..7 …
-  const a0 = i8x16.shuffle(e0, o0, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-  const a1 = i8x16.shuffle(e0, o0, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-  const a2 = i8x16.shuffle(e1, o1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-  const a3 = i8x16.shuffle(e1, o1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
-  for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
-  return s;
-}
-
-/** dot_f16_raw's end: e/o accumulators back into dot_f16's lanes, the sum, the tail from column i. */
+/** The raw dot's end: e/o accumulators back into dot_f16's lanes, the sum, the tail from column i. */
 // @ts-ignore: decorator
 @inline function rawFinish(e0: v128, o0: v128, e1: v128, o1: v128, w: usize, x: usize, i: i32, cols: i32): f32 {
   const a0 = i8x16.shuffle(e0, o0, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
@@ -294,57 +250,6 @@ const K: usize = memory.data<u8>([
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
   return s;
-}
-
-/** dot_f16_raw for rows wa and wb at once (two weight streams in flight, xs loaded once) → outA, outB. */
-// @ts-ignore: decorator
-@inline function dot2_f16_raw(outA: usize, outB: usize, wa: usize, wb: usize, xs: usize, x: usize, cols: i32): void {
-  let e0 = f32x4.splat(0), o0 = f32x4.splat(0), e1 = f32x4.splat(0), o1 = f32x4.splat(0);
-  let f0 = f32x4.splat(0), p0 = f32x4.splat(0), f1 = f32x4.splat(0), p1 = f32x4.splat(0);
-  let i = 0;
-  const c16 = cols & ~15;
-  while (i < c16) {
-    for (; i < c16; i += 16) {
-      const a0 = v128.load(wa + (<usize>i << 1)), a1 = v128.load(wa + (<usize>i << 1), 16);
-      const b0 = v128.load(wb + (<usize>i << 1)), b1 = v128.load(wb + (<usize>i << 1), 16);
-      const ta = i16x8.min_u(v128.and(i16x8.add(a0, kv(16)), kv(176)), v128.and(i16x8.add(a1, kv(16)), kv(176)));
-      const tb = i16x8.min_u(v128.and(i16x8.add(b0, kv(16)), kv(176)), v128.and(i16x8.add(b1, kv(16)), kv(176)));
-      if (i8x16.bitmask(i16x8.eq(i16x8.min_u(ta, tb), Z)) != 0) break;
-      const o = xs + (<usize>i << 2);
-      let v = v128.load(o);
-      e0 = f32x4.add(e0, f32x4.mul(rawEven(a0), v));
-      f0 = f32x4.add(f0, f32x4.mul(rawEven(b0), v));
-      v = v128.load(o, 16);
-      o0 = f32x4.add(o0, f32x4.mul(rawOdd(a0), v));
-      p0 = f32x4.add(p0, f32x4.mul(rawOdd(b0), v));
-      v = v128.load(o, 32);
-      e1 = f32x4.add(e1, f32x4.mul(rawEven(a1), v));
-      f1 = f32x4.add(f1, f32x4.mul(rawEven(b1), v));
-      v = v128.load(o, 48);
-      o1 = f32x4.add(o1, f32x4.mul(rawOdd(a1), v));
-      p1 = f32x4.add(p1, f32x4.mul(rawOdd(b1), v));
-    }
-    if (i >= c16) break;
-    // a group where either row holds such a half: both widen exactly, x back from xs
-    const a0 = v128.load(wa + (<usize>i << 1)), a1 = v128.load(wa + (<usize>i << 1), 16);
-    const b0 = v128.load(wb + (<usize>i << 1)), b1 = v128.load(wb + (<usize>i << 1), 16);
-    const o = xs + (<usize>i << 2);
-    let v = f32x4.mul(v128.load(o), kv(96));
-    e0 = f32x4.add(e0, f32x4.mul(halfWiden(a0), v));
-    f0 = f32x4.add(f0, f32x4.mul(halfWiden(b0), v));
-    v = f32x4.mul(v128.load(o, 16), kv(96));
-    o0 = f32x4.add(o0, f32x4.mul(halfWiden(i32x4.shr_u(a0, 16)), v));
-    p0 = f32x4.add(p0, f32x4.mul(halfWiden(i32x4.shr_u(b0, 16)), v));
-    v = f32x4.mul(v128.load(o, 32), kv(96));
-    e1 = f32x4.add(e1, f32x4.mul(halfWiden(a1), v));
-    f1 = f32x4.add(f1, f32x4.mul(halfWiden(b1), v));
-    v = f32x4.mul(v128.load(o, 48), kv(96));
-    o1 = f32x4.add(o1, f32x4.mul(halfWiden(i32x4.shr_u(a1, 16)), v));
-    p1 = f32x4.add(p1, f32x4.mul(halfWiden(i32x4.shr_u(b1, 16)), v));
-    i += 16;
-  }
-  store<f32>(outA, rawFinish(e0, o0, e1, o1, wa, x, i, cols));
-  store<f32>(outB, rawFinish(f0, p0, f1, p1, wb, x, i, cols));
 }
 
 // ---- F16 rows with a bitmap of special groups ---------------------------------------------------
@@ -374,7 +279,7 @@ const K: usize = memory.data<u8>([
   return v128.or(i16x8.lt_u(i16x8.sub(a, i16x8.splat(1)), i16x8.splat(0x3ff)), i16x8.ge_u(a, i16x8.splat(0x7c00)));
 }
 
-/** dot_f16_raw for rows wa and wb (bitmaps ba, bb) at once, checking nothing inside a run of clear groups. */
+/** W[r,:]·x (dot_f16's bits, from xs = scaleX(x)) for rows wa and wb (bitmaps ba, bb) at once, checking nothing inside a run of clear groups. */
 // @ts-ignore: decorator
 @inline function dot2_f16_marked(outA: usize, outB: usize, wa: usize, wb: usize, ba: usize, bb: usize, xs: usize, x: usize, cols: i32): void {
   let e0 = f32x4.splat(0), o0 = f32x4.splat(0), e1 = f32x4.splat(0), o1 = f32x4.splat(0);
@@ -596,27 +501,19 @@ export function dequant_f32(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  if (cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
+  const mb = markBytes(cols); // a stored row's bitmap precedes its halves
+  if (rowBytes == (<usize>cols << 1) + mb && cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
     // rows r0 + k and r0 + half + k together: two sequential weight streams in separate pages,
     // which the hardware prefetcher follows better than two adjacent rows
     const half = (r1 - r0) >> 1;
-    const mb = markBytes(cols); // a row's bitmap precedes its halves
-    if (rowBytes == (<usize>cols << 1) + mb) {
-      for (let r = r0; r < r0 + half; r++) {
-        const wa = w + <usize>r * rowBytes, wb = w + <usize>(r + half) * rowBytes;
-        dot2_f16_marked(out + (<usize>r << 2), out + (<usize>(r + half) << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
-      }
-      if (((r1 - r0) & 1) != 0) {
-        const wa = w + <usize>(r1 - 1) * rowBytes; // the last row with itself
-        dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa - mb, wa - mb, ROW, xq, cols);
-      }
-      return;
-    }
     for (let r = r0; r < r0 + half; r++) {
-      const rb = r + half;
-      dot2_f16_raw(out + (<usize>r << 2), out + (<usize>rb << 2), w + <usize>r * rowBytes, w + <usize>rb * rowBytes, ROW, xq, cols);
+      const wa = w + <usize>r * rowBytes, wb = w + <usize>(r + half) * rowBytes;
+      dot2_f16_marked(out + (<usize>r << 2), out + (<usize>(r + half) << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
     }
-    if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_f16_raw(w + <usize>(r1 - 1) * rowBytes, ROW, xq, cols));
+    if (((r1 - r0) & 1) != 0) {
+      const wa = w + <usize>(r1 - 1) * rowBytes; // the last row with itself
+      dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa - mb, wa - mb, ROW, xq, cols);
+    }
   } else {
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
   }
