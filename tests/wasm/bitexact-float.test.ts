@@ -28,6 +28,7 @@ import { storedRowBytes } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { randomFloats, rng } from './gen.js';
+import { firstBitMismatch } from './bits.js';
 
 const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
@@ -138,15 +139,12 @@ function reference(c: Case): number[] {
   return c.suffix === 'f16' ? [...once, ...once] : once;
 }
 
-const bits = (v: ArrayLike<number>) => [...new Uint32Array(Float32Array.from(v).buffer)];
-
 function expectBitExact(cases: Case[], outputs: number[][], build: string): void {
   cases.forEach((c, i) => {
     const ref = reference(c);
     const mine = outputs[i];
     expect(mine.length).toBe(ref.length);
-    const refBits = bits(ref);
-    const at = bits(mine).findIndex((b, j) => b !== refBits[j] && !(Number.isNaN(mine[j]) && Number.isNaN(ref[j])));
+    const at = firstBitMismatch(mine, ref);
     const once = c.rows * (c.n + 1);
     const j = at % once;
     const layout = c.suffix === 'f16' ? (at < once ? 'plain rows, ' : 'stored rows, ') : '';

@@ -21,6 +21,7 @@ import { actBytes, kernelType } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
 import { quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
+import { firstBitMismatch } from './bits.js';
 
 const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.IQ4_NL];
 const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
@@ -65,8 +66,6 @@ function wire(c: Case): WireCase {
   const kt = kernelType(c.type)!;
   return { suffix: kt.suffix, act: kt.act, rows: c.rows, cols: c.cols, r0: c.r0, r1: c.r1, n: c.n, rb: rowBytes(c.type, c.cols), ab: actBytes(kt.act, c.cols), w: [...c.w], x: [...c.x] };
 }
-
-const bits = (v: ArrayLike<number>) => [...new Uint32Array(Float32Array.from(v).buffer)];
 
 /** The scalar reference's outputs in runCases' order (vecDot on each row of the range, SENTINEL elsewhere). */
 function reference(c: Case): number[] {
@@ -245,8 +244,7 @@ function expectBitExact(cases: Case[], outputs: number[][], build: string): void
     const mine = outputs[i];
     expect(mine.length).toBe(ref.length);
     // the first differing output, named, rather than one huge array diff
-    const refBits = bits(ref);
-    const at = bits(mine).findIndex((b, j) => b !== refBits[j] && !(Number.isNaN(mine[j]) && Number.isNaN(ref[j])));
+    const at = firstBitMismatch(mine, ref);
     const where = at < c.rows ? `matvec row ${at}` : `matmul token ${Math.floor((at - c.rows) / c.rows)} row ${(at - c.rows) % c.rows}`;
     expect(at, `${build} ${c.name}: ${where}: ${mine[at]} vs reference ${ref[at]}`).toBe(-1);
   });

@@ -20,6 +20,7 @@ import { actBytes, kernelType } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { absDot, quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
+import { bits } from './bits.js';
 
 /** The types whose matvec takes several rows per pass, and their f16 scale fields (byte offsets in a block). */
 const TYPES: [number, number[]][] = [[GgmlType.Q4_K, [0, 2]], [GgmlType.Q5_K, [0, 2]], [GgmlType.Q6_K, [208]], [GgmlType.Q3_K, [108]], [GgmlType.Q2_K, [80, 82]]];
@@ -132,8 +133,6 @@ function benchModelCases(): Case[] {
   }
   return cases;
 }
-
-const bits = (v: ArrayLike<number>) => [...new Uint32Array(Float32Array.from(v).buffer)];
 
 function expectRowsEqual(cases: Case[], outputs: number[][], build: string): void {
   cases.forEach((c, i) => {

@@ -20,6 +20,7 @@ import { f32ToF16, quantizeActivation, vecDot } from '../../src/engine/quant/ind
 import { actBytes } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomBlocks, randomFloats, rng } from './gen.js';
+import { firstBitMismatch } from './bits.js';
 
 const Q8 = GgmlType.Q8_0;
 const BLOCK = 34; // { f16 d; i8 qs[32] }
@@ -73,15 +74,12 @@ function reference(c: Case): number[] {
   return [...col(0), ...Array.from({ length: c.n }, (_, t) => col(t)).flat()];
 }
 
-const bits = (v: ArrayLike<number>) => [...new Uint32Array(Float32Array.from(v).buffer)];
-
 function expectBitExact(cases: Case[], outputs: number[][], build: string): void {
   cases.forEach((c, i) => {
     const ref = reference(c);
     const mine = outputs[i];
     expect(mine.length).toBe(ref.length);
-    const refBits = bits(ref);
-    const at = bits(mine).findIndex((b, j) => b !== refBits[j] && !(Number.isNaN(mine[j]) && Number.isNaN(ref[j])));
+    const at = firstBitMismatch(mine, ref);
     const where = at < c.rows ? `matvec row ${at}` : `matmul token ${Math.floor((at - c.rows) / c.rows)} row ${(at - c.rows) % c.rows}`;
     expect(at, `${build} ${c.name}: ${where}: ${mine[at]} vs reference ${ref[at]}`).toBe(-1);
   });
