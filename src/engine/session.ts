@@ -227,8 +227,9 @@ export class Session {
   private async *run(promptTokens: number[], sampling: SamplingParams, signal: AbortSignal | undefined, opts: GenerateOptions): AsyncGenerator<GenerationEvent> {
     const { model: lm, state } = this;
     const tok = lm.tokenizer;
-    // The sampler's whole-vocabulary passes on the WebAssembly kernels, unless the model runs on the scalar reference.
-    const sampler = new Sampler(sampling, lm.model.backend.name === 'scalar' ? undefined : sharedWasmPasses());
+    // The sampler's whole-vocabulary passes on the WebAssembly kernels when the model runs on them
+    // (not on the scalar reference backend, which keeps everything in TypeScript).
+    const sampler = new Sampler(sampling, lm.model.backend.kernels ? sharedWasmPasses() : undefined);
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });

@@ -319,8 +319,14 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       // per-head q/k norm (qwen3), then RoPE at position p
       if (W) {
         const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
-        if (L.qNorm) for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, W.norms.get(L.qNorm)!, hp.normEps, headDimK);
-        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, W.norms.get(L.kNorm)!, hp.normEps, headDimK);
+        if (L.qNorm) {
+          const wp = W.norms.get(L.qNorm)!;
+          for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, wp, hp.normEps, headDimK);
+        }
+        if (L.kNorm) {
+          const wp = W.norms.get(L.kNorm)!;
+          for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, wp, hp.normEps, headDimK);
+        }
         const rp = s.rope.byteOffset + t * nRot * 4;
         W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
         W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
