@@ -198,17 +198,16 @@ export class PoolBackend implements MatBackend {
       const size = (r1 - r0) * rb;
       const ptr = arena.alloc(size);
       fill(arena.u8(ptr, (r1 - r0) * fileRb), r0 * fileRb);
-      // F16: each row preceded by its bitmap (layout.ts storedRowBytes), by the thread owning the memory
-      if (spec.type === GgmlType.F16) {
-        if (i === 0) this.main.call('layout_f16', ptr, r1 - r0, spec.cols);
-        else {
-          const c = this.parts[i].ctrl!;
-          c.set([this.fnId('layout_f16'), ptr, r1 - r0, spec.cols], CTRL.JOBS);
-          this.start(i, 1);
-        }
+      // F16: each row preceded by its bitmap (layout.ts storedRowBytes), by the thread owning the
+      // memory: the workers' slices start here, this thread's after the loop, so they run together
+      if (spec.type === GgmlType.F16 && i > 0) {
+        this.parts[i].ctrl!.set([this.fnId('layout_f16'), ptr, r1 - r0, spec.cols], CTRL.JOBS);
+        this.start(i, 1);
       }
       slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
     }
+    const own = slices.find((s) => s.part === 0);
+    if (spec.type === GgmlType.F16 && own) this.main.call('layout_f16', own.ptr - (rb - fileRb), own.r1 - own.r0, spec.cols);
     this.waitAll();
     this.bytes += rb * spec.rows;
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null };
