@@ -10,7 +10,9 @@
 //                                              rows (the default is L3-resident on large-L3 servers)
 //   npm run bench:kernels -- --gemm            prompt matmul instead: GMAC/s of a GEMM_TOKENS-token
 //                                              batch through a GEMM_ROWS × GEMM_COLS matrix (the
-//                                              gemm_* types and F32/F16/BF16's matmul_*)
+//                                              gemm_* types and F32/F16/BF16's matmul_*), then
+//                                              the build's integer dot instruction alone (dot_peak):
+//                                              the ceiling of any GEMM built on it
 //   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
 //   npm run bench:kernels -- attn              attention only (also printed after a full run)
 //
@@ -72,14 +74,23 @@ function bandwidth1(): number {
 /** N threads each summing their own 512 MiB / N at the same moment; aggregate GB/s. */
 async function bandwidthN(n: number): Promise<number> {
   const per = Math.floor(BW_BYTES / n / 64) * 64;
+  const ms = await inParallel(n, per, 'new Uint8Array(memory.buffer, p, bytes).fill(1);', 'ex.mem_sum(p, bytes);');
+  return (per * n) / (ms / 1000) / 1e9;
+}
+
+/**
+ * Best wall time (ms) of n worker threads running `step` at the same moment, 6 rounds: each worker
+ * has its own kernel instance (ex) over a memory with `bytes` bytes at p, prepared once by `prep`.
+ */
+async function inParallel(n: number, bytes: number, prep: string, step: string): Promise<number> {
   const go = new Int32Array(new SharedArrayBuffer(8));
   const src = `
-    const { workerData, parentPort } = require('node:worker_threads');
-    const { module, per, go } = workerData;
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((per + 2 ** 20) / 65536), maximum: 65536, shared: true });
+    const { workerData } = require('node:worker_threads');
+    const { module, bytes, go } = workerData;
+    const memory = new WebAssembly.Memory({ initial: Math.ceil((bytes + 2 ** 20) / 65536), maximum: 65536, shared: true });
     const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
     const p = Math.ceil(ex.heap_base() / 64) * 64;
-    new Uint8Array(memory.buffer, p, per).fill(1);
+    ${prep}
     const g = new Int32Array(go);
     Atomics.add(g, 1, 1); Atomics.notify(g, 1);
     let round = 0;
@@ -87,10 +98,10 @@ async function bandwidthN(n: number): Promise<number> {
       Atomics.wait(g, 0, round);
       round = Atomics.load(g, 0);
       if (round < 0) break;
-      ex.mem_sum(p, per);
+      ${step}
       Atomics.add(g, 1, 1); Atomics.notify(g, 1);
     }`;
-  const workers = Array.from({ length: n }, () => new Worker(src, { eval: true, workerData: { module: km.module, per, go: go.buffer } }));
+  const workers = Array.from({ length: n }, () => new Worker(src, { eval: true, workerData: { module: km.module, bytes, go: go.buffer } }));
   const waitCount = (want: number) => {
     for (let c = Atomics.load(go, 1); c < want; c = Atomics.load(go, 1)) Atomics.wait(go, 1, c);
   };
@@ -107,7 +118,21 @@ async function bandwidthN(n: number): Promise<number> {
   Atomics.store(go, 0, -1);
   Atomics.notify(go, 0);
   await Promise.all(workers.map((w) => w.terminate()));
-  return (per * n) / (b / 1000) / 1e9;
+  return b;
+}
+
+// ---- the integer dot instruction's peak ---------------------------------------------------------
+
+const PEAK_ITERS = 5e6;
+
+/** GMAC/s of assembly/membench.ts dot_peak (12 independent chains of the build's i8 dot) on 1 and n threads. */
+async function dotPeak(n: number): Promise<[number, number]> {
+  const k = new KernelInstance(km);
+  const macs = PEAK_ITERS * 12 * k.call('dot_peak_macs');
+  k.call('dot_peak', 1000, 1);
+  const one = macs / best(() => k.call('dot_peak', PEAK_ITERS, 1)) / 1e9;
+  const ms = await inParallel(n, 0, '', `ex.dot_peak(${PEAK_ITERS}, 1);`);
+  return [one, (macs * n) / (ms / 1000) / 1e9];
 }
 
 // ---- matvec per type -------------------------------------------------------------------------
@@ -169,6 +194,9 @@ if (gemmMode) {
     pool.dispose();
     console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(f(single), 7)} ${pad(f(multi), 7)}`);
   }
+  // what no GEMM on this instruction can exceed (a Q8_0 tile spends two dots per 16 products)
+  const [one, many] = await dotPeak(THREADS);
+  console.log(`${'i8 dot'.padEnd(7)} ${pad(f(one), 7)} ${pad(f(many), 7)}  (peak: the dot instruction alone, 12 independent chains)`);
   process.exit(0);
 }
 

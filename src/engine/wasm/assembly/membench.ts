@@ -19,3 +19,34 @@ export function mem_sum(p: usize, n: usize): i32 {
 export function mem_copy(dst: usize, src: usize, n: usize): void {
   memory.copy(dst, src, n);
 }
+
+/**
+ * The integer dot instruction's peak on this CPU: `iters` steps of twelve independent chains, each
+ * step one dot per chain (relaxed build: i32x4.relaxed_dot_i8x16_i7x16_add_s, 16 multiply-adds;
+ * plain: i32x4.dot_i16x8_s plus an add, 8). Returns a checksum so nothing is elided; the caller
+ * times it (bench/kernels.ts --gemm: the ceiling of any prompt GEMM built on that instruction).
+ */
+export function dot_peak(iters: i32, seed: i32): i32 {
+  const a = i8x16.splat(<i8>seed), b = i8x16.splat(<i8>(seed + 1));
+  let s0 = i32x4.splat(0), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0;
+  let s6 = s0, s7 = s0, s8 = s0, s9 = s0, s10 = s0, s11 = s0;
+  for (let i = 0; i < iters; i++) {
+    s0 = pd(a, b, s0); s1 = pd(a, b, s1); s2 = pd(a, b, s2); s3 = pd(a, b, s3);
+    s4 = pd(a, b, s4); s5 = pd(a, b, s5); s6 = pd(a, b, s6); s7 = pd(a, b, s7);
+    s8 = pd(a, b, s8); s9 = pd(a, b, s9); s10 = pd(a, b, s10); s11 = pd(a, b, s11);
+  }
+  const t = i32x4.add(i32x4.add(i32x4.add(s0, s1), i32x4.add(s2, s3)), i32x4.add(i32x4.add(s4, s5), i32x4.add(s6, s7)));
+  const u = i32x4.add(t, i32x4.add(i32x4.add(s8, s9), i32x4.add(s10, s11)));
+  return i32x4.extract_lane(u, 0) ^ i32x4.extract_lane(u, 3);
+}
+
+/** Multiply-adds per dot_peak step and chain: 16 relaxed, 8 plain. */
+export function dot_peak_macs(): i32 {
+  return ASC_FEATURE_RELAXED_SIMD ? 16 : 8;
+}
+
+// @ts-ignore: decorator
+@inline function pd(a: v128, b: v128, s: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, s);
+  return i32x4.add(s, i32x4.dot_i16x8_s(a, b));
+}
