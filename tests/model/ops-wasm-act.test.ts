@@ -1,7 +1,8 @@
 // The WebAssembly SwiGLU (src/engine/wasm/assembly/ffn.ts) against the TypeScript reference
 // gatedAct(silu) in src/engine/model/ops.ts: the same f64 silu rounded to f32 times up, so the two
 // agree to the last bit except where the engines' exp differ in the last f64 bit (at most one f32
-// ulp after rounding); in place (out = gate) as the forward pass calls it.
+// ulp after rounding); in place (out = gate) as the forward pass calls it. (swiglu's SIMD path gives
+// the scalar loop swiglu_ref's bits for every input: tests/wasm/swiglu.test.ts.)
 
 import { describe, expect, it } from 'vitest';
 import { gatedAct, silu } from '../../src/engine/model/ops.js';
