@@ -46,11 +46,16 @@ export function layout_q4_0(dst: usize, src: usize, rows: i32, cols: i32): void 
       const s = src + <usize>g * rb, d = dst + <usize>g * rb;
       for (let b = 0; b < nb; b++) {
         const a = d + <usize>b * Q4G_BLOCK;
-        for (let k = 0; k < 4; k++) {
-          const sb = s + <usize>k * rb + <usize>b * 18;
-          store<u16>(a + (<usize>k << 1), load<u16>(sb));
-          for (let j = 0; j < 4; j++) store<u32>(a + 8 + (<usize>j << 4) + (<usize>k << 2), load<u32>(sb + 2 + (<usize>j << 2)));
-        }
+        const s0 = s + <usize>b * 18, s1 = s0 + rb, s2 = s1 + rb, s3 = s2 + rb;
+        // the four rows' qs as u32 lanes r0..r3, transposed: vector j = lane j of each row
+        const q0 = v128.load(s0, 2), q1 = v128.load(s1, 2), q2 = v128.load(s2, 2), q3 = v128.load(s3, 2);
+        const l01 = i32x4.shuffle(q0, q1, 0, 4, 1, 5), h01 = i32x4.shuffle(q0, q1, 2, 6, 3, 7);
+        const l23 = i32x4.shuffle(q2, q3, 0, 4, 1, 5), h23 = i32x4.shuffle(q2, q3, 2, 6, 3, 7);
+        store<u64>(a, <u64>load<u16>(s0) | (<u64>load<u16>(s1) << 16) | (<u64>load<u16>(s2) << 32) | (<u64>load<u16>(s3) << 48));
+        v128.store(a, i64x2.shuffle(l01, l23, 0, 2), 8);
+        v128.store(a, i64x2.shuffle(l01, l23, 1, 3), 24);
+        v128.store(a, i64x2.shuffle(h01, h23, 0, 2), 40);
+        v128.store(a, i64x2.shuffle(h01, h23, 1, 3), 56);
       }
       done = g + 4;
     }
