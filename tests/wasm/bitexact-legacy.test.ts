@@ -49,9 +49,14 @@ function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; case
     const xq = up(x + c.x.length * 4);
     const one = up(xq + c.n * c.ab);
     const out = up(one + c.rows * 4);
-    const end = out + c.n * c.rows * 4;
+    // Q4_0: the build's stored layout (layout_q4_0 from a copy past the end) of rows [0, r1), the
+    // stored tensor as far as the kernels read it
+    const lay = c.suffix === 'q4_0' ? ex.layout_q4_0 : undefined;
+    const stage = up(out + c.n * c.rows * 4);
+    const end = lay ? stage + c.w.length : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
-    new Uint8Array(memory.buffer).set(c.w, w);
+    new Uint8Array(memory.buffer).set(c.w, lay ? stage : w);
+    if (lay) lay(w, stage, c.r1, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
     new Float32Array(memory.buffer, out, c.n * c.rows).fill(sentinel);

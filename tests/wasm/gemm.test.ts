@@ -16,7 +16,7 @@ import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.
 import { GgmlType, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, matmul } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, widenBytes } from '../../src/engine/wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, rowLayout, widenBytes } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule, relaxedProbe, type SimdLevel } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
@@ -75,16 +75,19 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
     const kt = kernelType(type)!;
     const rb = rowBytes(type, cols);
     const ab = actBytes(kt.act, cols);
-    const sizes = [rb * rows, n * cols * 4, n * ab, widenBytes(kt.act, n, cols), n * rows * 4, gemmScratchBytes(cols)];
-    const [w, xp, xq, xw, out, scratch] = sizes.map((b) => k.arena.alloc(b));
-    k.arena.u8(w, rb * rows).set(data);
+    const sizes = [rb * rows, n * cols * 4, n * ab, widenBytes(kt.act, n, cols), n * rows * 4, gemmScratchBytes(cols), rb * rows];
+    const [w, xp, xq, xw, out, scratch, stage] = sizes.map((b) => k.arena.alloc(b));
+    // the backends' stored layout (layout.ts rowLayout: Q4_0) of rows [0, r1), the tensor as far as the kernel reads it
+    const lay = rowLayout(type, cols);
+    k.arena.u8(lay ? stage : w, rb * rows).set(data);
+    if (lay) k.call(lay.fn, w, stage, r1, cols);
     k.arena.f32(xp, n * cols).set(x);
     k.arena.f32(out, n * rows).fill(NaN);
     for (let t = 0; t < n; t++) k.quantize(kt.act, xq + t * ab, xp + t * cols * 4, cols);
     k.widen(kt.act, xw, xq, n, cols, ab);
     k.gemm(kt, out, w, rb, r0, r1, xw, cols, n, rows, scratch);
     const got = k.arena.f32(out, n * rows).slice();
-    [w, xp, xq, xw, out, scratch].forEach((p, i) => k.arena.free(p, sizes[i]));
+    [w, xp, xq, xw, out, scratch, stage].forEach((p, i) => k.arena.free(p, sizes[i]));
     return got;
   }
 
@@ -184,9 +187,13 @@ function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): num
     const xw = up(xq + c.n * c.ab);
     const out = up(xw + c.wb);
     const scratch = up(out + c.n * c.rows * 4);
-    const end = scratch + c.sb;
+    // Q4_0: the build's stored layout, laid out by layout_q4_0 from a copy past the end
+    const lay = c.suffix === 'q4_0' ? ex.layout_q4_0 : undefined;
+    const stage = up(scratch + c.sb);
+    const end = lay ? stage + c.w.length : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
-    new Uint8Array(memory.buffer).set(c.w, w);
+    new Uint8Array(memory.buffer).set(c.w, lay ? stage : w);
+    if (lay) lay(w, stage, c.rows, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     for (let t = 0; t < c.n; t++) ex[`quantize_${c.act}`](xq + t * c.ab, x + t * c.cols * 4, c.cols);
     ex[`widen_${c.act}`](xw, xq, c.n, c.cols, c.ab);

@@ -19,6 +19,7 @@ describe('PoolBackend', () => {
 
   const cases: [string, number, number, number][] = [
     ['Q8_0', GgmlType.Q8_0, 37, 352],
+    ['Q4_0', GgmlType.Q4_0, 43, 96], // slices of 16, 16, 11 rows (whole groups of four, then the tail)
     ['Q4_K', GgmlType.Q4_K, 64, 512],
     ['Q6_K', GgmlType.Q6_K, 2, 256], // fewer rows than threads
     ['F16', GgmlType.F16, 11, 37],

@@ -32,9 +32,13 @@ function runInPage({ wasm, cases }: { wasm: number[]; cases: Case[] }): number[]
     const xq = up(x + c.x.length * 4);
     const out = up(xq + c.n * c.ab);
     const one = up(out + c.n * c.rows * 4);
-    const end = one + c.rows * 4;
+    // Q4_0: the build's stored layout, laid out by layout_q4_0 from a copy past the end
+    const lay = c.suffix === 'q4_0' ? ex.layout_q4_0 : undefined;
+    const stage = up(one + c.rows * 4);
+    const end = lay ? stage + c.w.length : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
-    new Uint8Array(memory.buffer).set(c.w, w);
+    new Uint8Array(memory.buffer).set(c.w, lay ? stage : w);
+    if (lay) lay(w, stage, c.rows, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     for (let t = 0; t < c.n; t++) ex[`quantize_${c.act}`](xq + t * c.ab, x + t * c.cols * 4, c.cols);
     ex[`matmul_${c.suffix}`](out, w, c.rb, 0, c.rows, xq, c.cols, c.n, c.ab, c.rows);

@@ -20,7 +20,7 @@ import { EngineError } from '../../shared/errors.js';
 import { GgmlType, rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, storedRowBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, rowGroup, rowLayout, storedRowBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
@@ -189,25 +189,34 @@ export class PoolBackend implements MatBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const slices: Slice[] = [];
     const p = this.parts.length;
+    // Even split in units of the layout's row group (Q4_0: 4); the first (units % p) parts take one
+    // extra unit, and the last slice ends at the last row.
+    const unit = rowGroup(spec.type), units = Math.ceil(spec.rows / unit);
+    const lay = rowLayout(spec.type, spec.cols);
+    const slack = lay ? lay.slack : 0;
     for (let i = 0; i < p; i++) {
-      // Even split; the first (rows % p) parts take one extra row.
-      const r0 = i * Math.floor(spec.rows / p) + Math.min(i, spec.rows % p);
-      const r1 = r0 + Math.floor(spec.rows / p) + (i < spec.rows % p ? 1 : 0);
+      const r0 = Math.min(spec.rows, unit * (i * Math.floor(units / p) + Math.min(i, units % p)));
+      const r1 = Math.min(spec.rows, r0 + unit * (Math.floor(units / p) + (i < units % p ? 1 : 0)));
       if (r1 === r0) continue;
       const arena = this.parts[i].arena;
       const size = (r1 - r0) * rb;
-      const ptr = arena.alloc(size);
-      fill(arena.u8(ptr, (r1 - r0) * fileRb), r0 * fileRb);
-      // F16: each row preceded by its bitmap (layout.ts storedRowBytes), by the thread owning the
-      // memory: the workers' slices start here, this thread's after the loop, so they run together
+      const ptr = arena.alloc(size + slack);
+      fill(arena.u8(ptr + slack, (r1 - r0) * fileRb), r0 * fileRb);
+      // F16: each row preceded by its bitmap (layout.ts storedRowBytes); Q4_0: rowLayout. By the
+      // thread owning the memory: the workers' slices start here, this thread's after the loop,
+      // so they run together
       if (spec.type === GgmlType.F16 && i > 0) {
         this.parts[i].ctrl!.set([this.fnId('layout_f16'), ptr, r1 - r0, spec.cols], CTRL.JOBS);
+        this.start(i, 1);
+      } else if (lay && i > 0) {
+        this.parts[i].ctrl!.set([this.fnId(lay.fn), ptr, ptr + slack, r1 - r0, spec.cols], CTRL.JOBS);
         this.start(i, 1);
       }
       slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
     }
     const own = slices.find((s) => s.part === 0);
     if (spec.type === GgmlType.F16 && own) this.main.call('layout_f16', own.ptr - (rb - fileRb), own.r1 - own.r0, spec.cols);
+    if (lay && own) this.main.call(lay.fn, own.ptr, own.ptr + slack, own.r1 - own.r0, spec.cols);
     this.waitAll();
     this.bytes += rb * spec.rows;
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null };
@@ -463,8 +472,11 @@ export class PoolBackend implements MatBackend {
     const s = slices.find((sl) => row >= sl.r0 && row < sl.r1);
     if (!s) throw new EngineError('BAD_SHAPE', `row ${row} is outside tensor "${spec.name}" (${spec.rows} rows)`);
     const a = this.main.arena;
-    let src = s.ptr + (row - s.r0) * rb;
-    const len = rowBytes(spec.type, spec.cols); // what dequant reads (not an F16 row's bitmap)
+    // the row's group of the stored layout (rowGroup) when the slice holds it whole, else the row alone
+    const unit = rowGroup(spec.type), local = row - s.r0, g = local - (local % unit);
+    const [first, count] = g + unit <= s.r1 - s.r0 ? [g, unit] : [local, 1];
+    let src = s.ptr + first * rb;
+    const len = (count - 1) * rb + rowBytes(spec.type, spec.cols); // what dequant reads (not an F16 row's bitmap)
     const tmp = a.scratch(len + 64 + spec.cols * 4);
     const o = tmp + Math.ceil(len / 64) * 64;
     if (s.part !== 0) {
@@ -472,7 +484,7 @@ export class PoolBackend implements MatBackend {
       a.u8(tmp, len).set(this.parts[s.part].arena.u8(src, len));
       src = tmp;
     }
-    this.main.dequant(kt, o, src, spec.cols);
+    this.main.dequantRow(kt, o, src, rb, count, local - first, spec.cols);
     out.set(a.f32(o, spec.cols));
   }
 

@@ -5,7 +5,7 @@
 import { EngineError, ModelError } from '../../shared/errors.js';
 import { GgmlType, ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, storedRowBytes, widenBytes, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, rowLayout, storedRowBytes, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
 
@@ -59,10 +59,13 @@ export class WasmBackend implements MatBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const rb = storedRowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
-    const p = this.k.arena.alloc(size);
-    fill(this.k.arena.u8(p, fileRb * spec.rows), 0);
+    const lay = rowLayout(spec.type, spec.cols); // Q4_0: filled one group further on, then laid out
+    const slack = lay ? lay.slack : 0;
+    const p = this.k.arena.alloc(size + slack);
+    fill(this.k.arena.u8(p + slack, fileRb * spec.rows), 0);
     // F16: each row preceded by its bitmap of subnormal/Inf/NaN groups (layout.ts storedRowBytes)
     if (spec.type === GgmlType.F16) this.k.call('layout_f16', p, spec.rows, spec.cols);
+    if (lay) this.k.call(lay.fn, p, p + slack, spec.rows, spec.cols);
     this.bytes += size;
     const h: WasmWeight = { id: this.nextId++, spec, kt, ptr: p + rb - fileRb, rowBytes: rb };
     return h;
@@ -101,7 +104,7 @@ export class WasmBackend implements MatBackend {
     const { spec, kt, ptr, rowBytes: rb } = w as WasmWeight;
     if (!(row >= 0 && row < spec.rows)) throw new EngineError('BAD_SHAPE', `row ${row} is outside tensor "${spec.name}" (${spec.rows} rows)`);
     const o = this.k.arena.scratch(spec.cols * 4);
-    this.k.dequant(kt, o, ptr + row * rb, spec.cols);
+    this.k.dequantRow(kt, o, ptr, rb, spec.rows, row, spec.cols);
     out.set(this.k.arena.f32(o, spec.cols));
   }
 

@@ -62,6 +62,16 @@ export class KernelInstance {
     this.fns[`dequant_${kt.suffix}`](out, w, cols);
   }
 
+  /**
+   * out[cols] ← row `row` of the rows × cols weight at w as the backends store it (rowLayout):
+   * dequant_row_<suffix> where the layout is not ggml's, else dequant of the row at w + row·rowBytes.
+   */
+  dequantRow(kt: KernelType, out: number, w: number, rowBytes: number, rows: number, row: number, cols: number): void {
+    const f = this.fns[`dequant_row_${kt.suffix}`];
+    if (f) f(out, w, rowBytes, rows, row, cols);
+    else this.dequant(kt, out, w + row * rowBytes, cols);
+  }
+
   /** Bytes of scratch attention() needs for these head counts and up to `positions` cached positions. */
   attnScratchBytes(nHead: number, nHeadKv: number, hdK: number, hdV: number, positions: number): number {
     return this.fns.attn_scratch_bytes(nHead, nHeadKv, hdK, hdV, positions);

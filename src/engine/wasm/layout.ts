@@ -66,6 +66,24 @@ export function storedRowBytes(type: number, cols: number): number {
 }
 
 /**
+ * How the backends store a weight type's rows when that is not ggml's (assembly/layout.ts): Q4_0
+ * goes through layout_q4_0 (the relaxed build keeps groups of four rows interleaved). fill() writes
+ * ggml's rows `slack` bytes after the weight's address p, then fn(p, p + slack, rows, cols) moves
+ * them into place; slack (four rows) is left unused at the end.
+ */
+export function rowLayout(type: number, cols: number): { fn: string; slack: number } | null {
+  return type === GgmlType.Q4_0 ? { fn: 'layout_q4_0', slack: 4 * rowBytes(type, cols) } : null;
+}
+
+/**
+ * Rows that a weight's stored layout keeps together (rowLayout): a slice of the rows for one thread
+ * starts at a multiple of it, and a row is read back (dequant_row_*) with its whole group.
+ */
+export function rowGroup(type: number): number {
+  return type === GgmlType.Q4_0 ? 4 : 1;
+}
+
+/**
  * Bytes of one quantised activation of `cols` elements (assembly/activation.ts act_bytes):
  *   q8_0/q8_1: cols i8 + per 32: f32 d + 4-byte aux;  q8_K: cols i8 + per 256: f32 d + per 16: i16 bsum;
  *   f32: cols f32. Rounded up to 16 so consecutive activations stay v128-aligned.

@@ -60,6 +60,7 @@
 //                 the class sums Σx (i32, classes 0-3, 4-7), then i8[256] A, B per sub-block (Q6_K)
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
+import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
 
 const Z: v128 = i32x4.splat(0);
 const ONES: v128 = i8x16.splat(1);
@@ -269,11 +270,14 @@ const PREP_32: i32 = 80;
 /** Bytes between a prepared row's blocks (PREP32_BS) and between rows (PREP32_RS). */
 const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_32;
 
-/** Prepare one row of a 32-element format (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) as i16 quants. */
+/**
+ * Prepare one row of a 32-element format (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) as i16 quants.
+ * Q4_0 with k ≥ 0 (relaxed build): row k of the group of four rows at w (assembly/layout.ts).
+ */
 // @ts-ignore: decorator
-@inline function prep_32(kind: i32, dst: usize, w: usize, nb: i32): void {
+@inline function prep_32(kind: i32, dst: usize, w: usize, nb: i32, k: i32): void {
   const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  const bsz: usize = kind == 0 ? 34 : kind == 1 ? 18 : kind == 2 ? 22 : kind == 3 ? 20 : 24;
+  const bsz: usize = kind == 0 ? 34 : kind == 1 ? (k >= 0 ? Q4G_BLOCK : 18) : kind == 2 ? 22 : kind == 3 ? 20 : 24;
   for (let b = 0; b < nb; b++) {
     const pb = dst + <usize>b * PREP32_BS;
     const wb = w + <usize>b * bsz;
@@ -283,7 +287,7 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
       w1 = v128.load(wb, 18);
     } else if (kind == 1 || kind == 3) {
       // Q4_0: x = d·(q − 8); Q4_1: x = d·q + m. Low nibbles are elements 0-15, high 16-31
-      const q = v128.load(wb + (kind == 1 ? 2 : 4));
+      const q = kind == 1 && k >= 0 ? q4gQs(wb, <usize>k) : v128.load(wb + (kind == 1 ? 2 : 4));
       w0 = lo4(q);
       w1 = hi4(q);
       if (kind == 1 && !ASC_FEATURE_RELAXED_SIMD) {
@@ -323,7 +327,7 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
       v128.store(pb, i16x8.extend_low_i8x16_s(w1), 32);
       v128.store(pb, i16x8.extend_high_i8x16_s(w1), 48);
     }
-    store<f32>(pb, f16(load<u16>(wb)), 64);
+    store<f32>(pb, f16(load<u16>(kind == 1 && k >= 0 ? wb + (<usize>k << 1) : wb)), 64);
     store<f32>(pb, kind >= 3 ? f16(load<u16>(wb, 2)) : 0, 68);
   }
 }
@@ -830,6 +834,7 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 /**
  * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1; 5-7: Q4_K, Q5_K,
  * Q6_K): the block's rows prepared into scratch, then each against every group of four tokens.
+ * Q4_0 is read in the build's layout, with matvec_q4_0's condition on r1 (legacy.ts).
  */
 // @ts-ignore: decorator
 @inline function gemmLoop(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
@@ -848,7 +853,8 @@ export function gemm_scratch_bytes(cols: i32): i32 {
       if (kind == 5) prep_q45_K(dst, src, nb, false);
       else if (kind == 6) prep_q45_K(dst, src, nb, true);
       else if (kind == 7) prep_q6_K(dst, src, nb);
-      else prep_32(kind, dst, src, nb);
+      else if (kind == 1 && q4Grouped() && r < (r1 & ~3)) prep_32(1, dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_0 reads it
+      else prep_32(kind, dst, src, nb, -1);
     }
     let g = 0;
     if (ASC_FEATURE_RELAXED_SIMD && !k) {

@@ -8,6 +8,7 @@ export * from './attn-part';
 export * from './ffn';
 export * from './float';
 export * from './gemm';
+export * from './layout';
 export * from './legacy';
 export * from './kquants';
 export * from './membench';

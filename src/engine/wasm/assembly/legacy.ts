@@ -15,8 +15,11 @@
 // k's sum, so the lane-wise adds are the reference's sequential adds and no horizontal float sum is
 // needed. The four rows also share the activation loads (and, in the plain build, its i16 split).
 // Offsets (−8, −16) come off the integer sum with the activation's Σq (the q8_0 aux field).
+// The relaxed build stores Q4_0 in groups of four rows interleaved (layout.ts), one row per lane of
+// each dot, so its matvec needs no sum4 (dotG4_q4_0).
 
 import { Dot4, TOKEN_BLOCK, f16, q8Aux, q8Scales, rows4, sum4 } from './common';
+import { Q4G_BLOCK, q4Grouped } from './layout';
 
 // ---- vector constants ---------------------------------------------------------------------------
 // Loaded from memory where used: V8 rebuilds a v128.const at every use inside a loop (2-4
@@ -431,12 +434,129 @@ export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
   }
 }
 
+// Q4_0 in groups of four rows (relaxed build; layout.ts). Per block: each row's integer sum in its
+// own lane from eight relaxed dots (quant vector j's low nibbles with activation bytes 4j … 4j+3
+// broadcast, its high nibbles with bytes 16+4j …), starting at −8·Σx; the four scales from one
+// 8-byte load; then the reference's float step per lane, as dot4_q4_0.
+
+/** Relaxed: c + Σ nibble·x of the group block at a (one row per lane), x the block's activation at xb. */
+// @ts-ignore: decorator
+@inline function q4gSum(a: usize, xb: usize, c: v128): v128 {
+  const m = kv(0);
+  let s = c;
+  for (let j = 0; j < 4; j++) {
+    const q = v128.load(a + 8 + (<usize>j << 4));
+    s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb + (<usize>j << 2)), v128.and(q, m), s);
+    s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load32_splat(xb + 16 + (<usize>j << 2)), v128.and(i16x8.shr_u(q, 4), m), s);
+  }
+  return s;
+}
+
+/** The group block at a's four f16 scales as f32x4. */
+// @ts-ignore: decorator
+@inline function q4gD(a: usize): v128 {
+  return f16Hi(i32x4.shl(v128.load16x4_u(a), 16));
+}
+
+/** Relaxed: lane k = vecDotQ4_0 of row k of the group at g with xq. */
+function dotG_q4_0(g: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 5;
+  const dp = q8Scales(xq, cols);
+  const ap = q8Aux(xq, cols);
+  let acc = f32x4.splat(0);
+  let a = g;
+  for (let b = 0; b < nb; b++) {
+    const xb = xq + (<usize>b << 5);
+    const s = q4gSum(a, xb, i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 3))); // −8·Σx
+    acc = f32x4.add(acc, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s), q4gD(a)), v128.load32_splat(dp + (<usize>b << 2))));
+    a += Q4G_BLOCK;
+  }
+  return acc;
+}
+
+/** Relaxed: dotG_q4_0 of the four groups at g, g + d, g + 2d, g + 3d at once, four streams, stored at o, o + od, o + 2od, o + 3od. */
+function dotG4_q4_0(o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i32): void {
+  const nb = cols >> 5;
+  const dp = q8Scales(xq, cols);
+  const ap = q8Aux(xq, cols);
+  const m = kv(0);
+  let f0 = f32x4.splat(0), f1 = f32x4.splat(0), f2 = f32x4.splat(0), f3 = f32x4.splat(0);
+  let a = g;
+  for (let b = 0; b < nb; b++) {
+    const xb = xq + (<usize>b << 5);
+    const c = i32x4.splat(-(load<i32>(ap + (<usize>b << 2)) << 3)); // −8·Σx
+    let s0 = c, s1 = c, s2 = c, s3 = c;
+    for (let j = 0; j < 4; j++) {
+      const xl = v128.load32_splat(xb + (<usize>j << 2)), xh = v128.load32_splat(xb + 16 + (<usize>j << 2));
+      const oj: usize = 8 + (<usize>j << 4);
+      const q0 = v128.load(a + oj), q1 = v128.load(a + d + oj), q2 = v128.load(a + 2 * d + oj), q3 = v128.load(a + 3 * d + oj);
+      s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xl, v128.and(q0, m), s0);
+      s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xl, v128.and(q1, m), s1);
+      s2 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xl, v128.and(q2, m), s2);
+      s3 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xl, v128.and(q3, m), s3);
+      s0 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xh, v128.and(i16x8.shr_u(q0, 4), m), s0);
+      s1 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xh, v128.and(i16x8.shr_u(q1, 4), m), s1);
+      s2 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xh, v128.and(i16x8.shr_u(q2, 4), m), s2);
+      s3 = i32x4.relaxed_dot_i8x16_i7x16_add_s(xh, v128.and(i16x8.shr_u(q3, 4), m), s3);
+    }
+    const dx = v128.load32_splat(dp + (<usize>b << 2));
+    f0 = f32x4.add(f0, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s0), q4gD(a)), dx));
+    f1 = f32x4.add(f1, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s1), q4gD(a + d)), dx));
+    f2 = f32x4.add(f2, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s2), q4gD(a + 2 * d)), dx));
+    f3 = f32x4.add(f3, f32x4.mul(f32x4.mul(f32x4.convert_i32x4_s(s3), q4gD(a + 3 * d)), dx));
+    a += Q4G_BLOCK;
+  }
+  v128.store(o, f0);
+  v128.store(o + od, f1);
+  v128.store(o + 2 * od, f2);
+  v128.store(o + 3 * od, f3);
+}
+
+/** Lanes [k0, k1) of v to out + 4·(r + k). */
+// @ts-ignore: decorator
+@inline function putLanes(out: usize, r: i32, v: v128, k0: i32, k1: i32): void {
+  if (k0 <= 0 && k1 > 0) store<f32>(out + (<usize>r << 2), f32x4.extract_lane(v, 0));
+  if (k0 <= 1 && k1 > 1) store<f32>(out + (<usize>(r + 1) << 2), f32x4.extract_lane(v, 1));
+  if (k0 <= 2 && k1 > 2) store<f32>(out + (<usize>(r + 2) << 2), f32x4.extract_lane(v, 2));
+  if (k0 <= 3 && k1 > 3) store<f32>(out + (<usize>(r + 3) << 2), f32x4.extract_lane(v, 3));
+}
+
+/**
+ * out[r] = row r · xq for r in [r0, r1) of a Q4_0 tensor at w in the build's layout (layout.ts).
+ * Relaxed: r1 is a multiple of 4 or the tensor's last row + 1 (its last r1 % 4 rows are then in
+ * ggml's layout); r0 is any row (a partial first group is computed whole and stored in part). The
+ * groups go four at a time through dotG4_q4_0, one from each quarter of the range: four sequential
+ * streams, as rows4's (one stream, or two, measured 10-25% slower from L3 and DRAM, Node 24).
+ */
 export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  rows4(dot4_q4_0, out, w, rowBytes, r0, r1, xq, cols);
+  if (!q4Grouped()) {
+    rows4(dot4_q4_0, out, w, rowBytes, r0, r1, xq, cols);
+    return;
+  }
+  const t = r1 & ~3; // rows [t, r1): ggml's layout
+  let g0 = r0 & ~3;
+  if (g0 < t && g0 < r0) {
+    putLanes(out, g0, dotG_q4_0(w + <usize>g0 * rowBytes, xq, cols), r0 - g0, 4);
+    g0 += 4;
+  }
+  if (g0 < t) {
+    const groups = (t - g0) >> 2, q = groups >> 2;
+    const gb = 4 * rowBytes, ob: usize = <usize>q << 4;
+    const base = w + <usize>g0 * rowBytes, o = out + (<usize>g0 << 2);
+    for (let i = 0; i < q; i++) dotG4_q4_0(o + (<usize>i << 4), ob, base + <usize>i * gb, <usize>q * gb, xq, cols);
+    for (let i = 4 * q; i < groups; i++) v128.store(o + (<usize>i << 4), dotG_q4_0(base + <usize>i * gb, xq, cols));
+  }
+  if (max(r0, t) < r1) rows4(dot4_q4_0, out, w, rowBytes, max(r0, t), r1, xq, cols);
 }
+/** matvec_q4_0 for each of n activations, each with matvec's bits (plain build: in token cache blocks, as the other types). */
 export function matmul_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  rows4Batch(dot4_q4_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
+  if (!q4Grouped()) {
+    rows4Batch(dot4_q4_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
+    return;
+  }
+  for (let t = 0; t < n; t++) matvec_q4_0(out + (<usize>(t * outStride) << 2), w, rowBytes, r0, r1, xq + <usize>t * xqStride, cols);
 }
+/** One row of ggml Q4_0 blocks at w, dequantised. */
 export function dequant_q4_0(out: usize, w: usize, cols: i32): void {
   for (let b = 0; b < (cols >> 5); b++) {
     const wb = w + <usize>b * 18;
@@ -444,6 +564,24 @@ export function dequant_q4_0(out: usize, w: usize, cols: i32): void {
     const o = out + (<usize>b << 7);
     for (let j = 0; j < 16; j++) {
       const q = <i32>load<u8>(wb + 2 + j);
+      store<f32>(o + (<usize>j << 2), <f32>((q & 15) - 8) * d);
+      store<f32>(o + (<usize>(j + 16) << 2), <f32>((q >> 4) - 8) * d);
+    }
+  }
+}
+/** Row r of the rows × cols Q4_0 tensor at w in the build's layout, dequantised (dequant_q4_0's numbers). */
+export function dequant_row_q4_0(out: usize, w: usize, rowBytes: usize, rows: i32, r: i32, cols: i32): void {
+  if (!q4Grouped() || r >= (rows & ~3)) {
+    dequant_q4_0(out, w + <usize>r * rowBytes, cols);
+    return;
+  }
+  const g = w + <usize>(r & ~3) * rowBytes, k = <usize>(r & 3);
+  for (let b = 0; b < (cols >> 5); b++) {
+    const a = g + <usize>b * Q4G_BLOCK;
+    const d = f16(load<u16>(a + (k << 1)));
+    const o = out + (<usize>b << 7);
+    for (let j = 0; j < 16; j++) {
+      const q = <i32>load<u8>(a + 8 + (<usize>(j >> 2) << 4) + (k << 2) + <usize>(j & 3)); // qs[j] of row k
       store<f32>(o + (<usize>j << 2), <f32>((q & 15) - 8) * d);
       store<f32>(o + (<usize>(j + 16) << 2), <f32>((q >> 4) - 8) * d);
     }
