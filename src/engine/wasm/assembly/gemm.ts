@@ -336,6 +336,34 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
 }
 
 /**
+ * Relaxed Q4_0 in groups of four rows (assembly/layout.ts): prepare the four rows of the group at w
+ * at once, as prep_32 does row by row: each group block's four u32 vectors (vector j: u32 j of
+ * rows 0-3) transposed into the rows' 16 quant bytes.
+ */
+// @ts-ignore: decorator
+@inline function prep_q4g(dst: usize, w: usize, nb: i32): void {
+  for (let b = 0; b < nb; b++) {
+    const a = w + <usize>b * Q4G_BLOCK, pb = dst + <usize>b * PREP32_BS;
+    const v0 = v128.load(a, 8), v1 = v128.load(a, 24), v2 = v128.load(a, 40), v3 = v128.load(a, 56);
+    const l01 = i32x4.shuffle(v0, v1, 0, 4, 1, 5), l23 = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
+    const h01 = i32x4.shuffle(v0, v1, 2, 6, 3, 7), h23 = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
+    putQ4(pb, i64x2.shuffle(l01, l23, 0, 2), load<u16>(a));
+    putQ4(pb + PREP_32, i64x2.shuffle(l01, l23, 1, 3), load<u16>(a, 2));
+    putQ4(pb + 2 * PREP_32, i64x2.shuffle(h01, h23, 0, 2), load<u16>(a, 4));
+    putQ4(pb + 3 * PREP_32, i64x2.shuffle(h01, h23, 1, 3), load<u16>(a, 6));
+  }
+}
+
+/** A relaxed prepared Q4_0 block at pb: codes (low nibbles: elements 0-15, high: 16-31), d. */
+// @ts-ignore: decorator
+@inline function putQ4(pb: usize, q: v128, d: u16): void {
+  v128.store(pb, lo4(q));
+  v128.store(pb, hi4(q), 16);
+  store<f32>(pb, f16(d), 64);
+  store<f32>(pb, 0, 68);
+}
+
+/**
  * Relaxed, token-lane: Σ over v = 0, 2, 4, 6 of the four weights at w + 4v (broadcast) dotted with
  * vector v at x + 32 + 16v (elements 4v..4v+3 of tokens 0-3, one per lane); w + 4, x + 16: odd v.
  */
@@ -897,7 +925,9 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   const prepBytes = k ? <usize>nb * PREP_K : ASC_FEATURE_RELAXED_SIMD ? <usize>PREP_32 : <usize>nb * PREP_32;
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
-    for (let r = rb; r < re; r++) {
+    const whole = kind == 1 && q4Grouped() && (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
+    if (whole) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
       if (kind == 5) prep_q45_K(dst, src, nb, false);
