@@ -159,6 +159,48 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
     }
   });
 
+  // Q8_0 in the relaxed build dots w ^ (x < 0 ? 0xFF : 0) with |x| and adds Σ_{x<0} |x| per token
+  // and block (from the widening): tokens whose quants are all negative (that term is the whole
+  // Σ|x|), all positive (zero), all zero, ±127 in every element, a lone −127 among zeros, and
+  // random, against weight bytes of every value (−128 included), in tiles, odd groups and odd rows.
+  it('Q8_0: adversarial activations (all negative, all positive, zeros, ±127) equal the reference', () => {
+    const type = GgmlType.Q8_0;
+    const [rows, cols] = [7, 192];
+    const patterns: ((i: number, r: number) => number)[] = [
+      (_i, r) => -0.1 - Math.abs(r), // all negative
+      (_i, r) => 0.1 + Math.abs(r), // all positive
+      () => 0, // zeros: d = 0, every quant 0
+      (i) => (i % 2 ? 1 : -1), // ±127 everywhere
+      (i) => (i % 3 ? -1 : 1), // ±127, mostly negative
+      (i) => (i % 32 === 5 ? -3 : 1e-4), // one −127 per block among zeros
+      (_i, r) => r, // random signs
+    ];
+    let seed = 7000;
+    for (const data of [randomBlocks(type, rows, cols, seed++), quantisedWeights(type, rows, cols, seed++)]) {
+      for (const n of [5, 7, 11, 13, 19]) {
+        const noise = randomFloats(n * cols, seed++, 2);
+        const x = new Float32Array(n * cols);
+        for (let t = 0; t < n; t++) {
+          // token t: pattern t + the data's seed, so each pattern lands on every lane of a group
+          const f = patterns[(t + seed) % patterns.length];
+          for (let i = 0; i < cols; i++) x[t * cols + i] = f(i, noise[t * cols + i]);
+        }
+        const want = reference(type, data, rows, cols, x, n);
+        for (const [r0, r1] of [[0, 7], [1, 6], [3, 4]]) {
+          const got = gemm(type, data, rows, cols, x, n, r0, r1);
+          const bits = new Uint32Array(got.buffer);
+          for (let t = 0; t < n; t++) {
+            for (let r = 0; r < rows; r++) {
+              const i = t * rows + r;
+              if (r < r0 || r >= r1) expect(got[i]).toBeNaN();
+              else if (bits[i] !== want[i]) expect.fail(`n=${n} rows [${r0}, ${r1}) token ${t} row ${r}: ${got[i]} vs reference ${new Float32Array(want.buffer)[i]}`);
+            }
+          }
+        }
+      }
+    }
+  });
+
   it('WasmBackend.matmul (widen + gemm) equals the reference bit for bit', () => {
     const be = new WasmBackend({ simd });
     for (const type of [GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K]) {

@@ -36,19 +36,23 @@
 //   bytes (base: the earlier pmaddubsw kernel), Q4_K/Q5_K by ~1.4×, Q6_K by ~1.25× (gemm-ab).
 // Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
 //   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
-//   so one dot adds four products per token and a block needs no horizontal sums. Weights are
-//   unsigned codes: Q4_0 / Q5_0 subtract 8·Σx / 16·Σx (q8_0's Σq); Q8_0 stores w + 128 = lo +
-//   128·hi and subtracts 128·Σx. Register tile (tile_prep32): four rows (Q8_0: two, lo and hi) by
-//   two groups of four tokens, the integer sums starting at the offset −8·Σx etc., so each
-//   broadcast weight feeds two dots and each activation vector four, and per block, row and group
-//   only the float step is left (Node 24, 2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
+//   so one dot adds four products per token and a block needs no horizontal sums. Q4_0 / Q5_0:
+//   the weights are unsigned codes (the 7-bit operand), minus 8·Σx / 16·Σx (q8_0's Σq). Q8_0
+//   (as legacy.ts q8Sum): the 7-bit operand is |x| (a q8_0 activation is never −128) and the signed
+//   weight is flipped where x < 0, w ^ m with m = (x < 0 ? 0xFF : 0): there (−w − 1)·|x| = w·x + x,
+//   so Σ w·x = Σ (w ^ m)·|x| + Σ_{x<0} |x|, the last term per token and block from the widening
+//   (corr); one xor and one dot per 16 products. Register tile (tile_prep32): four rows by two
+//   groups of four tokens, the integer sums starting at the offset −8·Σx (Q8_0: corr) etc., so
+//   each broadcast weight feeds two dots and each activation vector four, and per block, row and
+//   group only the float step is left (Node 24, 2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
 //   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x                            288 B
 //     aux: q8_1's s = d·Σq (f32); q8_0's Σq (i32)
 //     x, plain:   x[4][32] i16
 //     x, relaxed: 8 vectors, vector v = elements 4v..4v+3 of tokens 0, 1, 2, 3 (i8); relaxed
-//       blocks are WX_REL = 160 B (d | aux | x) and, for the register tile, two groups 2P, 2P + 1
+//       blocks are WX_REL = 176 B (d | aux | x | corr: q8_0's Σ_{x<0} |x| per token, i32) and,
+//       for the register tile, two groups 2P, 2P + 1
 //       share the space of both: block b of group 2P + h at 2P's start + b·2·WX_REL + h·WX_REL (a
 //       last, unpaired group: b·WX_REL); the rest of the pair's space is unused
 //   q8_K (256-element blocks): per block d[4] f32 | sum32[4][4][2] i16 | 64 B | x[4] (576 B each) 2448 B
@@ -69,8 +73,10 @@ const ONES: v128 = i8x16.splat(1);
 const GEMM_ROWS: i32 = 4;
 
 export const WQ8_0_BLOCK: i32 = 288;
-/** Relaxed: bytes of a widened q8_0 / q8_1 block (d | aux | x), and between an unpaired group's blocks. */
-const WX_REL: usize = 160;
+/** Relaxed: bytes of a widened q8_0 / q8_1 block (d | aux | x | corr), and between an unpaired group's blocks. */
+const WX_REL: usize = 176;
+/** Relaxed: offset of corr (q8_0: Σ_{x<0} |x| per token, i32x4) in a widened block. */
+const WX_CORR: usize = 160;
 const WX_BS: usize = ASC_FEATURE_RELAXED_SIMD ? WX_REL : WQ8_0_BLOCK;
 export const WQ8_K_BLOCK: i32 = 2448;
 /** Offset of token 0's activations in a widened q8_K block, and the bytes per token. */
@@ -118,9 +124,9 @@ export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
   return kind == 0 ? groups * (cols >> 5) * WQ8_0_BLOCK : groups * (cols >> 8) * WQ8_K_BLOCK;
 }
 
-/** q8_0 and q8_1: d and aux per block beside the widened quants. */
+/** q8_0 and q8_1: d and aux per block beside the widened quants (relaxed q8_0, `corr`: and Σ_{x<0} |x|). */
 // @ts-ignore: decorator
-@inline function widen32(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
+@inline function widen32(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize, corr: bool): void {
   const nb = cols >> 5;
   const dOff = q8Scales(0, cols);
   const aOff = q8Aux(0, cols);
@@ -144,6 +150,12 @@ export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
           store<u32>(bp + (<usize>t << 2), live ? load<u32>(xt + dOff + (<usize>b << 2)) : 0);
           store<u32>(bp + 16 + (<usize>t << 2), live ? load<u32>(xt + aOff + (<usize>b << 2)) : 0);
           for (let v = 0; v < 8; v++) store<u32>(bp + 32 + (<usize>v << 4) + (<usize>t << 2), live ? load<u32>(xt + (<usize>b << 5) + (<usize>v << 2)) : 0);
+          if (corr) {
+            // Σ_{x<0} |x| = −Σ (x < 0 ? −1 : 0)·|x|
+            const x0 = live ? v128.load(xt + (<usize>b << 5)) : Z, x1 = live ? v128.load(xt + (<usize>b << 5), 16) : Z;
+            const c = vd(i8x16.lt_s(x1, Z), i8x16.abs(x1), vd(i8x16.lt_s(x0, Z), i8x16.abs(x0), Z));
+            store<i32>(bp + WX_CORR + (<usize>t << 2), -(i32x4.extract_lane(c, 0) + i32x4.extract_lane(c, 1) + i32x4.extract_lane(c, 2) + i32x4.extract_lane(c, 3)));
+          }
         } else if (tok < n) {
           store<u32>(bp + (<usize>t << 2), load<u32>(xt + dOff + (<usize>b << 2)));
           store<u32>(bp + 16 + (<usize>t << 2), load<u32>(xt + aOff + (<usize>b << 2)));
@@ -168,12 +180,12 @@ export function widen_bytes(kind: i32, n: i32, cols: i32): i32 {
 
 /** dst ← the widened q8_0 copy of n activations at xq, xqStride bytes apart. */
 export function widen_q8_0(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
-  widen32(dst, xq, n, cols, xqStride);
+  widen32(dst, xq, n, cols, xqStride, true);
 }
 
 /** dst ← the widened q8_1 copy of n activations at xq, xqStride bytes apart. */
 export function widen_q8_1(dst: usize, xq: usize, n: i32, cols: i32, xqStride: usize): void {
-  widen32(dst, xq, n, cols, xqStride);
+  widen32(dst, xq, n, cols, xqStride, false);
 }
 
 /** dst ← the widened q8_K copy of n activations at xq, xqStride bytes apart. */
@@ -261,7 +273,7 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
 
 // ---- 32-element formats -------------------------------------------------------------------------
 // Prepared block, PREP_32 bytes: q | d f32 | m f32 (Q4_1/Q5_1) | 8 B pad
-//   q, plain: [32] i16; relaxed: [32] u8 unsigned codes (Q8_0: lo[32] | hi[32])
+//   q, plain: [32] i16; relaxed: [32] u8 unsigned codes (Q8_0: [32] i8 weights)
 // Plain: each row's blocks in a run (PREP_32 apart); relaxed: the block's GEMM_ROWS rows side by
 // side (block b of row r at (b·GEMM_ROWS + r)·PREP_32), so the register tile reaches every row's
 // weights at constant offsets from one pointer.
@@ -309,18 +321,9 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
       }
     }
     if (ASC_FEATURE_RELAXED_SIMD) {
-      // unsigned codes (Q4_0, Q5_0 without their offset); Q8_0: w + 128 = lo + 128·hi
-      if (kind == 0) {
-        const u0 = v128.xor(w0, i8x16.splat(-128)), u1 = v128.xor(w1, i8x16.splat(-128));
-        const m = i8x16.splat(127);
-        v128.store(pb, v128.and(u0, m));
-        v128.store(pb, v128.and(u1, m), 16);
-        v128.store(pb, i8x16.shr_u(u0, 7), 32);
-        v128.store(pb, i8x16.shr_u(u1, 7), 48);
-      } else {
-        v128.store(pb, w0);
-        v128.store(pb, w1, 16);
-      }
+      // unsigned codes (Q4_0, Q5_0 without their offset); Q8_0: the signed weights
+      v128.store(pb, w0);
+      v128.store(pb, w1, 16);
     } else {
       v128.store(pb, i16x8.extend_low_i8x16_s(w0));
       v128.store(pb, i16x8.extend_high_i8x16_s(w0), 16);
@@ -330,6 +333,34 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
     store<f32>(pb, f16(load<u16>(kind == 1 && k >= 0 ? wb + (<usize>k << 1) : wb)), 64);
     store<f32>(pb, kind >= 3 ? f16(load<u16>(wb, 2)) : 0, 68);
   }
+}
+
+/**
+ * Relaxed Q4_0 in groups of four rows (assembly/layout.ts): prepare the four rows of the group at w
+ * at once, as prep_32 does row by row: each group block's four u32 vectors (vector j: u32 j of
+ * rows 0-3) transposed into the rows' 16 quant bytes.
+ */
+// @ts-ignore: decorator
+@inline function prep_q4g(dst: usize, w: usize, nb: i32): void {
+  for (let b = 0; b < nb; b++) {
+    const a = w + <usize>b * Q4G_BLOCK, pb = dst + <usize>b * PREP32_BS;
+    const v0 = v128.load(a, 8), v1 = v128.load(a, 24), v2 = v128.load(a, 40), v3 = v128.load(a, 56);
+    const l01 = i32x4.shuffle(v0, v1, 0, 4, 1, 5), l23 = i32x4.shuffle(v2, v3, 0, 4, 1, 5);
+    const h01 = i32x4.shuffle(v0, v1, 2, 6, 3, 7), h23 = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
+    putQ4(pb, i64x2.shuffle(l01, l23, 0, 2), load<u16>(a));
+    putQ4(pb + PREP_32, i64x2.shuffle(l01, l23, 1, 3), load<u16>(a, 2));
+    putQ4(pb + 2 * PREP_32, i64x2.shuffle(h01, h23, 0, 2), load<u16>(a, 4));
+    putQ4(pb + 3 * PREP_32, i64x2.shuffle(h01, h23, 1, 3), load<u16>(a, 6));
+  }
+}
+
+/** A relaxed prepared Q4_0 block at pb: codes (low nibbles: elements 0-15, high: 16-31), d. */
+// @ts-ignore: decorator
+@inline function putQ4(pb: usize, q: v128, d: u16): void {
+  v128.store(pb, lo4(q));
+  v128.store(pb, hi4(q), 16);
+  store<f32>(pb, f16(d), 64);
+  store<f32>(pb, 0, 68);
 }
 
 /**
@@ -344,15 +375,21 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(x, 128), v128.load32_splat(w, 24), s);
 }
 
-/** The four tokens' integer sums of one prepared block at pb against the widened block at xb. */
+/** Relaxed Q8_0: acc + the weight bytes c (broadcast) against the activation vector x, one lane per token: (c ^ m)·|x|. */
+// @ts-ignore: decorator
+@inline function vdQ8(c: v128, ax: v128, mx: v128, acc: v128): v128 {
+  return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(c, mx), ax, acc);
+}
+
+/** The four tokens' integer sums of one prepared block at pb against the widened block at xb (relaxed: not Q8_0). */
 // @ts-ignore: decorator
 @inline function isum32(kind: i32, pb: usize, xb: usize): v128 {
   let isum: v128;
   if (ASC_FEATURE_RELAXED_SIMD) {
     // one lane per token: each dot takes four weights (broadcast) against four bytes of each token
+    // (Q8_0 has its own loop in rows_prep32)
     isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
-    if (kind == 0) isum = i32x4.sub(i32x4.add(isum, i32x4.shl(i32x4.add(dot32(pb + 32, xb), dot32(pb + 36, xb + 16)), 7)), i32x4.shl(v128.load(xb, 16), 7));
-    else if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
+    if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
     else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
   } else {
     const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
@@ -385,6 +422,23 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let pb = p, xb = xg;
   for (let b = 0; b < nb; b++, pb += PREP32_BS, xb += WX_BS) {
+    if (ASC_FEATURE_RELAXED_SIMD && kind == 0) {
+      // |x| and x < 0 made once per activation vector for all the rows
+      let s0 = v128.load(xb, WX_CORR), s1 = s0, s2 = s0, s3 = s0;
+      for (let v = 0; v < 8; v++) {
+        const x = v128.load(xb + (<usize>v << 4), 32), q = pb + (<usize>v << 2);
+        const a = i8x16.abs(x), m = i8x16.lt_s(x, Z);
+        s0 = vdQ8(v128.load32_splat(q), a, m, s0);
+        if (rows > 1) s1 = vdQ8(v128.load32_splat(q + ps), a, m, s1);
+        if (rows > 2) s2 = vdQ8(v128.load32_splat(q + 2 * ps), a, m, s2);
+        if (rows > 3) s3 = vdQ8(v128.load32_splat(q + 3 * ps), a, m, s3);
+      }
+      a0 = step32(kind, a0, s0, pb, xb);
+      if (rows > 1) a1 = step32(kind, a1, s1, pb + ps, xb);
+      if (rows > 2) a2 = step32(kind, a2, s2, pb + 2 * ps, xb);
+      if (rows > 3) a3 = step32(kind, a3, s3, pb + 3 * ps, xb);
+      continue;
+    }
     a0 = step32(kind, a0, isum32(kind, pb, xb), pb, xb);
     if (rows > 1) a1 = step32(kind, a1, isum32(kind, pb + ps, xb), pb + ps, xb);
     if (rows > 2) a2 = step32(kind, a2, isum32(kind, pb + 2 * ps, xb), pb + 2 * ps, xb);
@@ -396,10 +450,10 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
   if (rows > 3) put4(out + 12, os, a3, live);
 }
 
-/** Relaxed: where a block's integer sums start, the weights' offset: Q4_0 −8·Σx, Q5_0 −16·Σx, Q8_0's hi sums −Σx; else 0. */
+/** Relaxed: where a block's integer sums start, the weights' offset: Q4_0 −8·Σx, Q5_0 −16·Σx, Q8_0 Σ_{x<0} |x|; else 0. */
 // @ts-ignore: decorator
 @inline function isum0(kind: i32, xb: usize): v128 {
-  if (kind == 0) return i32x4.sub(Z, v128.load(xb, 16));
+  if (kind == 0) return v128.load(xb, WX_CORR);
   if (kind == 1) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 3));
   if (kind == 2) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 4));
   return Z;
@@ -414,69 +468,93 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
   return f32x4.add(acc, f32x4.mul(fsum, f32x4.mul(dw, dx)));
 }
 
+/** stepTile into acc (kind ≠ 0), or (Q8_0) into the f32x4 at fp in memory. */
+// @ts-ignore: decorator
+@inline function stepAcc(kind: i32, fp: usize, acc: v128, isum: v128, dw: v128, mw: v128, dx: v128, sx: v128): v128 {
+  if (kind != 0) return stepTile(kind, acc, isum, dw, mw, dx, sx);
+  v128.store(fp, stepTile(kind, v128.load(fp), isum, dw, mw, dx, sx));
+  return acc;
+}
+
 /**
- * Relaxed, the register tile of the 32-element formats: `rows` prepared rows, ps bytes apart from p
- * (1-4; Q8_0 1-2, its lo and hi sums taking the other two rows' registers), against two groups of
- * four tokens widened at xg and xg + gs, written to out + 4r (tokens 4g..4g+3) and out + 4·os + 4r
- * (the next four; live0, live1 of them below n). Each broadcast weight feeds two dots and each
- * activation vector `rows`; the integer sums start from the weights' offset (isum0), so per block,
- * row and group only the float step is left.
+ * Relaxed, the register tile of the 32-element formats: `rows` prepared rows (1-4), ps bytes apart
+ * from p, against two groups of four tokens widened at xg and xg + gs, written to out + 4r (tokens
+ * 4g..4g+3) and out + 4·os + 4r (the next four; live0, live1 of them below n). Each broadcast
+ * weight feeds two dots and each activation vector `rows` (Q8_0: |x| and x < 0, made once per
+ * vector); the integer sums start from isum0, so per block, row and group only the float step is
+ * left. Q8_0 keeps its float sums in memory (V8 otherwise spills integer sums inside the v loop).
  */
 // @ts-ignore: decorator
 @inline function tile_prep32(kind: i32, p: usize, rows: i32, xg: usize, nb: i32, out: usize, os: usize, live0: i32, live1: i32): void {
   const ps: usize = PREP_32;
-  const has1 = rows > 1, has2 = kind == 0 || rows > 2, has3 = kind == 0 ? rows > 1 : rows > 3;
+  const has1 = rows > 1, has2 = rows > 2, has3 = rows > 3;
   let f00 = Z, f01 = Z, f10 = Z, f11 = Z, f20 = Z, f21 = Z, f30 = Z, f31 = Z;
+  // Q8_0: the float sums of row r, groups 0 and 1 in the free bytes 32-63 of row r's first
+  // prepared block (its weights take 32), so the integer sums, |x| and x < 0 keep the registers
+  const fm = p + 32;
+  if (kind == 0) for (let r = 0; r < rows; r++) { v128.store(fm + <usize>r * ps, Z); v128.store(fm + <usize>r * ps, Z, 16); }
   let pb = p, xb = xg;
   for (let b = 0; b < nb; b++, pb += PREP32_BS, xb += 2 * WX_REL) {
     const yb = xb + WX_REL;
     const i0 = isum0(kind, xb), i1 = isum0(kind, yb);
-    // s<r><g>: row r, group g; Q8_0: s0*, s1* the lo sums of rows 0, 1 and s2*, s3* their hi sums
-    let s00 = kind == 0 ? Z : i0, s01 = kind == 0 ? Z : i1, s10 = s00, s11 = s01;
-    let s20 = i0, s21 = i1, s30 = i0, s31 = i1;
-    // weights of s0*..s3* (Q8_0: rows 0, 1 lo, then hi); per v = 0..7, elements 4v..4v+3 of both
-    // groups' tokens (x, y) against the four weights at 4v, broadcast (c)
-    const o2: usize = kind == 0 ? 32 : 2 * ps, o3: usize = kind == 0 ? ps + 32 : 3 * ps;
+    // s<r><g>: row r, group g
+    let s00 = i0, s01 = i1, s10 = i0, s11 = i1, s20 = i0, s21 = i1, s30 = i0, s31 = i1;
+    // per v = 0..7, elements 4v..4v+3 of both groups' tokens (x, y) against the four weights of
+    // each row at 4v, broadcast (c)
     let q = pb, xv = xb;
     for (let v = 0; v < 8; v++, q += 4, xv += 16) {
       const x = v128.load(xv, 32), y = v128.load(xv, WX_REL + 32);
       let c = v128.load32_splat(q);
-      s00 = vd(x, c, s00);
-      s01 = vd(y, c, s01);
-      if (has1) { c = v128.load32_splat(q + ps); s10 = vd(x, c, s10); s11 = vd(y, c, s11); }
-      if (has2) { c = v128.load32_splat(q + o2); s20 = vd(x, c, s20); s21 = vd(y, c, s21); }
-      if (has3) { c = v128.load32_splat(q + o3); s30 = vd(x, c, s30); s31 = vd(y, c, s31); }
-    }
-    if (kind == 0) {
-      // w + 128 = lo + 128·hi: isum = lo + 128·(hi − Σx)
-      s00 = i32x4.add(s00, i32x4.shl(s20, 7));
-      s01 = i32x4.add(s01, i32x4.shl(s21, 7));
-      s10 = i32x4.add(s10, i32x4.shl(s30, 7));
-      s11 = i32x4.add(s11, i32x4.shl(s31, 7));
+      if (kind == 0) {
+        // one group at a time: |x| and x < 0 of one group live with the four broadcast weights
+        let a = i8x16.abs(x), m = i8x16.lt_s(x, Z);
+        s00 = vdQ8(c, a, m, s00);
+        if (has1) s10 = vdQ8(v128.load32_splat(q + ps), a, m, s10);
+        if (has2) s20 = vdQ8(v128.load32_splat(q + 2 * ps), a, m, s20);
+        if (has3) s30 = vdQ8(v128.load32_splat(q + 3 * ps), a, m, s30);
+        a = i8x16.abs(y);
+        m = i8x16.lt_s(y, Z);
+        s01 = vdQ8(c, a, m, s01);
+        if (has1) s11 = vdQ8(v128.load32_splat(q + ps), a, m, s11);
+        if (has2) s21 = vdQ8(v128.load32_splat(q + 2 * ps), a, m, s21);
+        if (has3) s31 = vdQ8(v128.load32_splat(q + 3 * ps), a, m, s31);
+      } else {
+        s00 = vd(x, c, s00);
+        s01 = vd(y, c, s01);
+        if (has1) { c = v128.load32_splat(q + ps); s10 = vd(x, c, s10); s11 = vd(y, c, s11); }
+        if (has2) { c = v128.load32_splat(q + 2 * ps); s20 = vd(x, c, s20); s21 = vd(y, c, s21); }
+        if (has3) { c = v128.load32_splat(q + 3 * ps); s30 = vd(x, c, s30); s31 = vd(y, c, s31); }
+      }
     }
     const dx = v128.load(xb), dy = v128.load(yb);
     const sx = kind >= 3 ? v128.load(xb, 16) : Z, sy = kind >= 3 ? v128.load(yb, 16) : Z;
     let dw = v128.load32_splat(pb, 64), mw = kind >= 3 ? v128.load32_splat(pb, 68) : Z;
-    f00 = stepTile(kind, f00, s00, dw, mw, dx, sx);
-    f01 = stepTile(kind, f01, s01, dw, mw, dy, sy);
+    f00 = stepAcc(kind, fm, f00, s00, dw, mw, dx, sx);
+    f01 = stepAcc(kind, fm + 16, f01, s01, dw, mw, dy, sy);
     if (rows > 1) {
       dw = v128.load32_splat(pb + ps, 64);
       mw = kind >= 3 ? v128.load32_splat(pb + ps, 68) : Z;
-      f10 = stepTile(kind, f10, s10, dw, mw, dx, sx);
-      f11 = stepTile(kind, f11, s11, dw, mw, dy, sy);
+      f10 = stepAcc(kind, fm + ps, f10, s10, dw, mw, dx, sx);
+      f11 = stepAcc(kind, fm + ps + 16, f11, s11, dw, mw, dy, sy);
     }
-    if (rows > 2 && kind != 0) {
+    if (rows > 2) {
       dw = v128.load32_splat(pb + 2 * ps, 64);
       mw = kind >= 3 ? v128.load32_splat(pb + 2 * ps, 68) : Z;
-      f20 = stepTile(kind, f20, s20, dw, mw, dx, sx);
-      f21 = stepTile(kind, f21, s21, dw, mw, dy, sy);
+      f20 = stepAcc(kind, fm + 2 * ps, f20, s20, dw, mw, dx, sx);
+      f21 = stepAcc(kind, fm + 2 * ps + 16, f21, s21, dw, mw, dy, sy);
     }
-    if (rows > 3 && kind != 0) {
+    if (rows > 3) {
       dw = v128.load32_splat(pb + 3 * ps, 64);
       mw = kind >= 3 ? v128.load32_splat(pb + 3 * ps, 68) : Z;
-      f30 = stepTile(kind, f30, s30, dw, mw, dx, sx);
-      f31 = stepTile(kind, f31, s31, dw, mw, dy, sy);
+      f30 = stepAcc(kind, fm + 3 * ps, f30, s30, dw, mw, dx, sx);
+      f31 = stepAcc(kind, fm + 3 * ps + 16, f31, s31, dw, mw, dy, sy);
     }
+  }
+  if (kind == 0) {
+    f00 = v128.load(fm); f01 = v128.load(fm, 16);
+    f10 = v128.load(fm + ps); f11 = v128.load(fm + ps, 16);
+    f20 = v128.load(fm + 2 * ps); f21 = v128.load(fm + 2 * ps, 16);
+    f30 = v128.load(fm + 3 * ps); f31 = v128.load(fm + 3 * ps, 16);
   }
   const out1 = out + (os << 2);
   put4(out, os, f00, live0);
@@ -847,7 +925,9 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   const prepBytes = k ? <usize>nb * PREP_K : ASC_FEATURE_RELAXED_SIMD ? <usize>PREP_32 : <usize>nb * PREP_32;
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
-    for (let r = rb; r < re; r++) {
+    const whole = kind == 1 && q4Grouped() && (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
+    if (whole) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
       if (kind == 5) prep_q45_K(dst, src, nb, false);
@@ -858,19 +938,13 @@ export function gemm_scratch_bytes(cols: i32): i32 {
     }
     let g = 0;
     if (ASC_FEATURE_RELAXED_SIMD && !k) {
-      // pairs of groups through the register tile (Q8_0: two rows per pass), then the odd group
+      // pairs of groups through the register tile, then the odd group
       const rows = re - rb;
       for (; g + 1 < groups; g += 2) {
         const xg = xw + <usize>g * groupBytes;
         const o4 = out + (<usize>(g * 4 * outStride) << 2) + (<usize>rb << 2);
         const live1 = min<i32>(4, n - g * 4 - 4);
-        if (kind == 0) {
-          for (let r = 0; r < rows; r += 2) {
-            const pr = scratch + <usize>r * prepBytes, or = o4 + (<usize>r << 2);
-            if (rows - r >= 2) tile_prep32(0, pr, 2, xg, nb, or, os, 4, live1);
-            else tile_prep32(0, pr, 1, xg, nb, or, os, 4, live1);
-          }
-        } else if (rows == 4) tile_prep32(kind, scratch, 4, xg, nb, o4, os, 4, live1);
+        if (rows == 4) tile_prep32(kind, scratch, 4, xg, nb, o4, os, 4, live1);
         else if (rows == 3) tile_prep32(kind, scratch, 3, xg, nb, o4, os, 4, live1);
         else if (rows == 2) tile_prep32(kind, scratch, 2, xg, nb, o4, os, 4, live1);
         else tile_prep32(kind, scratch, 1, xg, nb, o4, os, 4, live1);
