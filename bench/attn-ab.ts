@@ -5,18 +5,12 @@
 import { f32ToF16Bits } from '../src/engine/model/fp16.js';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';
+import { cpuMs } from './cpu-ms.js';
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => Number(args.find((a) => a.startsWith(`--${k}=`))?.split('=')[1] ?? d);
 const [dirA, dirB] = args.filter((a) => !a.startsWith('--'));
 const P = opt('tokens', 300), H = opt('heads', 12), G = opt('kvheads', H), D = opt('hd', 64), RUNS = opt('runs', 7);
-
-function cpuMs(fn: () => void): number {
-  const c0 = process.cpuUsage();
-  fn();
-  const c = process.cpuUsage(c0);
-  return (c.user + c.system) / 1000;
-}
 
 /** Deterministic values in [−s, s). */
 function values(n: number, seed: number, s: number): Float32Array {

@@ -5,19 +5,13 @@
 import { WasmBackend } from '../src/engine/backend/wasm.js';
 import { ggmlTypeByName, ggmlTypeName } from '../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
+import { cpuMs } from './cpu-ms.js';
 
 const args = process.argv.slice(2);
 const opt = (k: string, d: number) => Number(args.find((a) => a.startsWith(`--${k}=`))?.split('=')[1] ?? d);
 const [dirA, dirB] = args.filter((a) => !a.startsWith('--'));
 const types = (args.filter((a) => !a.startsWith('--'))[2] ?? 'q4_K,q6_K').split(',').map((n) => ggmlTypeByName(n)!);
 const ROWS = opt('rows', 2048), COLS = opt('cols', 768), N = opt('tokens', 128), RUNS = opt('runs', 7);
-
-function cpuMs(fn: () => void): number {
-  const c0 = process.cpuUsage();
-  fn();
-  const c = process.cpuUsage(c0);
-  return (c.user + c.system) / 1000;
-}
 
 console.log(`${N} tokens × [${ROWS}, ${COLS}], GMAC/s by CPU time, best of ${RUNS} alternating; A=${dirA} B=${dirB}`);
 for (const type of types) {

@@ -7,6 +7,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { hasRelaxedSimd, loadKernelModule } from '../src/engine/wasm/loader.js';
+import { cpuMs } from './cpu-ms.js';
 
 // optimised code from the first call: without this V8 starts on its baseline compiler and swaps in
 // TurboFan's code, compiled in the background, only when a function is next entered (late on a busy
@@ -17,13 +18,6 @@ const args = process.argv.slice(2);
 const opt = (k: string, d: number) => Number(args.find((a) => a.startsWith(`--${k}=`))?.split('=')[1] ?? d);
 const dirs = args.filter((a) => !a.startsWith('--'));
 const N = opt('n', 4864 * 111), RUNS = opt('runs', 15);
-
-function cpuMs(fn: () => void): number {
-  const c0 = process.cpuUsage();
-  fn();
-  const c = process.cpuUsage(c0);
-  return (c.user + c.system) / 1000;
-}
 
 /** Deterministic, roughly normal values (sum of four uniforms) of standard deviation about s. */
 function values(n: number, seed: number, s: number): Float32Array {

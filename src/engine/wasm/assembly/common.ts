@@ -222,3 +222,13 @@ export type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols:
     if (a + 3 * q <= last) store<f32>(out + (<usize>d << 2), f32x4.extract_lane(v, 3));
   }
 }
+
+/**
+ * a·b + c in both f64 lanes: relaxed madd in the relaxed build (fused or not, as the engine likes),
+ * else mul then add. For sums whose error bound holds either way (ffn.ts swiglu, sample.ts exp sums).
+ */
+// @ts-ignore: decorator
+@inline export function madd64(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f64x2.relaxed_madd(a, b, c);
+  return f64x2.add(f64x2.mul(a, b), c);
+}

@@ -22,6 +22,8 @@
 // other bits).
 // The relaxed build evaluates with relaxed madd: fused or not, the bounds hold.
 
+import { madd64 } from './common';
+
 /** silu(x)·u as the reference: silu in f64 (AssemblyScript's Math.exp), rounded to f32, times u. */
 // @ts-ignore: decorator
 @inline function siluUp(x: f32, u: f32): f32 {
@@ -79,29 +81,23 @@ const SGM: usize = memory.data<i32>([
   return v128.load(SG + off);
 }
 
-/** a·b + c (f64x2): relaxed madd in the relaxed build (fused or not), else mul then add. */
-// @ts-ignore: decorator
-@inline function madd(a: v128, b: v128, c: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return f64x2.relaxed_madd(a, b, c);
-  return f64x2.add(f64x2.mul(a, b), c);
-}
 
 /** c_n + c_{n+1}·u (f64x2). */
 // @ts-ignore: decorator
 @inline function cpair(n: usize, u: v128): v128 {
-  return madd(sg(SG_C + 16 + (n << 4)), u, sg(SG_C + (n << 4)));
+  return madd64(sg(SG_C + 16 + (n << 4)), u, sg(SG_C + (n << 4)));
 }
 
 /** s = x / (1 + e^−x) for two f64 lanes, |x| ≤ 80 (see the section comment). */
 // @ts-ignore: decorator
 @inline function silu2(x: v128): v128 {
-  const y = madd(x, sg(0), sg(16));
+  const y = madd64(x, sg(0), sg(16));
   const k = f64x2.sub(y, sg(16));
-  const u = madd(k, sg(48), madd(k, sg(32), x));
+  const u = madd64(k, sg(48), madd64(k, sg(32), x));
   const u2 = f64x2.mul(u, u), u4 = f64x2.mul(u2, u2);
-  const q0 = madd(cpair(2, u), u2, cpair(0, u));
-  const q1 = madd(cpair(6, u), u2, cpair(4, u));
-  const p = madd(madd(cpair(8, u), u4, q1), u4, q0);
+  const q0 = madd64(cpair(2, u), u2, cpair(0, u));
+  const q1 = madd64(cpair(6, u), u2, cpair(4, u));
+  const p = madd64(madd64(cpair(8, u), u4, q1), u4, q0);
   // 2^k: the exponent field k + 1023 (only the low 12 bits of y's integer survive the shift)
   const e = f64x2.mul(p, i64x2.shl(i64x2.add(y, v128.load(SGI)), 52));
   return f64x2.div(x, f64x2.add(sg(SG_ONE), e));

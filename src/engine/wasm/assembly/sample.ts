@@ -11,6 +11,8 @@
 //   4.2e-11 relative, so the sum is within ~1e-10 relative (tests/sample/wasm.test.ts checks each
 //   term against Math.exp).
 
+import { madd64 } from './common';
+
 const LOG2E: f64 = 1.4426950408889634;
 const DEEPEST: f64 = 1000;
 const MAGIC: f64 = 4503599627370496.0 + 1023; // 2^52 + 1023
@@ -34,26 +36,20 @@ const K: usize = memory.data<f64>([
   return v128.load(K + off);
 }
 
-/** a·b + c in both f64 lanes; fused in the relaxed build (within the sum's error bound either way). */
-// @ts-ignore: decorator
-@inline function madd(a: v128, b: v128, c: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return f64x2.relaxed_madd(a, b, c);
-  return f64x2.add(f64x2.mul(a, b), c);
-}
 
 /** acc + 2^−x for 0 ≤ x ≤ DEEPEST, both lanes. */
 // @ts-ignore: decorator
 @inline function addExp2Neg2(acc: v128, x: v128): v128 {
   const m = f64x2.sub(kv(32), x);
   const g = f64x2.add(f64x2.sub(m, kv(32)), x);
-  let p = madd(kv(160), g, kv(144));
-  p = madd(p, g, kv(128));
-  p = madd(p, g, kv(112));
-  p = madd(p, g, kv(96));
-  p = madd(p, g, kv(80));
-  p = madd(p, g, kv(64));
-  p = madd(p, g, kv(48));
-  return madd(p, i64x2.shl(m, 52), acc);
+  let p = madd64(kv(160), g, kv(144));
+  p = madd64(p, g, kv(128));
+  p = madd64(p, g, kv(112));
+  p = madd64(p, g, kv(96));
+  p = madd64(p, g, kv(80));
+  p = madd64(p, g, kv(64));
+  p = madd64(p, g, kv(48));
+  return madd64(p, i64x2.shl(m, 52), acc);
 }
 
 /** 2^−x for one value (the tails), as addExp2Neg2. */
