@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM } from '../chromium.js';
 import { ROOT } from '../helpers.js';
 
-export const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 // On CI the end-to-end tests must run, never skip: .ci/run installs Debian's Chromium.
 if (!HAVE_CHROMIUM && process.env.CI) throw new Error(`CI needs Chromium at ${CHROMIUM} (apt-get install chromium)`);

@@ -5,14 +5,13 @@
 // fused) when a Chromium is installed (PANTHEON_CHROMIUM, default /usr/bin/chromium).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { attention, createAttentionScratch, type AttentionDims, type AttentionMode } from '../../src/engine/model/attention.js';
 import { F16_TO_F32, f16Round, f32ToF16Bits } from '../../src/engine/model/fp16.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats, rng } from './gen.js';
 
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 
 interface Case { d: AttentionDims; size: number; from: number; to: number; mode: AttentionMode; scale: number; k: number[]; v: number[]; q: number[] }
@@ -128,14 +127,7 @@ describe('relaxed SIMD attention', () => {
     const edges = [0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff];
     for (const kv of [edge.k, edge.v]) for (let i = 0; i < kv.length; i += 2) kv[i] = edges[(i >> 1) % edges.length];
     cases.push(inf, nan, big, edge);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    let relaxed: { out: number[][]; fused: number };
-    try {
-      const page = await browser.newPage();
-      relaxed = await page.evaluate(runInPage, { wasm: [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))], cases });
-    } finally {
-      await browser.close();
-    }
+    const relaxed = await inChromium((page) => page.evaluate(runInPage, { wasm: [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))], cases }));
     expect(relaxed.fused).toBe(1);
     const plain = runInPage({ wasm: [...readFileSync(join(WASM_DIR, 'kernels.wasm'))], cases });
     expect(plain.fused).toBe(0);

@@ -19,7 +19,7 @@
 // otherwise in Chromium (PANTHEON_CHROMIUM, default /usr/bin/chromium).
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytesSync } from '../../src/engine/gguf/file.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
@@ -30,7 +30,6 @@ import { ROOT } from '../helpers.js';
 import { randomFloats, rng } from './gen.js';
 import { firstBitMismatch } from './bits.js';
 
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const BENCH_MODELS = ['qwen2-0.5b-F16.gguf', 'llama110m-F16.gguf'].map((f) => join(ROOT, 'bench', 'models', f));
 const SENTINEL = -12345.5;
@@ -332,14 +331,10 @@ describe('F16 / BF16 / F32 kernels follow their summation order bit for bit', ()
   });
 
   it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium: every half; matvec and matmul', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
       expectEveryHalfExact(await page.evaluate(runDequant, { wasm: relaxed, halves }), halves, 'relaxed (Chromium)');
       expectBitExact(cases, await page.evaluate(runCases, { wasm: relaxed, cases, sentinel: SENTINEL }), 'relaxed (Chromium)');
-    } finally {
-      await browser.close();
-    }
+    });
   }, 180_000);
 });

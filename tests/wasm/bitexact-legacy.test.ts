@@ -12,7 +12,7 @@
 // otherwise in Chromium (PANTHEON_CHROMIUM, default /usr/bin/chromium) on the synthetic cases.
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytesSync } from '../../src/engine/gguf/file.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
@@ -24,7 +24,6 @@ import { quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
 import { firstBitMismatch } from './bits.js';
 
 const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.IQ4_NL];
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const BENCH_MODELS = join(ROOT, 'bench', 'models');
 const SENTINEL = -12345.5;
@@ -276,14 +275,10 @@ describe('legacy block kernels are bit-identical to the scalar reference', () =>
 
   it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium: synthetic weights and the tiny model tensors', async () => {
     const cases = [...synthetic, ...real.filter((c) => c.w.length < 200_000)];
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
       const outputs = await page.evaluate(runCases, { wasm: relaxed, cases: cases.map(wire), sentinel: SENTINEL });
       expectBitExact(cases, outputs, 'relaxed (Chromium)');
-    } finally {
-      await browser.close();
-    }
+    });
   }, 120_000);
 });

@@ -9,7 +9,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
@@ -24,7 +24,6 @@ import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js
 const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_1, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const LEVELS: SimdLevel[] = hasRelaxedSimd() ? ['simd', 'relaxed'] : ['simd'];
 const BENCH_MODELS = join(ROOT, 'bench', 'models');
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Real rows: the first `rows` rows of a tensor of this type in one of bench/models' llama110m files. */
 const REAL: Partial<Record<number, { file: string; tensor: string }>> = {
@@ -260,15 +259,11 @@ it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels
       }
     }
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  try {
-    const page = await browser.newPage();
+  await inChromium(async (page) => {
     const probe = await page.evaluate((b) => (new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(b))).exports.f as () => number)(), [...relaxedProbe()]);
     expect(probe).toBe(22);
     const dir = join(loadKernelModule({ simd: 'simd' }).path, '..');
     const got = await page.evaluate(gemmInPage, { wasm: [...readFileSync(join(dir, 'kernels-relaxed.wasm'))], cases });
     cases.forEach((c, i) => expect(new Uint32Array(new Float32Array(got[i]).buffer), `${c.suffix} n=${c.n} case ${i}`).toEqual(want[i]));
-  } finally {
-    await browser.close();
-  }
+  });
 });

@@ -11,7 +11,7 @@
 // in Chromium (PANTHEON_CHROMIUM, default /usr/bin/chromium).
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytesSync } from '../../src/engine/gguf/file.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
@@ -24,7 +24,6 @@ import { bits } from './bits.js';
 
 /** The types whose matvec takes several rows per pass, and their f16 scale fields (byte offsets in a block). */
 const TYPES: [number, number[]][] = [[GgmlType.Q4_K, [0, 2]], [GgmlType.Q5_K, [0, 2]], [GgmlType.Q6_K, [208]], [GgmlType.Q3_K, [108]], [GgmlType.Q2_K, [80, 82]]];
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const BENCH_MODEL = join(ROOT, 'bench', 'models', 'qwen2-0.5b-Q4_K_M.gguf');
 const SENTINEL = -12345.5;
@@ -170,14 +169,10 @@ describe('K-quant matvec, several rows per pass, equals the one-row kernel bit f
 
   it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium (synthetic cases)', async () => {
     const synthetic = cases.filter((c) => c.w.length < 200_000);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
       const outputs = await page.evaluate(runCases, { wasm: relaxed, cases: synthetic.map(wire), sentinel: SENTINEL });
       expectRowsEqual(synthetic, outputs, 'relaxed (Chromium)');
-    } finally {
-      await browser.close();
-    }
+    });
   }, 120_000);
 });

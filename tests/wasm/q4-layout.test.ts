@@ -9,7 +9,7 @@
 // and otherwise in Chromium (PANTHEON_CHROMIUM, default /usr/bin/chromium).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { GgmlType, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, matmul, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
@@ -18,7 +18,6 @@ import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.j
 import { firstBitMismatch } from './bits.js';
 import { quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const T = GgmlType.Q4_0;
 const SENTINEL = -12345.5;
@@ -140,14 +139,10 @@ describe('Q4_0 in the stored layout equals the scalar reference bit for bit', ()
   });
 
   it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       const got = await page.evaluate(runStored, { wasm: [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))], cases: all.map(wire), sentinel: SENTINEL });
       expectReference(all, got, 'relaxed (Chromium)');
-    } finally {
-      await browser.close();
-    }
+    });
   }, 120_000);
 
   it('the relaxed build interleaves whole groups and leaves the tail rows in ggml\'s order; the plain build moves the rows unchanged', () => {

@@ -13,7 +13,7 @@
 // Chromium (PANTHEON_CHROMIUM, default /usr/bin/chromium).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { GgmlType, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { f32ToF16, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
@@ -24,7 +24,6 @@ import { firstBitMismatch } from './bits.js';
 
 const Q8 = GgmlType.Q8_0;
 const BLOCK = 34; // { f16 d; i8 qs[32] }
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const SENTINEL = -12345.5;
 
@@ -146,13 +145,9 @@ describe('Q8_0 kernels with −128 quants and ±127 activations are bit-identica
   });
 
   it.skipIf(hasRelaxedSimd() || !existsSync(CHROMIUM))('relaxed SIMD build in Chromium', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
       expectBitExact(all, await page.evaluate(runCases, { wasm: relaxed, cases: all.map(wire), sentinel: SENTINEL }), 'relaxed (Chromium)');
-    } finally {
-      await browser.close();
-    }
+    });
   }, 120_000);
 });

@@ -8,7 +8,7 @@
 // when a Chromium is installed (PANTHEON_CHROMIUM, default /usr/bin/chromium).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
@@ -16,7 +16,6 @@ import { actBytes, KERNEL_TYPES } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule, relaxedProbe } from '../../src/engine/wasm/loader.js';
 import { quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 
 interface Case { name: string; suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; n: number; w: number[]; x: number[] }
@@ -66,9 +65,7 @@ describe('relaxed SIMD', () => {
         cases.push({ name: ggmlTypeName(kt.type), suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(kt.type, cols), ab: actBytes(kt.act, cols), n, w: [...w], x: [...randomFloats(n * cols, seed++, 2)] });
       }
     }
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       const probe = await page.evaluate((b) => (new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(b))).exports.f as () => number)(), [...relaxedProbe()]);
       expect(probe).toBe(22);
       const plain = await page.evaluate(runInPage, { wasm: [...readFileSync(join(WASM_DIR, 'kernels.wasm'))], cases });
@@ -94,8 +91,6 @@ describe('relaxed SIMD', () => {
           }
         }
       });
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });

@@ -7,14 +7,13 @@
 // /usr/bin/chromium), as tests/wasm/relaxed.test.ts does.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { silu } from '../../src/engine/model/ops.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats, rng } from './gen.js';
 
-const CHROMIUM = process.env.PANTHEON_CHROMIUM ?? '/usr/bin/chromium';
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 
 // The plain build's polynomial, transcribed (the same IEEE f64 operations in the same order, as
@@ -163,14 +162,10 @@ describe('swiglu = swiglu_ref bit for bit', () => {
   });
 
   it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build, and the plain build as in Node', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage();
+    await inChromium(async (page) => {
       for (const file of ['kernels-relaxed.wasm', 'kernels.wasm']) {
         expect(await page.evaluate(runBuild, { wasm: [...readFileSync(join(WASM_DIR, file))], gate: [...gate], up: [...up] }), file).toEqual([]);
       }
-    } finally {
-      await browser.close();
-    }
+    });
   });
 });
