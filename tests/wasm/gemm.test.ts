@@ -79,7 +79,7 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
     // the backends' stored layout (layout.ts rowLayout: Q4_0) of rows [0, r1), the tensor as far as the kernel reads it
     const lay = rowLayout(type, cols);
     k.arena.u8(lay ? stage : w, rb * rows).set(data);
-    if (lay) k.call(lay.fn, w, stage, r1, cols);
+    if (lay) k.call(lay.fn, ...lay.args(w, stage, r1));
     k.arena.f32(xp, n * cols).set(x);
     k.arena.f32(out, n * rows).fill(NaN);
     for (let t = 0; t < n; t++) k.quantize(kt.act, xq + t * ab, xp + t * cols * 4, cols);

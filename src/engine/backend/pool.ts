@@ -17,7 +17,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../../shared/errors.js';
-import { GgmlType, rowBytes } from '../gguf/ggml-types.js';
+import { rowBytes } from '../gguf/ggml-types.js';
 import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, rowGroup, rowLayout, storedRowBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
@@ -194,6 +194,7 @@ export class PoolBackend implements MatBackend {
     const unit = rowGroup(spec.type), units = Math.ceil(spec.rows / unit);
     const lay = rowLayout(spec.type, spec.cols);
     const slack = lay ? lay.slack : 0;
+    let own: number[] | null = null; // this thread's layout arguments
     for (let i = 0; i < p; i++) {
       const r0 = Math.min(spec.rows, unit * (i * Math.floor(units / p) + Math.min(i, units % p)));
       const r1 = Math.min(spec.rows, r0 + unit * (Math.floor(units / p) + (i < units % p ? 1 : 0)));
@@ -202,21 +203,19 @@ export class PoolBackend implements MatBackend {
       const size = (r1 - r0) * rb;
       const ptr = arena.alloc(size + slack);
       fill(arena.u8(ptr + slack, (r1 - r0) * fileRb), r0 * fileRb);
-      // F16: each row preceded by its bitmap (layout.ts storedRowBytes); Q4_0: rowLayout. By the
-      // thread owning the memory: the workers' slices start here, this thread's after the loop,
-      // so they run together
-      if (spec.type === GgmlType.F16 && i > 0) {
-        this.parts[i].ctrl!.set([this.fnId('layout_f16'), ptr, r1 - r0, spec.cols], CTRL.JOBS);
-        this.start(i, 1);
-      } else if (lay && i > 0) {
-        this.parts[i].ctrl!.set([this.fnId(lay.fn), ptr, ptr + slack, r1 - r0, spec.cols], CTRL.JOBS);
-        this.start(i, 1);
+      // the stored layout (F16, Q4_0: rowLayout), by the thread owning the memory: the workers'
+      // slices start here, this thread's after the loop, so they run together
+      if (lay) {
+        const args = lay.args(ptr, ptr + slack, r1 - r0);
+        if (i === 0) own = args;
+        else {
+          this.parts[i].ctrl!.set([this.fnId(lay.fn), ...args], CTRL.JOBS);
+          this.start(i, 1);
+        }
       }
       slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
     }
-    const own = slices.find((s) => s.part === 0);
-    if (spec.type === GgmlType.F16 && own) this.main.call('layout_f16', own.ptr - (rb - fileRb), own.r1 - own.r0, spec.cols);
-    if (lay && own) this.main.call(lay.fn, own.ptr, own.ptr + slack, own.r1 - own.r0, spec.cols);
+    if (lay && own) this.main.call(lay.fn, ...own);
     this.waitAll();
     this.bytes += rb * spec.rows;
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null };

@@ -3,7 +3,7 @@
 // then every row is one SIMD block dot (src/engine/wasm/assembly).
 
 import { EngineError, ModelError } from '../../shared/errors.js';
-import { GgmlType, ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
+import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, rowLayout, storedRowBytes, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
@@ -59,13 +59,11 @@ export class WasmBackend implements MatBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const rb = storedRowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
-    const lay = rowLayout(spec.type, spec.cols); // Q4_0: filled one group further on, then laid out
+    const lay = rowLayout(spec.type, spec.cols); // F16, Q4_0: ggml's rows filled, then laid out
     const slack = lay ? lay.slack : 0;
     const p = this.k.arena.alloc(size + slack);
     fill(this.k.arena.u8(p + slack, fileRb * spec.rows), 0);
-    // F16: each row preceded by its bitmap of subnormal/Inf/NaN groups (layout.ts storedRowBytes)
-    if (spec.type === GgmlType.F16) this.k.call('layout_f16', p, spec.rows, spec.cols);
-    if (lay) this.k.call(lay.fn, p, p + slack, spec.rows, spec.cols);
+    if (lay) this.k.call(lay.fn, ...lay.args(p, p + slack, spec.rows));
     this.bytes += size;
     const h: WasmWeight = { id: this.nextId++, spec, kt, ptr: p + rb - fileRb, rowBytes: rb };
     return h;

@@ -66,13 +66,25 @@ export function storedRowBytes(type: number, cols: number): number {
 }
 
 /**
- * How the backends store a weight type's rows when that is not ggml's (assembly/layout.ts): Q4_0
- * goes through layout_q4_0 (the relaxed build keeps groups of four rows interleaved). fill() writes
- * ggml's rows `slack` bytes after the weight's address p, then fn(p, p + slack, rows, cols) moves
- * them into place; slack (four rows) is left unused at the end.
+ * The load-time pass that turns ggml's rows into the backends' stored layout, for the types whose
+ * layout is not ggml's (assembly/layout.ts, float.ts): fill() writes ggml's rows `slack` bytes after
+ * the weight's address base, then fn(...args(base, base + slack, rows)) runs on the thread that owns
+ * the memory, for those rows.
+ *   F16:  layout_f16(base, rows, cols) spreads the rows in place to storedRowBytes and writes each
+ *         row's bitmap (slack 0).
+ *   Q4_0: layout_q4_0(base, filled, rows, cols) moves them forward into groups of four rows (the
+ *         relaxed build); slack, four rows, is left unused at the end.
  */
-export function rowLayout(type: number, cols: number): { fn: string; slack: number } | null {
-  return type === GgmlType.Q4_0 ? { fn: 'layout_q4_0', slack: 4 * rowBytes(type, cols) } : null;
+export interface RowLayout {
+  readonly fn: string;
+  readonly slack: number;
+  args(base: number, filled: number, rows: number): number[];
+}
+
+export function rowLayout(type: number, cols: number): RowLayout | null {
+  if (type === GgmlType.F16) return { fn: 'layout_f16', slack: 0, args: (base, _filled, rows) => [base, rows, cols] };
+  if (type === GgmlType.Q4_0) return { fn: 'layout_q4_0', slack: 4 * rowBytes(type, cols), args: (base, filled, rows) => [base, filled, rows, cols] };
+  return null;
 }
 
 /**
