@@ -26,6 +26,9 @@ const K: usize = memory.data<u8>([
   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, // 128 2·(smallest normal)
   0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, // 144 f32 sign
   0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, 0x00, 0xe0, 0xff, 0x8f, // 160 raw half mask 0x8FFFE000
+  0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, // 176 f32 magnitude
+  0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, // 192 2^26
+  0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, // 208 top 16 bits
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -85,11 +88,15 @@ const K: usize = memory.data<u8>([
  */
 // @ts-ignore: decorator
 @inline function halfWiden(u: v128): v128 {
-  const w = i32x4.shl(u, 16);
+  return halfWidenTop(i32x4.shl(u, 16));
+}
+/** halfWiden of halves in the top 16 bits of u32 lanes w, zeros below. */
+// @ts-ignore: decorator
+@inline function halfWidenTop(w: v128): v128 {
   const twoW = i32x4.add(w, w);
   const norm = f32x4.mul(i32x4.add(i32x4.shr_u(twoW, 4), kv(80)), kv(96));
   const den = f32x4.sub(v128.or(i32x4.shr_u(twoW, 17), kv(112)), kv(112));
-  const isDen = i32x4.lt_u(twoW, kv(128));
+  const isDen = i32x4.lt_s(v128.and(w, kv(176)), kv(192)); // twoW < 2^27 unsigned, in one signed compare
   return v128.or(v128.and(w, kv(144)), v128.bitselect(den, norm, isDen));
 }
 
@@ -317,14 +324,14 @@ const K: usize = memory.data<u8>([
       e0 = f32x4.add(e0, f32x4.mul(halfWiden(a0), v));
       f0 = f32x4.add(f0, f32x4.mul(halfWiden(b0), v));
       v = f32x4.mul(v128.load(o, 16), kv(96));
-      o0 = f32x4.add(o0, f32x4.mul(halfWiden(i32x4.shr_u(a0, 16)), v));
-      p0 = f32x4.add(p0, f32x4.mul(halfWiden(i32x4.shr_u(b0, 16)), v));
+      o0 = f32x4.add(o0, f32x4.mul(halfWidenTop(v128.and(a0, kv(208))), v));
+      p0 = f32x4.add(p0, f32x4.mul(halfWidenTop(v128.and(b0, kv(208))), v));
       v = f32x4.mul(v128.load(o, 32), kv(96));
       e1 = f32x4.add(e1, f32x4.mul(halfWiden(a1), v));
       f1 = f32x4.add(f1, f32x4.mul(halfWiden(b1), v));
       v = f32x4.mul(v128.load(o, 48), kv(96));
-      o1 = f32x4.add(o1, f32x4.mul(halfWiden(i32x4.shr_u(a1, 16)), v));
-      p1 = f32x4.add(p1, f32x4.mul(halfWiden(i32x4.shr_u(b1, 16)), v));
+      o1 = f32x4.add(o1, f32x4.mul(halfWidenTop(v128.and(a1, kv(208))), v));
+      p1 = f32x4.add(p1, f32x4.mul(halfWidenTop(v128.and(b1, kv(208))), v));
       g++;
     }
   }
