@@ -4,7 +4,10 @@
 // by layout_f16) and they run at the same moment; best of ROUNDS rounds, A and B alternating.
 //
 //   node bin/run-ts.mjs bench/f16-ab.ts DIR_A DIR_B [COLS] [ROUNDS] [L2,L3,DRAM] [1,2]
-//   (DIR_A/B: build dirs holding kernels.wasm / kernels-relaxed.wasm; Node 24 picks the relaxed one)
+//   (DIR_A/B: build dirs holding kernels.wasm / kernels-relaxed.wasm; Node 24 picks the relaxed one;
+//   COLS 896 or 4864, the 0.5B model's two row lengths; pass 'none' as the places for only the last
+//   table: one thread in this process, timed by CPU time, which a busy machine disturbs less)
+//   F16_FLUSH=1 ...  the same with subnormal halves set to ±0: no marked groups (their cost)
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
