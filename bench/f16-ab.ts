@@ -1,0 +1,144 @@
+// matvec_f16 of two kernel builds, A/B, against a bare read of the same bytes (mem_sum): GB/s of
+// stored weight bytes on 1 and 2 threads, from L2, L3 and DRAM. Each thread has its own memory and
+// its own matrix (rows of the 0.5B F16 model's blk.0.ffn_up, tiled, in the backends' stored layout
+// by layout_f16) and they run at the same moment; best of ROUNDS rounds, A and B alternating.
+//
+//   node bin/run-ts.mjs bench/f16-ab.ts DIR_A DIR_B [COLS] [ROUNDS] [L2,L3,DRAM] [1,2]
+//   (DIR_A/B: build dirs holding kernels.wasm / kernels-relaxed.wasm; Node 24 picks the relaxed one;
+//   COLS 896 or 4864, the 0.5B model's two row lengths; pass 'none' as the places for only the last
+//   table: one thread in this process, timed by CPU time, which a busy machine disturbs less)
+//   F16_FLUSH=1 ...  the same with subnormal halves set to ±0: no marked groups (their cost)
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { readGgufHeaderSync, readTensorBytesSync } from '../src/engine/gguf/file.js';
+import { hasRelaxedSimd } from '../src/engine/wasm/loader.js';
+import { cpuMs } from './cpu-ms.js';
+
+const [dirA, dirB] = [process.argv[2], process.argv[3]];
+const COLS = Number(process.argv[4] ?? 896);
+const ROUNDS = Number(process.argv[5] ?? 7);
+const WHERE = (process.argv[6] ?? 'L2,L3,DRAM').split(',');
+const THREADS = (process.argv[7] ?? '1,2').split(',').map(Number);
+const file = hasRelaxedSimd() ? 'kernels-relaxed.wasm' : 'kernels.wasm';
+const modules = [dirA, dirB].map((d) => new WebAssembly.Module(readFileSync(join(d, file))));
+
+// real trained halves: ~4% of the groups of 16 hold a subnormal
+const model = join(import.meta.dirname, 'models', 'qwen2-0.5b-F16.gguf');
+const h = readGgufHeaderSync(model);
+const t = h.tensors.find((v) => v.name === (COLS === 896 ? 'blk.0.ffn_up.weight' : 'blk.0.ffn_down.weight'))!;
+if (t.dims[0] !== COLS) throw new Error(`no tensor with ${COLS} columns`);
+const fd = openSync(model, 'r');
+const tile = new Uint16Array(readTensorBytesSync(fd, h, t).slice().buffer);
+closeSync(fd);
+// F16_FLUSH=1: subnormal halves → ±0 (no marked groups), to see what the marked groups cost
+if (process.env.F16_FLUSH) tile.forEach((v, i) => { if ((v & 0x7c00) === 0) tile[i] = v & 0x8000; });
+let marked = 0;
+for (let g = 0; g + 16 <= tile.length; g += 16) if (tile.subarray(g, g + 16).some((v) => (v & 0x7c00) === 0 && (v & 0x3ff) !== 0)) marked++;
+console.log(`groups of 16 with a subnormal: ${((marked / (tile.length / 16)) * 100).toFixed(1)}%`);
+
+const src = `
+  const { workerData } = require('node:worker_threads');
+  const { modules, bytes, cols, tile, go } = workerData;
+  const memory = new WebAssembly.Memory({ initial: Math.ceil((bytes * 1.05 + 2 ** 22) / 65536), maximum: 65536, shared: true });
+  const exs = modules.map((m) => new WebAssembly.Instance(m, { env: { memory } }).exports);
+  const ex = exs[0];
+  const rb = ex.f16_row_bytes(cols);
+  const rows = Math.max(2, Math.floor(bytes / rb));
+  const p = Math.ceil(ex.heap_base() / 64) * 64;
+  const hv = new Uint16Array(memory.buffer, p, rows * cols);
+  for (let o = 0; o < hv.length; o += tile.length) hv.set(tile.subarray(0, Math.min(tile.length, hv.length - o)), o);
+  ex.layout_f16(p, rows, cols);
+  const w = p + rb - cols * 2;
+  const x = Math.ceil((p + rows * rb) / 64) * 64;
+  const out = x + cols * 4 + 64;
+  const xs = new Float32Array(memory.buffer, x, cols);
+  for (let i = 0; i < cols; i++) xs[i] = Math.sin(i * 0.7) * 3;
+  const g = new Int32Array(go);
+  Atomics.add(g, 1, 1); Atomics.notify(g, 1);
+  let round = 0;
+  for (;;) {
+    Atomics.wait(g, 0, round);
+    round = Atomics.load(g, 0);
+    if (round < 0) break;
+    const what = Atomics.load(g, 2);
+    const reps = Atomics.load(g, 3);
+    for (let r = 0; r < reps; r++) {
+      if (what === 2) ex.mem_sum(p, Math.floor(rows * rb / 64) * 64);
+      else exs[what].matvec_f16(out, w, rb, 0, rows, x, cols);
+    }
+    Atomics.add(g, 1, 1); Atomics.notify(g, 1);
+  }`;
+
+/** Workers of one size; run(what) → best seconds per pass over all rounds. */
+async function rig(threads: number, bytes: number) {
+  const go = new Int32Array(new SharedArrayBuffer(16));
+  const workers = Array.from({ length: threads }, () => new Worker(src, { eval: true, workerData: { modules, bytes, cols: COLS, tile, go: go.buffer } }));
+  const waitCount = (want: number) => {
+    for (let c = Atomics.load(go, 1); c < want; c = Atomics.load(go, 1)) Atomics.wait(go, 1, c);
+  };
+  waitCount(threads);
+  let round = 0;
+  const once = (what: number, reps: number) => {
+    Atomics.store(go, 1, 0);
+    Atomics.store(go, 2, what);
+    Atomics.store(go, 3, reps);
+    const t0 = performance.now();
+    Atomics.store(go, 0, ++round);
+    Atomics.notify(go, 0);
+    waitCount(threads);
+    return (performance.now() - t0) / 1000 / reps;
+  };
+  return {
+    once,
+    close: async () => {
+      Atomics.store(go, 0, -1);
+      Atomics.notify(go, 0);
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}
+
+console.log(`matvec_f16 A=${dirA} B=${dirB}, ${file}, Node ${process.versions.node}, cols ${COLS}, best of ${ROUNDS} alternating rounds; GB/s of stored weight bytes, all threads`);
+console.log(`${'where'.padEnd(6)} ${'thr'.padStart(3)} ${'MiB'.padStart(6)} ${'read'.padStart(7)} ${'A'.padStart(7)} ${'B'.padStart(7)}  B/A`);
+for (const [where, mibPerThread] of ([['L2', 1], ['L3', 24], ['DRAM', 400]] as const).filter(([w]) => WHERE.includes(w))) {
+  for (const threads of THREADS) {
+    const per = (where === 'DRAM' ? mibPerThread / threads : mibPerThread) * 2 ** 20;
+    const r = await rig(threads, per);
+    const reps = Math.max(1, Math.round((64 * 2 ** 20) / per));
+    const best = [Infinity, Infinity, Infinity];
+    for (let k = 0; k < 3; k++) r.once(k, 1);
+    for (let i = 0; i < ROUNDS; i++) for (const k of [2, 0, 1]) best[k] = Math.min(best[k], r.once(k, reps));
+    await r.close();
+    const gb = (s: number) => ((per * threads) / s / 1e9).toFixed(2).padStart(7);
+    console.log(`${where.padEnd(6)} ${String(threads).padStart(3)} ${(per / 2 ** 20).toFixed(0).padStart(6)} ${gb(best[2])} ${gb(best[0])} ${gb(best[1])}  ${(best[0] / best[1]).toFixed(3)}`);
+  }
+}
+
+// one thread in this process, CPU time (robust to descheduling on a busy machine): L2- and
+// L3-sized matrices, best of 4·ROUNDS alternating runs
+{
+  const memory = new WebAssembly.Memory({ initial: Math.ceil((26 * 2 ** 20) / 65536), maximum: 65536, shared: true });
+  const exs = modules.map((m) => new WebAssembly.Instance(m, { env: { memory } }).exports as Record<string, (...a: number[]) => number>);
+  const ex = exs[0];
+  const rb = ex.f16_row_bytes(COLS);
+  const p = Math.ceil(ex.heap_base() / 64) * 64;
+  console.log(`\none thread, CPU time, best of ${4 * ROUNDS}: GB/s`);
+  for (const mib of [1, 24]) {
+    const rows = Math.floor((mib * 2 ** 20) / rb);
+    const hv = new Uint16Array(memory.buffer, p, rows * COLS);
+    for (let o = 0; o < hv.length; o += tile.length) hv.set(tile.subarray(0, Math.min(tile.length, hv.length - o)), o);
+    ex.layout_f16(p, rows, COLS);
+    const w = p + rb - COLS * 2;
+    const x = Math.ceil((p + rows * rb) / 64) * 64;
+    const out = x + COLS * 4 + 64;
+    new Float32Array(memory.buffer, x, COLS).forEach((_, i, a) => (a[i] = Math.sin(i * 0.7) * 3));
+    const reps = Math.max(1, Math.round((32 * 2 ** 20) / (rows * rb)));
+    const best = [Infinity, Infinity];
+    for (let i = 0; i < 4 * ROUNDS; i++) {
+      for (const k of [0, 1]) best[k] = Math.min(best[k], cpuMs(() => { for (let r = 0; r < reps; r++) exs[k].matvec_f16(out, w, rb, 0, rows, x, COLS); }) / reps);
+    }
+    const gb = (ms: number) => ((rows * rb) / ms / 1e6).toFixed(2);
+    console.log(`${mib} MiB: A ${gb(best[0])}, B ${gb(best[1])}, B/A ${(best[0] / best[1]).toFixed(3)}`);
+  }
+}
