@@ -1,7 +1,9 @@
 // matvec_f16 of two kernel builds, A/B, against a bare read of the same bytes (mem_sum): GB/s of
 // stored weight bytes on 1 and 2 threads, from L2, L3 and DRAM. Each thread has its own memory and
-// its own matrix (rows of the 0.5B F16 model's blk.0.ffn_up, tiled, in the backends' stored layout
-// by layout_f16) and they run at the same moment; best of ROUNDS rounds, A and B alternating.
+// its own matrices (rows of the 0.5B F16 model's blk.0.ffn_up, tiled, in the backends' stored layout
+// by each build's own layout_f16: one copy per build, as the builds may store halves differently)
+// and they run at the same moment; best of ROUNDS rounds, A and B alternating. A's and B's outputs
+// must agree bit for bit (checked once per matrix).
 //
 //   node bin/run-ts.mjs bench/f16-ab.ts DIR_A DIR_B [COLS] [ROUNDS] [L2,L3,DRAM] [1,2]
 //   (DIR_A/B: build dirs holding kernels.wasm / kernels-relaxed.wasm; Node 24 picks the relaxed one;
@@ -35,25 +37,35 @@ closeSync(fd);
 if (process.env.F16_FLUSH) tile.forEach((v, i) => { if ((v & 0x7c00) === 0) tile[i] = v & 0x8000; });
 let marked = 0;
 for (let g = 0; g + 16 <= tile.length; g += 16) if (tile.subarray(g, g + 16).some((v) => (v & 0x7c00) === 0 && (v & 0x3ff) !== 0)) marked++;
-console.log(`groups of 16 with a subnormal: ${((marked / (tile.length / 16)) * 100).toFixed(1)}%`);
+let big = 0;
+for (let g = 0; g + 16 <= tile.length; g += 16) if (tile.subarray(g, g + 16).some((v) => (v & 0x7fff) >= 0x5400)) big++;
+console.log(`groups of 16 with a subnormal: ${((marked / (tile.length / 16)) * 100).toFixed(1)}%, with |h| ≥ 64 or Inf/NaN: ${((big / (tile.length / 16)) * 100).toFixed(1)}%`);
 
 const src = `
   const { workerData } = require('node:worker_threads');
   const { modules, bytes, cols, tile, go } = workerData;
-  const memory = new WebAssembly.Memory({ initial: Math.ceil((bytes * 1.05 + 2 ** 22) / 65536), maximum: 65536, shared: true });
+  const memory = new WebAssembly.Memory({ initial: Math.ceil((bytes * 2.1 + 2 ** 22) / 65536), maximum: 65536, shared: true });
   const exs = modules.map((m) => new WebAssembly.Instance(m, { env: { memory } }).exports);
   const ex = exs[0];
   const rb = ex.f16_row_bytes(cols);
+  if (exs[1].f16_row_bytes(cols) !== rb) throw new Error('the builds store rows of different sizes');
   const rows = Math.max(2, Math.floor(bytes / rb));
-  const p = Math.ceil(ex.heap_base() / 64) * 64;
-  const hv = new Uint16Array(memory.buffer, p, rows * cols);
-  for (let o = 0; o < hv.length; o += tile.length) hv.set(tile.subarray(0, Math.min(tile.length, hv.length - o)), o);
-  ex.layout_f16(p, rows, cols);
-  const w = p + rb - cols * 2;
-  const x = Math.ceil((p + rows * rb) / 64) * 64;
+  const up = (a) => Math.ceil(a / 64) * 64;
+  const ps = [up(Math.max(...exs.map((e) => e.heap_base())))]; // past both builds' static data
+  ps.push(up(ps[0] + rows * rb));
+  ps.forEach((p, k) => {
+    const hv = new Uint16Array(memory.buffer, p, rows * cols);
+    for (let o = 0; o < hv.length; o += tile.length) hv.set(tile.subarray(0, Math.min(tile.length, hv.length - o)), o);
+    exs[k].layout_f16(p, rows, cols);
+  });
+  const p = ps[0]; // mem_sum reads A's copy
+  const ws = ps.map((q) => q + rb - cols * 2);
+  const x = up(ps[1] + rows * rb);
   const out = x + cols * 4 + 64;
   const xs = new Float32Array(memory.buffer, x, cols);
   for (let i = 0; i < cols; i++) xs[i] = Math.sin(i * 0.7) * 3;
+  const res = [0, 1].map((k) => { exs[k].matvec_f16(out, ws[k], rb, 0, rows, x, cols); return new Uint32Array(memory.buffer, out, rows).slice(); });
+  if (res[0].some((v, i) => v !== res[1][i])) throw new Error('A and B differ');
   const g = new Int32Array(go);
   Atomics.add(g, 1, 1); Atomics.notify(g, 1);
   let round = 0;
@@ -65,7 +77,7 @@ const src = `
     const reps = Atomics.load(g, 3);
     for (let r = 0; r < reps; r++) {
       if (what === 2) ex.mem_sum(p, Math.floor(rows * rb / 64) * 64);
-      else exs[what].matvec_f16(out, w, rb, 0, rows, x, cols);
+      else exs[what].matvec_f16(out, ws[what], rb, 0, rows, x, cols);
     }
     Atomics.add(g, 1, 1); Atomics.notify(g, 1);
   }`;
@@ -118,25 +130,31 @@ for (const [where, mibPerThread] of ([['L2', 1], ['L3', 24], ['DRAM', 400]] as c
 // one thread in this process, CPU time (robust to descheduling on a busy machine): L2- and
 // L3-sized matrices, best of 4·ROUNDS alternating runs
 {
-  const memory = new WebAssembly.Memory({ initial: Math.ceil((26 * 2 ** 20) / 65536), maximum: 65536, shared: true });
+  const memory = new WebAssembly.Memory({ initial: Math.ceil((52 * 2 ** 20) / 65536), maximum: 65536, shared: true });
   const exs = modules.map((m) => new WebAssembly.Instance(m, { env: { memory } }).exports as Record<string, (...a: number[]) => number>);
   const ex = exs[0];
   const rb = ex.f16_row_bytes(COLS);
-  const p = Math.ceil(ex.heap_base() / 64) * 64;
+  const up = (a: number) => Math.ceil(a / 64) * 64;
   console.log(`\none thread, CPU time, best of ${4 * ROUNDS}: GB/s`);
   for (const mib of [1, 24]) {
     const rows = Math.floor((mib * 2 ** 20) / rb);
-    const hv = new Uint16Array(memory.buffer, p, rows * COLS);
-    for (let o = 0; o < hv.length; o += tile.length) hv.set(tile.subarray(0, Math.min(tile.length, hv.length - o)), o);
-    ex.layout_f16(p, rows, COLS);
-    const w = p + rb - COLS * 2;
-    const x = Math.ceil((p + rows * rb) / 64) * 64;
+    const ps = [up(Math.max(...exs.map((e) => e.heap_base())))]; // past both builds' static data
+    ps.push(up(ps[0] + rows * rb));
+    ps.forEach((p, k) => {
+      const hv = new Uint16Array(memory.buffer, p, rows * COLS);
+      for (let o = 0; o < hv.length; o += tile.length) hv.set(tile.subarray(0, Math.min(tile.length, hv.length - o)), o);
+      exs[k].layout_f16(p, rows, COLS);
+    });
+    const ws = ps.map((q) => q + rb - COLS * 2);
+    const x = up(ps[1] + rows * rb);
     const out = x + COLS * 4 + 64;
     new Float32Array(memory.buffer, x, COLS).forEach((_, i, a) => (a[i] = Math.sin(i * 0.7) * 3));
+    const res = [0, 1].map((k) => { exs[k].matvec_f16(out, ws[k], rb, 0, rows, x, COLS); return new Uint32Array(memory.buffer, out, rows).slice(); });
+    if (res[0].some((v, i) => v !== res[1][i])) throw new Error('A and B differ');
     const reps = Math.max(1, Math.round((32 * 2 ** 20) / (rows * rb)));
     const best = [Infinity, Infinity];
     for (let i = 0; i < 4 * ROUNDS; i++) {
-      for (const k of [0, 1]) best[k] = Math.min(best[k], cpuMs(() => { for (let r = 0; r < reps; r++) exs[k].matvec_f16(out, w, rb, 0, rows, x, COLS); }) / reps);
+      for (const k of [0, 1]) best[k] = Math.min(best[k], cpuMs(() => { for (let r = 0; r < reps; r++) exs[k].matvec_f16(out, ws[k], rb, 0, rows, x, COLS); }) / reps);
     }
     const gb = (ms: number) => ((rows * rb) / ms / 1e6).toFixed(2);
     console.log(`${mib} MiB: A ${gb(best[0])}, B ${gb(best[1])}, B/A ${(best[0] / best[1]).toFixed(3)}`);

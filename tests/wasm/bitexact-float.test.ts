@@ -6,12 +6,14 @@
 //   (hsumF), then the columns past the last 16 one by one.
 // matvec (one token) and matmul (every token of a batch: widened rows, four tokens per pass) must
 // both give exactly that, every row of [r0, r1) and nothing outside it, for F16 both on plain rows
-// (cols·2 bytes) and on the rows the backends store (each preceded by its bitmap of groups holding
-// a subnormal or Inf/NaN, written by layout_f16, which must also keep every half and mark exactly
-// those groups); dequant_f16 must widen all 65,536 halves exactly. F32 rows follow dot_f32's order
+// (cols·2 bytes) and on the rows the backends store (written by layout_f16: each row's bitmap of
+// groups holding a half with |h| ≥ 64, Inf or NaN, then its halves h stored as P(h), which is h·2^10
+// for |h| < 64, h·2^-20 or h·2^-30 above, h for Inf/NaN; layout_f16 must write exactly that, P must
+// be a permutation, and dequant_row_f16 must give back every half, also from a copy of the row's
+// halves alone); dequant_f16 must widen all 65,536 halves exactly. F32 rows follow dot_f32's order
 // (the same, with columns past the last 16 first four at a time into lanes 0..3, then one by one).
-// Weights: every half, normal-like weights with zeros and subnormals (the widening's slow path),
-// Inf/NaN, rows longer than matmul's widened-row buffer, columns not a multiple of 16, and real
+// Weights: every half, normal-like weights with zeros and subnormals, halves of 64 and more (the
+// stored rows' exact path), Inf/NaN, rows longer than matmul's widened-row buffer, columns not a multiple of 16, and real
 // F16 tensors of the 0.5B and 110M bench models when bench/models holds them.
 //
 // The plain build runs here; the relaxed build runs here under Node ≥ 22 (e.g. the Node 24 of
@@ -98,6 +100,37 @@ function runLayout({ wasm, halves, rows, cols }: { wasm: number[] | Uint8Array; 
       bits: Array.from({ length: mb / 4 }, (_, k) => dv.getUint32(w + r * rb + k * 4, true)),
     })),
   };
+}
+
+/**
+ * layout_f16 on `rows` rows of halves, then dequant_row_f16 of every row twice: in place, and from
+ * a copy of just the row's halves elsewhere (as the pool's getRow does for a worker's row). Returns
+ * the f32 bits, rows × cols for each. Self-contained like runCases.
+ */
+function runDequantRow({ wasm, halves, rows, cols }: { wasm: number[] | Uint8Array; halves: number[]; rows: number; cols: number }): number[][] {
+  const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
+  const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
+  const up = (p: number) => Math.ceil(p / 64) * 64;
+  const rb = ex.f16_row_bytes(cols);
+  const w = up(ex.heap_base());
+  const copy = up(w + rows * rb) + 64;
+  const out = up(copy + cols * 2);
+  const end = out + rows * cols * 4;
+  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+  new Uint8Array(memory.buffer, w, end - w).fill(0xa5);
+  new Uint16Array(memory.buffer, w, halves.length).set(halves);
+  ex.layout_f16(w, rows, cols);
+  const w0 = w + rb - cols * 2; // row 0's halves
+  const u8 = new Uint8Array(memory.buffer);
+  const inPlace: number[] = [], copied: number[] = [];
+  for (let r = 0; r < rows; r++) {
+    ex.dequant_row_f16(out, w0, rb, rows, r, cols);
+    inPlace.push(...new Uint32Array(memory.buffer, out, cols));
+    u8.copyWithin(copy, w0 + r * rb, w0 + r * rb + cols * 2);
+    ex.dequant_row_f16(out, copy, rb, 1, 0, cols);
+    copied.push(...new Uint32Array(memory.buffer, out, cols));
+  }
+  return [inPlace, copied];
 }
 
 /** dequant_f16 of `halves` in a build. Self-contained like runCases. */
@@ -209,13 +242,15 @@ function everyHalfCases(): Case[] {
 }
 
 /**
- * matvec_f16 multiplies raw-widened halves (half·2^-112) by x·2^112 while every |x| < 2^16, and
- * falls back to the plain widening otherwise: activations at and past that bound (±65536, huge,
- * Inf, NaN) and just inside it (the largest f32 below 2^16, f32 subnormals), against weights with
- * ±65504, the smallest subnormals, ±0, and Inf/NaN halves in long rows.
+ * matvec_f16 on stored rows multiplies raw-widened stored halves (half·2^-102) by x·2^102 while
+ * every |x| < 2^26, and decodes every half otherwise: activations at and past that bound (±2^26,
+ * huge, Inf, NaN) and inside it (the largest f32 below 2^26, ±2^16 and just below, f32
+ * subnormals), against weights with ±65504, ±64 and the half below (63.97, the largest that is
+ * stored shifted), multiples of 64 and not, the smallest subnormals, ±0, and Inf/NaN halves in
+ * long rows.
  */
 function scaledActivationCases(): Case[] {
-  const edges = [0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0000, 0x8000, 0x0400, 0x8400];
+  const edges = [0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0000, 0x8000, 0x0400, 0x8400, 0x5400, 0xd400, 0x53ff, 0xd3ff, 0x5401, 0x6000, 0xe7c1];
   const infNaN = [0x7c00, 0xfc00, 0x7e00, 0xfd01];
   const cases: Case[] = [];
   let seed = 500;
@@ -226,11 +261,13 @@ function scaledActivationCases(): Case[] {
     const x = [...randomFloats(n * cols, seed++, 2)].map((v) => (r() < 0.01 ? xSpecial[Math.floor(r() * xSpecial.length)] : v));
     cases.push({ name: `f16 ${name}`, suffix: 'f16', rows, cols, r0: 0, r1: rows, n, w, x });
   };
-  const below = Math.fround(65536 - 1 / 256); // the largest f32 below 2^16
-  make('activations just below 2^16 and f32 subnormals', [below, -below, 1e-40, -3e-45, 65504, -65504], false);
-  make('activations just below 2^16, Inf/NaN weights', [below, -below, 1e-40], true);
-  make('activations of ±2^16 (fallback)', [65536, -65536, below], false);
-  make('huge activations (fallback)', [1e6, -3e38, below], true);
+  const below16 = Math.fround(65536 - 1 / 256); // the largest f32 below 2^16
+  const below = Math.fround(2 ** 26 - 4); // the largest f32 below 2^26
+  make('activations of ±2^16 and just below, f32 subnormals', [below16, -below16, 65536, -65536, 1e-40, -3e-45, 65504, -65504], false);
+  make('activations just below 2^26 and f32 subnormals', [below, -below, 1e-40, -3e-45, 65504, -65504], false);
+  make('activations just below 2^26, Inf/NaN weights', [below, -below, 1e-40], true);
+  make('activations of ±2^26 (fallback)', [2 ** 26, -(2 ** 26), below], false);
+  make('huge activations (fallback)', [1e9, -3e38, below], true);
   make('infinite activations (fallback)', [Infinity, -Infinity], false);
   make('NaN activations (fallback)', [NaN], false);
   return cases;
@@ -277,7 +314,21 @@ function expectEveryHalfExact(out: number[], halves: number[], build: string): v
   expect(at, `${build}: half 0x${halves[at]?.toString(16)} → 0x${out[at]?.toString(16)}`).toBe(-1);
 }
 
-/** layout_f16 on rows of halves with zeros, subnormals, Inf and NaN at several densities: every half kept, exactly the special groups marked. */
+/**
+ * P(h) by its definition (float.ts, "F16 rows as the backends store them"), from the values: h·2^10
+ * for |h| < 64; h·2^-20 for larger finite h not a multiple of 64, else h·2^-30; Inf/NaN as they are.
+ * Each must be exact.
+ */
+function storedHalfRef(h: number): number {
+  const v = F16[h];
+  if (!Number.isFinite(v)) return h;
+  const s = Math.abs(v) < 64 ? v * 2 ** 10 : v % 64 !== 0 ? v * 2 ** -20 : v * 2 ** -30;
+  const out = f32ToF16(s);
+  if (!Object.is(F16[out], s)) throw new Error(`P(0x${h.toString(16)}) = ${s} is not a half`);
+  return out;
+}
+
+/** layout_f16 on rows of halves with zeros, subnormals, halves of 64 and more, Inf and NaN at several densities: every half stored as P(h), exactly the groups with |h| ≥ 64, Inf or NaN marked. */
 function expectLayout(build: string, wasm: Uint8Array): void {
   let seed = 700;
   // one group; a tail; 128 groups (one 16-byte bitmap unit) and one more; ggml's 4864
@@ -285,18 +336,18 @@ function expectLayout(build: string, wasm: Uint8Array): void {
     for (const rate of [0, 0.002, 0.05]) {
       const rows = 5;
       const r = rng(seed++);
-      const specials = [0x0001, 0x83ff, 0x0200, 0x7c00, 0xfc00, 0x7e00, 0xfd01, 0x0000, 0x8000];
+      const specials = [0x0001, 0x83ff, 0x0200, 0x7c00, 0xfc00, 0x7e00, 0xfd01, 0x0000, 0x8000, 0x53ff, 0xd3ff, 0x5400, 0xd400, 0x5401, 0x6000, 0xfbff];
       const halves = weights('f16', rows * cols, seed++, 0.02, 0).map((h) => (r() < rate ? specials[Math.floor(r() * specials.length)] : h));
       const got = runLayout({ wasm, halves, rows, cols });
       expect(got.rowBytes, `${build} cols ${cols}`).toBe(storedRowBytes(GgmlType.F16, cols));
       got.rows.forEach((row, ri) => {
         const mine = halves.slice(ri * cols, (ri + 1) * cols);
-        expect(row.halves, `${build} cols ${cols} row ${ri}: halves`).toEqual(mine);
+        expect(row.halves, `${build} cols ${cols} row ${ri}: halves`).toEqual(mine.map(storedHalfRef));
         const want = row.bits.map(() => 0);
         for (let g = 0; g < cols >> 4; g++) {
           const special = mine.slice(g * 16, g * 16 + 16).some((h) => {
             const a = h & 0x7fff;
-            return (a >= 1 && a <= 0x3ff) || a >= 0x7c00;
+            return a >= 0x5400; // |h| ≥ 64, Inf, NaN
           });
           if (special) want[g >> 5] = (want[g >> 5] | (1 << (g & 31))) >>> 0;
         }
@@ -315,8 +366,24 @@ describe('F16 / BF16 / F32 kernels follow their summation order bit for bit', ()
     expectEveryHalfExact(runDequant({ wasm: plain, halves }), halves, 'simd');
   });
 
-  it('plain SIMD build: layout_f16 keeps every half and marks exactly the groups with a subnormal, Inf or NaN', () => {
+  it('P is a permutation of the 65,536 halves', () => {
+    const stored = Array.from({ length: 65536 }, (_, h) => storedHalfRef(h));
+    expect(new Set(stored).size).toBe(65536);
+    // every stored half of a weight below 64 is zero or normal: the raw widening never sees a subnormal
+    const bad = stored.findIndex((s, h) => Math.abs(F16[h]) < 64 && (s & 0x7fff) !== 0 && (s & 0x7c00) === 0);
+    expect(bad).toBe(-1);
+  });
+
+  it('plain SIMD build: layout_f16 stores every half as P(h) and marks exactly the groups with |h| ≥ 64, Inf or NaN', () => {
     expectLayout('simd', plain);
+  });
+
+  it('plain SIMD build: dequant_row_f16 gives back all 65,536 halves of a stored row, in place and from a copy of its halves', () => {
+    // one row of every half; 8 rows of 8197 (a tail of 5) holding every half in another order
+    for (const [rows, cols] of [[1, 65536], [8, 8197]]) {
+      const w = Array.from({ length: rows * cols }, (_, i) => (rows === 1 ? i : i * 40503 + 7) & 0xffff);
+      for (const got of runDequantRow({ wasm: plain, halves: w, rows, cols })) expectEveryHalfExact(got, w, `simd ${rows}×${cols}`);
+    }
   });
 
   it('plain SIMD build: matvec and matmul', () => {
@@ -327,6 +394,8 @@ describe('F16 / BF16 / F32 kernels follow their summation order bit for bit', ()
     const relaxed = readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'));
     expectEveryHalfExact(runDequant({ wasm: relaxed, halves }), halves, 'relaxed');
     expectLayout('relaxed', relaxed);
+    const all = Array.from({ length: 65536 }, (_, h) => h);
+    for (const got of runDequantRow({ wasm: relaxed, halves: all, rows: 1, cols: 65536 })) expectEveryHalfExact(got, all, 'relaxed dequant_row_f16');
     expectBitExact(cases, runCases({ wasm: relaxed, cases, sentinel: SENTINEL }), 'relaxed');
   });
 
@@ -334,6 +403,8 @@ describe('F16 / BF16 / F32 kernels follow their summation order bit for bit', ()
     await inChromium(async (page) => {
       const relaxed = [...readFileSync(join(WASM_DIR, 'kernels-relaxed.wasm'))];
       expectEveryHalfExact(await page.evaluate(runDequant, { wasm: relaxed, halves }), halves, 'relaxed (Chromium)');
+      const all = Array.from({ length: 65536 }, (_, h) => h);
+      for (const got of await page.evaluate(runDequantRow, { wasm: relaxed, halves: all, rows: 1, cols: 65536 })) expectEveryHalfExact(got, all, 'relaxed (Chromium) dequant_row_f16');
       expectBitExact(cases, await page.evaluate(runCases, { wasm: relaxed, cases, sentinel: SENTINEL }), 'relaxed (Chromium)');
     });
   }, 180_000);

@@ -55,10 +55,12 @@ export function kernelType(type: number): KernelType | undefined {
 
 /**
  * Bytes per row as the WebAssembly backends store a weight: ggml's row, except F16, whose rows are
- * each preceded by a bitmap of their groups of 16 halves holding a subnormal or Inf/NaN, 16 B per
- * 128 groups (assembly/float.ts f16_row_bytes). fill() writes ggml's rows contiguously at p; then
- * layout_f16(p, rows, cols) spreads them to this stride and writes the bitmaps, in place, and the
- * kernels take p + storedRowBytes − rowBytes (row 0's halves) as the weight's address.
+ * each preceded by a bitmap of their groups of 16 halves holding a half with |h| ≥ 64 or Inf/NaN,
+ * 16 B per 128 groups (assembly/float.ts f16_row_bytes). fill() writes ggml's rows contiguously at
+ * p; then layout_f16(p, rows, cols) spreads them to this stride, writes the bitmaps and re-encodes
+ * each half (h·2^10 below 64: no subnormal halves), in place, and the kernels take
+ * p + storedRowBytes − rowBytes (row 0's halves) as the weight's address. A row's halves alone
+ * decode back to its weights (dequant_row_f16), so getRow may copy just those.
  */
 export function storedRowBytes(type: number, cols: number): number {
   const rb = rowBytes(type, cols);
@@ -70,8 +72,8 @@ export function storedRowBytes(type: number, cols: number): number {
  * layout is not ggml's (assembly/layout.ts, float.ts): fill() writes ggml's rows `slack` bytes after
  * the weight's address base, then fn(...args(base, base + slack, rows)) runs on the thread that owns
  * the memory, for those rows.
- *   F16:  layout_f16(base, rows, cols) spreads the rows in place to storedRowBytes and writes each
- *         row's bitmap (slack 0).
+ *   F16:  layout_f16(base, rows, cols) spreads the rows in place to storedRowBytes, writes each
+ *         row's bitmap and re-encodes its halves (slack 0).
  *   Q4_0: layout_q4_0(base, filled, rows, cols) moves them forward into groups of four rows (the
  *         relaxed build); slack, four rows, is left unused at the end.
  */

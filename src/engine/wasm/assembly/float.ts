@@ -29,6 +29,12 @@ const K: usize = memory.data<u8>([
   0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, // 176 f32 magnitude
   0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, // 192 2^26
   0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0xff, 0xff, // 208 top 16 bits
+  0x00, 0x00, 0x80, 0x0c, 0x00, 0x00, 0x80, 0x0c, 0x00, 0x00, 0x80, 0x0c, 0x00, 0x00, 0x80, 0x0c, // 224 2^-102
+  0x00, 0x00, 0x80, 0x46, 0x00, 0x00, 0x80, 0x46, 0x00, 0x00, 0x80, 0x46, 0x00, 0x00, 0x80, 0x46, // 240 2^14
+  0x00, 0x00, 0x80, 0x38, 0x00, 0x00, 0x80, 0x38, 0x00, 0x00, 0x80, 0x38, 0x00, 0x00, 0x80, 0x38, // 256 2^-14
+  0x00, 0x00, 0x80, 0x4e, 0x00, 0x00, 0x80, 0x4e, 0x00, 0x00, 0x80, 0x4e, 0x00, 0x00, 0x80, 0x4e, // 272 2^30
+  0x00, 0x00, 0x80, 0x49, 0x00, 0x00, 0x80, 0x49, 0x00, 0x00, 0x80, 0x49, 0x00, 0x00, 0x80, 0x49, // 288 2^20
+  0x00, 0x00, 0x80, 0x3a, 0x00, 0x00, 0x80, 0x3a, 0x00, 0x00, 0x80, 0x3a, 0x00, 0x00, 0x80, 0x3a, // 304 2^-10
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -205,28 +211,32 @@ const K: usize = memory.data<u8>([
 
 // ---- F16 matvec by raw widening -----------------------------------------------------------------
 // A half's bits, sign-extended to 32 and shifted left by 13 with bits 30..28 cleared, are the f32
-// half·2^-112 exactly, for every finite half (zero, subnormal and normal alike; exponent 31 gives a
-// finite wrong value). Multiplied by x·2^112 (exact while |x| < 2^16), each product has the real
-// value half·x, so it rounds to the same f32 as dot_f16's, and with the same additions the result
+// half·2^-112 exactly, for every finite half (exponent 31 gives a finite wrong value). The backends
+// store each half h of a weight as P(h) (layout_f16, "stored F16 halves" below), which is h·2^10
+// for every |h| < 64: a zero stays zero and every other stored half is normal, so the raw widening
+// gives the normal f32 h·2^-102 (2^-126 at the smallest), never a subnormal f32 operand (a ~100-cycle
+// microcode assist on x86). Multiplied by x·2^102 (exact while |x| < 2^26), each product has the
+// real value h·x, so it rounds to the same f32 as dot_f16's, and with the same additions the result
 // is the same bits. A v128 of 8 halves at p holds half 2k + 1 in the top 16 bits of i32 lane k,
 // which (h >>s 3) & 0x8FFFE000 widens (rawTop: two ops); the v128 at p − 2 holds half 2k there,
 // widened the same way (one more load instead of a third op, a shift by 16: ~8% more GB/s; at a
 // row's start it reads the last 2 bytes of the row's bitmap into the bits the mask clears). The
 // lanes hold columns 2k and 2k+1, so the scaled activation is stored in that order (scaleX) and the
 // accumulators are interleaved back into dot_f16's lanes before the final sum. Groups holding a
-// subnormal (a subnormal f32 operand: a ~100-cycle assist on x86), Inf or NaN widen exactly instead,
-// found by the row's bitmap on the rows the backends store (dot2_f16_marked, below: no check in the
-// hot loop). matvec_f16 takes this path on stored rows when cols ≤ ROW_MAX (xs lives in ROW) and
-// every |x| < 2^16, and runs two rows at once (more weight bytes in flight: ~1.35× at memory speed
-// on one thread); plain rows (cols·2 bytes, only ever given by tests) take dot_f16.
+// half with |h| ≥ 64, Inf or NaN (stored otherwise: see P) are decoded exactly instead, found by the
+// row's bitmap (dot2_f16_marked, below: no check in the hot loop; trained weights have none).
+// matvec_f16 takes this path on stored rows when cols ≤ ROW_MAX (xs lives in ROW) and every
+// |x| < 2^26, and runs two rows at once (more weight bytes in flight: ~1.35× at memory speed on one
+// thread); stored rows otherwise take dotStored, plain rows (cols·2 bytes, only ever given by
+// tests) dot_f16.
 
 /**
- * xs[0, c16) = x·2^112 with each group of 8 columns stored as 0, 2, 4, 6, 1, 3, 5, 7; false (xs
- * unusable) when some |x| ≥ 2^16 or x is NaN.
+ * xs[0, c16) = x·2^102 with each group of 8 columns stored as 0, 2, 4, 6, 1, 3, 5, 7; false (xs
+ * unusable) when some |x| ≥ 2^26 or x is NaN.
  */
 // @ts-ignore: decorator
 @inline function scaleX(xs: usize, x: usize, c16: i32): bool {
-  const k = f32x4.splat(5.192296858534828e33); // 2^112
+  const k = f32x4.splat(5.0706024009129176e30); // 2^102
   let m = f32x4.splat(0);
   for (let i = 0; i < c16; i += 8) {
     const o = <usize>i << 2;
@@ -236,16 +246,16 @@ const K: usize = memory.data<u8>([
     v128.store(xs + o, f32x4.mul(i8x16.shuffle(a, b, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31), k), 16);
   }
   m = f32x4.max(m, i8x16.shuffle(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-  return f32x4.extract_lane(m, 0) < 65536 && f32x4.extract_lane(m, 1) < 65536;
+  return f32x4.extract_lane(m, 0) < 67108864 && f32x4.extract_lane(m, 1) < 67108864; // 2^26
 }
 
-/** The halves in the top 16 bits of h's i32 lanes → half·2^-112 as f32x4 (exact unless subnormal, Inf or NaN). */
+/** The halves in the top 16 bits of h's i32 lanes → half·2^-112 as f32x4 (exact unless subnormal, Inf or NaN; a stored half s = P(h) gives h·2^-102 unless marked). */
 // @ts-ignore: decorator
 @inline function rawTop(h: v128): v128 {
   return v128.and(i32x4.shr_s(h, 3), kv(160));
 }
 
-/** The raw dot's end: e/o accumulators back into dot_f16's lanes, the sum, the tail from column i. */
+/** The raw dot's end: e/o accumulators back into dot_f16's lanes, the sum, the tail (stored halves) from column i. */
 // @ts-ignore: decorator
 @inline function rawFinish(e0: v128, o0: v128, e1: v128, o1: v128, w: usize, x: usize, i: i32, cols: i32): f32 {
   const a0 = i8x16.shuffle(e0, o0, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
@@ -253,23 +263,32 @@ const K: usize = memory.data<u8>([
   const a2 = i8x16.shuffle(e1, o1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const a3 = i8x16.shuffle(e1, o1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
-  for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
+  for (; i < cols; i++) s += storedF32(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
   return s;
 }
 
-// ---- F16 rows with a bitmap of special groups ---------------------------------------------------
-// The backends store an F16 weight row by row as markBytes(cols) of bitmap, then the cols·2 bytes
-// of halves, written once at load (layout_f16), and hand the kernels the address of row 0's halves:
-// row r's bitmap is the markBytes before its halves, so matmul and dequant read the halves at the
-// row stride as ever, and matvec reads the bitmap just before the row, in the same sequential
-// stream (after the row, the bitmap was a cache miss the loop waits for: ~30% slower per token on
-// the 110M model). Bit g (of u32 word g >> 5) is set when halves 16g..16g+15 hold a subnormal or
-// an exponent-31 half. A subnormal in the raw widening is a
-// subnormal f32 operand, which costs a microcode assist on x86 (measured on this Xeon in V8: ~40 ns
-// per f32x4.mul instead of 0.33); exponent 31 gives a wrong value. Zeros are exact and cheap raw.
-// So the hot loop runs the raw widening with no check over each run of clear bits and widens only
-// the marked groups exactly (~4% of the groups of the 0.5B and 110M F16 models: each layer's
-// weights hold a few subnormals). matvec_f16 takes this path when rowBytes is the stored row's.
+// ---- F16 rows as the backends store them -------------------------------------------------------
+// The backends store an F16 weight row by row as markBytes(cols) of bitmap, then the row's cols·2
+// bytes of halves, each half h stored as P(h), written once at load (layout_f16), and hand the
+// kernels the address of row 0's halves: row r's bitmap is the markBytes before its halves, so
+// matmul and dequant read the halves at the row stride as ever, and matvec reads the bitmap just
+// before the row, in the same sequential stream (after the row, the bitmap was a cache miss the
+// loop waits for: ~30% slower per token on the 110M model). Rows of fewer than 16 columns have no
+// bitmap and keep their halves as they are (stored and plain rows are then the same).
+//
+// P is a permutation of the 65,536 half patterns, so every weight has one stored form and getRow
+// decodes a row from its halves alone (the pool copies only those from a worker):
+//   |h| < 64:            h·2^10, exactly (a subnormal m·2^-24 becomes the normal m·2^-14; ±0 stays)
+//   |h| ≥ 64, finite:    h·2^-20 when h is not a multiple of 64, else h·2^-30 (a subnormal)
+//   Inf, NaN:            h
+// The first line fills the zeros, the halves with exponent 11..30 and the multiples of 2^-14 among
+// exponents 1..10; the second the rest below 2^-4 (the patterns the first leaves free, exactly as
+// many: P is P(h) = f(h) for f = ·2^10 on |h| < 64, extended to a bijection by walking back along
+// f). Decoding (storedF32, decodeF): a stored value s with s·2^14 an integer, or ±Inf, is h·2^10,
+// so h = s·2^-10; otherwise h = s·2^30 if |s| < 2^-14, else s·2^20 (NaN stays NaN).
+// Bit g of the bitmap (u32 word g >> 5) is set when halves 16g..16g+15 hold a half with |h| ≥ 64,
+// Inf or NaN: the groups the raw widening gets wrong, which matvec decodes exactly (trained weights
+// have none: they were ~4% of the groups when the bitmap marked subnormal halves instead).
 
 /** Bytes of one row's bitmap: 16 per 128 groups of 16 halves (layout.ts storedRowBytes agrees). */
 // @ts-ignore: decorator
@@ -277,11 +296,107 @@ const K: usize = memory.data<u8>([
   return <usize>(((cols >> 4) + 127) >> 7) << 4;
 }
 
-/** Lanes of an i16x8 of halves that are subnormal or have exponent 31 → all ones. */
+/** True when rows of rowBytes are stored rows (bitmap, halves as P(h)) rather than plain halves. */
 // @ts-ignore: decorator
-@inline function subnormalOrInf(h: v128): v128 {
+@inline function isStored(rowBytes: usize, cols: i32): bool {
+  const mb = markBytes(cols);
+  return mb != 0 && rowBytes == (<usize>cols << 1) + mb;
+}
+
+/** P(h): the stored bits of the half h (see above). */
+function storedHalf(h: u32): u32 {
+  const sign = h & 0x8000, a = h & 0x7fff, e = a >> 10;
+  if (a == 0 || e == 31) return h;
+  if (e == 0) return sign | ((reinterpret<u32>(<f32>a * 6.103515625e-5) >> 13) - (112 << 10)); // a·2^-14, normal
+  if (e <= 20) return h + (10 << 10);
+  const q = (a & 0x3ff) | 0x400, sh = 31 - e; // h = q·2^(e − 25); a multiple of 64 when q % 2^sh == 0
+  return (q & ((1 << sh) - 1)) == 0 ? sign | (q >> sh) : h - (20 << 10);
+}
+
+/** The weight a stored half s holds, as f32: the inverse of P, exactly. */
+// @ts-ignore: decorator
+@inline function storedF32(s: u32): f32 {
+  const v = f16(s);
+  const t = v * 16384; // 2^14
+  if (t == nearest<f32>(t)) return v * 0.0009765625; // 2^-10 (±Inf too); a NaN goes below and stays NaN
+  return v * (abs<f32>(v) < 6.103515625e-5 ? 1073741824 : 1048576); // 2^30, 2^20
+}
+
+/** storedF32 lane-wise, on the exactly widened stored halves v (f32x4). */
+// @ts-ignore: decorator
+@inline function decodeF(v: v128): v128 {
+  const t = f32x4.mul(v, kv(240));
+  const big = v128.bitselect(kv(272), kv(288), f32x4.lt(f32x4.abs(v), kv(256)));
+  return f32x4.mul(v, v128.bitselect(big, kv(304), f32x4.ne(t, f32x4.nearest(t))));
+}
+
+/** Lanes of an i16x8 of halves with |h| ≥ 64, Inf or NaN (exponent ≥ 21) → all ones. */
+// @ts-ignore: decorator
+@inline function bigOrInf(h: v128): v128 {
+  return i16x8.ge_u(v128.and(h, i16x8.splat(0x7fff)), i16x8.splat(0x5400));
+}
+
+/** Lanes of an i16x8 of halves that are subnormal or have |h| ≥ 64 (exponent ≥ 21) → all ones. */
+// @ts-ignore: decorator
+@inline function notShifted(h: v128): v128 {
   const a = v128.and(h, i16x8.splat(0x7fff));
-  return v128.or(i16x8.lt_u(i16x8.sub(a, i16x8.splat(1)), i16x8.splat(0x3ff)), i16x8.ge_u(a, i16x8.splat(0x7c00)));
+  return v128.or(i16x8.lt_u(i16x8.sub(a, i16x8.splat(1)), i16x8.splat(0x3ff)), i16x8.ge_u(a, i16x8.splat(0x5400)));
+}
+
+/** P on the cols halves at w, in place. */
+function storeHalves(w: usize, cols: i32): void {
+  let i = 0;
+  for (; i + 8 <= cols; i += 8) {
+    const p = w + (<usize>i << 1);
+    const h = v128.load(p);
+    if (v128.any_true(notShifted(h))) {
+      for (let j: usize = 0; j < 16; j += 2) store<u16>(p + j, storedHalf(load<u16>(p + j)));
+    } else {
+      // zeros and normal halves below 64: exponent + 10, zeros kept
+      v128.store(p, i16x8.add(h, v128.andnot(i16x8.splat(10 << 10), i16x8.eq(v128.and(h, i16x8.splat(0x7fff)), Z))));
+    }
+  }
+  for (; i < cols; i++) store<u16>(w + (<usize>i << 1), storedHalf(load<u16>(w + (<usize>i << 1))));
+}
+
+/** One stored row at w → its weights as f32 (the inverse of P on every half). */
+// @ts-ignore: decorator
+@inline function decodeRow(out: usize, w: usize, cols: i32): void {
+  let i = 0;
+  for (; i + 8 <= cols; i += 8) {
+    const h = v128.load(w + (<usize>i << 1));
+    let lo: v128, hi: v128;
+    if (v128.any_true(special(h))) {
+      lo = halfLo(h);
+      hi = halfHi(h);
+    } else {
+      const b = normalBottom(h), t = normalTop(h);
+      lo = normalLo(b, t);
+      hi = normalHi(b, t);
+    }
+    v128.store(out + (<usize>i << 2), decodeF(lo));
+    v128.store(out + (<usize>i << 2), decodeF(hi), 16);
+  }
+  for (; i < cols; i++) store<f32>(out + (<usize>i << 2), storedF32(load<u16>(w + (<usize>i << 1))));
+}
+
+/** W[r,:]·x for a stored row, in dot_f16's order (decoding every half: the fallback of matvec and matmul). */
+// @ts-ignore: decorator
+@inline function dotStored(w: usize, x: usize, cols: i32): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= cols; i += 16) {
+    const h0 = v128.load(w + (<usize>i << 1));
+    const h1 = v128.load(w + (<usize>i << 1), 16);
+    const o = x + (<usize>i << 2);
+    a0 = f32x4.add(a0, f32x4.mul(decodeF(halfLo(h0)), v128.load(o)));
+    a1 = f32x4.add(a1, f32x4.mul(decodeF(halfHi(h0)), v128.load(o, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(decodeF(halfLo(h1)), v128.load(o, 32)));
+    a3 = f32x4.add(a3, f32x4.mul(decodeF(halfHi(h1)), v128.load(o, 48)));
+  }
+  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < cols; i++) s += storedF32(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
+  return s;
 }
 
 /** W[r,:]·x (dot_f16's bits, from xs = scaleX(x)) for rows wa and wb (bitmaps ba, bb) at once, checking nothing inside a run of clear groups. */
@@ -320,18 +435,18 @@ const K: usize = memory.data<u8>([
       const a0 = v128.load(wa + ib), a1 = v128.load(wa + ib, 16);
       const b0 = v128.load(wb + ib), b1 = v128.load(wb + ib, 16);
       const o = xs + (ib << 1);
-      let v = f32x4.mul(v128.load(o), kv(96));
-      e0 = f32x4.add(e0, f32x4.mul(halfWiden(a0), v));
-      f0 = f32x4.add(f0, f32x4.mul(halfWiden(b0), v));
-      v = f32x4.mul(v128.load(o, 16), kv(96));
-      o0 = f32x4.add(o0, f32x4.mul(halfWidenTop(v128.and(a0, kv(208))), v));
-      p0 = f32x4.add(p0, f32x4.mul(halfWidenTop(v128.and(b0, kv(208))), v));
-      v = f32x4.mul(v128.load(o, 32), kv(96));
-      e1 = f32x4.add(e1, f32x4.mul(halfWiden(a1), v));
-      f1 = f32x4.add(f1, f32x4.mul(halfWiden(b1), v));
-      v = f32x4.mul(v128.load(o, 48), kv(96));
-      o1 = f32x4.add(o1, f32x4.mul(halfWidenTop(v128.and(a1, kv(208))), v));
-      p1 = f32x4.add(p1, f32x4.mul(halfWidenTop(v128.and(b1, kv(208))), v));
+      let v = f32x4.mul(v128.load(o), kv(224)); // x itself (xs·2^-102, exact)
+      e0 = f32x4.add(e0, f32x4.mul(decodeF(halfWiden(a0)), v));
+      f0 = f32x4.add(f0, f32x4.mul(decodeF(halfWiden(b0)), v));
+      v = f32x4.mul(v128.load(o, 16), kv(224));
+      o0 = f32x4.add(o0, f32x4.mul(decodeF(halfWidenTop(v128.and(a0, kv(208)))), v));
+      p0 = f32x4.add(p0, f32x4.mul(decodeF(halfWidenTop(v128.and(b0, kv(208)))), v));
+      v = f32x4.mul(v128.load(o, 32), kv(224));
+      e1 = f32x4.add(e1, f32x4.mul(decodeF(halfWiden(a1)), v));
+      f1 = f32x4.add(f1, f32x4.mul(decodeF(halfWiden(b1)), v));
+      v = f32x4.mul(v128.load(o, 48), kv(224));
+      o1 = f32x4.add(o1, f32x4.mul(decodeF(halfWidenTop(v128.and(a1, kv(208)))), v));
+      p1 = f32x4.add(p1, f32x4.mul(decodeF(halfWidenTop(v128.and(b1, kv(208)))), v));
       g++;
     }
   }
@@ -505,8 +620,10 @@ export function dequant_f32(out: usize, w: usize, cols: i32): void {
 }
 
 export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  const mb = markBytes(cols); // a stored row's bitmap precedes its halves
-  if (rowBytes == (<usize>cols << 1) + mb && cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
+  if (!isStored(rowBytes, cols)) {
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
+  } else if (cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
+    const mb = markBytes(cols); // a stored row's bitmap precedes its halves
     // rows r0 + k and r0 + half + k together: two sequential weight streams in separate pages,
     // which the hardware prefetcher follows better than two adjacent rows
     const half = (r1 - r0) >> 1;
@@ -519,22 +636,24 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
       dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa - mb, wa - mb, ROW, xq, cols);
     }
   } else {
-    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotStored(w + <usize>r * rowBytes, xq, cols));
   }
 }
-/** Bytes of a row as the backends store F16 weights: the row's bitmap, then its halves (see dot2_f16_marked). */
+/** Bytes of a row as the backends store F16 weights: the row's bitmap, then its halves (see markBytes). */
 export function f16_row_bytes(cols: i32): usize {
   return (<usize>cols << 1) + markBytes(cols);
 }
 
 /**
  * Rows of halves written contiguously at p (cols·2 bytes each) → rows of f16_row_bytes(cols), each
- * a bitmap and then the halves, in place (the memory at p must hold rows · f16_row_bytes(cols)
- * bytes). The kernels then take w = p + f16_row_bytes(cols) − cols·2, row 0's halves.
+ * a bitmap and then the halves as P(h), in place (the memory at p must hold rows · f16_row_bytes(cols)
+ * bytes). The kernels then take w = p + f16_row_bytes(cols) − cols·2, row 0's halves. Rows of
+ * fewer than 16 columns stay as they are.
  */
 export function layout_f16(p: usize, rows: i32, cols: i32): void {
   const m = <usize>cols << 1;
   const mb = markBytes(cols);
+  if (mb == 0) return;
   const rb = m + mb;
   // last row first: row r moves up by (r + 1)·mb, onto its own bytes and rows already moved
   for (let r = rows - 1; r >= 0; r--) memory.copy(p + <usize>r * rb + mb, p + <usize>r * m, m);
@@ -545,25 +664,32 @@ export function layout_f16(p: usize, rows: i32, cols: i32): void {
     memory.fill(bits, 0, mb);
     for (let g = 0; g < groups; g++) {
       const h = wr + (<usize>g << 5);
-      if (v128.any_true(v128.or(subnormalOrInf(v128.load(h)), subnormalOrInf(v128.load(h, 16))))) {
+      if (v128.any_true(v128.or(bigOrInf(v128.load(h)), bigOrInf(v128.load(h, 16))))) {
         const word = bits + (<usize>(g >> 5) << 2);
         store<u32>(word, load<u32>(word) | (<u32>1 << (g & 31)));
       }
     }
+    storeHalves(wr, cols);
   }
 }
 
 export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  const stored = isStored(rowBytes, cols);
   for (let r = r0; r < r1; r++) {
     const wr = w + <usize>r * rowBytes;
     if (cols > ROW_MAX) {
-      for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_f16(wr, xq + <usize>t * xqStride, cols));
+      for (let t = 0; t < n; t++) {
+        const x = xq + <usize>t * xqStride;
+        store<f32>(out + (<usize>(t * outStride + r) << 2), stored ? dotStored(wr, x, cols) : dot_f16(wr, x, cols));
+      }
     } else {
-      dequant_f16(ROW, wr, cols);
+      if (stored) decodeRow(ROW, wr, cols);
+      else dequant_f16(ROW, wr, cols);
       rowTimesTokens(out, r, xq, cols, n, xqStride, outStride);
     }
   }
 }
+/** One row of plain halves → f32 (ggml's F16 row; stored rows: dequant_row_f16). */
 export function dequant_f16(out: usize, w: usize, cols: i32): void {
   let i = 0;
   for (; i + 8 <= cols; i += 8) {
@@ -581,6 +707,15 @@ export function dequant_f16(out: usize, w: usize, cols: i32): void {
     v128.store(out + (<usize>i << 2), hi, 16);
   }
   for (; i < cols; i++) store<f32>(out + (<usize>i << 2), f16(load<u16>(w + (<usize>i << 1))));
+}
+/**
+ * Row r of the rows at w (rowBytes apart) → f32: the weights themselves, for stored rows (decoded
+ * from the halves alone, so a copy of just the row's halves will do) and plain rows alike.
+ */
+export function dequant_row_f16(out: usize, w: usize, rowBytes: usize, rows: i32, r: i32, cols: i32): void {
+  const wr = w + <usize>r * rowBytes;
+  if (isStored(rowBytes, cols)) decodeRow(out, wr, cols);
+  else dequant_f16(out, wr, cols);
 }
 
 export function matvec_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
