@@ -359,9 +359,12 @@ function storeHalves(w: usize, cols: i32): void {
   for (; i < cols; i++) store<u16>(w + (<usize>i << 1), storedHalf(load<u16>(w + (<usize>i << 1))));
 }
 
-/** One stored row at w → its weights as f32 (the inverse of P on every half). */
+/**
+ * One row of halves at w → f32: plain halves (ggml's row) when stored is false, else a stored row
+ * (the inverse of P on every half).
+ */
 // @ts-ignore: decorator
-@inline function decodeRow(out: usize, w: usize, cols: i32): void {
+@inline function widenRow(out: usize, w: usize, cols: i32, stored: bool): void {
   let i = 0;
   for (; i + 8 <= cols; i += 8) {
     const h = v128.load(w + (<usize>i << 1));
@@ -374,10 +377,13 @@ function storeHalves(w: usize, cols: i32): void {
       lo = normalLo(b, t);
       hi = normalHi(b, t);
     }
-    v128.store(out + (<usize>i << 2), decodeF(lo));
-    v128.store(out + (<usize>i << 2), decodeF(hi), 16);
+    v128.store(out + (<usize>i << 2), stored ? decodeF(lo) : lo);
+    v128.store(out + (<usize>i << 2), stored ? decodeF(hi) : hi, 16);
   }
-  for (; i < cols; i++) store<f32>(out + (<usize>i << 2), storedF32(load<u16>(w + (<usize>i << 1))));
+  for (; i < cols; i++) {
+    const h = <u32>load<u16>(w + (<usize>i << 1));
+    store<f32>(out + (<usize>i << 2), stored ? storedF32(h) : f16(h));
+  }
 }
 
 /** W[r,:]·x for a stored row, in dot_f16's order (decoding every half: the fallback of matvec and matmul). */
@@ -683,30 +689,15 @@ export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
         store<f32>(out + (<usize>(t * outStride + r) << 2), stored ? dotStored(wr, x, cols) : dot_f16(wr, x, cols));
       }
     } else {
-      if (stored) decodeRow(ROW, wr, cols);
-      else dequant_f16(ROW, wr, cols);
+      if (stored) widenRow(ROW, wr, cols, true); // constant flags: one loop each
+      else widenRow(ROW, wr, cols, false);
       rowTimesTokens(out, r, xq, cols, n, xqStride, outStride);
     }
   }
 }
 /** One row of plain halves → f32 (ggml's F16 row; stored rows: dequant_row_f16). */
 export function dequant_f16(out: usize, w: usize, cols: i32): void {
-  let i = 0;
-  for (; i + 8 <= cols; i += 8) {
-    const h = v128.load(w + (<usize>i << 1));
-    let lo: v128, hi: v128;
-    if (v128.any_true(special(h))) {
-      lo = halfLo(h);
-      hi = halfHi(h);
-    } else {
-      const b = normalBottom(h), t = normalTop(h);
-      lo = normalLo(b, t);
-      hi = normalHi(b, t);
-    }
-    v128.store(out + (<usize>i << 2), lo);
-    v128.store(out + (<usize>i << 2), hi, 16);
-  }
-  for (; i < cols; i++) store<f32>(out + (<usize>i << 2), f16(load<u16>(w + (<usize>i << 1))));
+  widenRow(out, w, cols, false);
 }
 /**
  * Row r of the rows at w (rowBytes apart) → f32: the weights themselves, for stored rows (decoded
@@ -714,7 +705,7 @@ export function dequant_f16(out: usize, w: usize, cols: i32): void {
  */
 export function dequant_row_f16(out: usize, w: usize, rowBytes: usize, rows: i32, r: i32, cols: i32): void {
   const wr = w + <usize>r * rowBytes;
-  if (isStored(rowBytes, cols)) decodeRow(out, wr, cols);
+  if (isStored(rowBytes, cols)) widenRow(out, wr, cols, true);
   else dequant_f16(out, wr, cols);
 }
 
