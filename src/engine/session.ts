@@ -251,6 +251,7 @@ export class Session {
     this.cached.length = keep;
     const P = state.profile;
     if (P) P.phase = 'prompt';
+    state.logitStats.want = sampler.statsWanted; // the backend finds them while computing the logits
     let logits: Float32Array = state.logits;
     for (let i = keep; i < promptTokens.length; i += MAX_BATCH) {
       if (cancelled()) return yield done('cancelled');
@@ -272,7 +273,7 @@ export class Session {
     for (;;) {
       if (cancelled()) return yield done('cancelled');
       if (P) P.begin();
-      const { id, top } = sampler.sample(logits, history);
+      const { id, top } = sampler.sample(logits, history, state.logitStats);
       if (P) P.mark('sampling');
       history.push(id);
       stats.generatedTokens++;

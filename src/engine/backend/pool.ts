@@ -24,7 +24,8 @@ import { actBytes, gemmScratchBytes, kernelType, rowGroup, rowLayout, storedRowB
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
-import type { AttentionShape, FillFn, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
+import { mergeSliceTops, type SliceTop } from '../sample/slices.js';
+import type { AttentionShape, FillFn, LogitStats, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
 import { checkShapes, kernelFor } from './wasm.js';
 
 /** Default spin before sleeping, µs (PoolOptions.spin). */
@@ -123,6 +124,15 @@ interface Plan {
   readonly quant: readonly { quantize: Kernel; widen: Kernel | null; at: number; ab: number }[];
   readonly own: readonly OwnStep[];
   readonly workers: readonly WorkerStep[];
+  /**
+   * matvecTop (want > 0): each part's sample_slice_top results at stats (this thread's at ownStats),
+   * read back through f32 / f64 / i32 views into `slices` (row order) for mergeSliceTops.
+   */
+  readonly want: number;
+  readonly ownStats: number;
+  readonly stats: readonly { f32: Float32Array; f64: Float64Array }[];
+  readonly slices: readonly SliceTop[];
+  readonly pos: Int32Array;
 }
 
 export class PoolBackend implements MatBackend {
@@ -144,6 +154,7 @@ export class PoolBackend implements MatBackend {
   /** A word of this thread's memory that inKernelMemory writes to tell its buffers apart. */
   private readonly probe: number;
   private readonly swiglu: Kernel;
+  private readonly sliceTop: Kernel;
 
   constructor(opts: PoolOptions = {}) {
     const km = loadKernelModule(opts);
@@ -157,6 +168,7 @@ export class PoolBackend implements MatBackend {
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
     this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
     this.swiglu = this.main.kernel('swiglu');
+    this.sliceTop = this.main.kernel('sample_slice_top');
     this.probe = this.main.arena.alloc(4, 4);
     const base = this.main.heapBase;
     for (let i = 1; i < this.threads; i++) {
@@ -232,7 +244,10 @@ export class PoolBackend implements MatBackend {
 
   /** outs[i][n, rows_i] = x[n, cols] · W_iᵀ: weights on one input (q/k/v, gate/up) in one round trip. */
   matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void {
-    if (ws.length <= CTRL.MAXJOBS) return this.run(outs, ws as PoolWeight[], x, n);
+    if (ws.length <= CTRL.MAXJOBS) {
+      this.run(outs, ws as PoolWeight[], x, n);
+      return;
+    }
     for (let i = 0; i < ws.length; i += CTRL.MAXJOBS) this.run(outs.slice(i, i + CTRL.MAXJOBS), ws.slice(i, i + CTRL.MAXJOBS) as PoolWeight[], x, n);
   }
 
@@ -243,6 +258,25 @@ export class PoolBackend implements MatBackend {
   matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void {
     if (gate.spec.rows !== up.spec.rows) throw new EngineError('BAD_SHAPE', `tensors "${gate.spec.name}" and "${up.spec.name}" differ in rows`);
     this.run([out, out], [gate as PoolWeight, up as PoolWeight], x, n, true);
+  }
+
+  /**
+   * matvec, then on every thread its rows' sampling stats (sample_slice_top) while they are in
+   * cache, merged into stats (NaN in out become −inf).
+   */
+  matvecTop(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void {
+    const want = Math.max(0, Math.min(stats.want, stats.ids.length));
+    if (want === 0) {
+      this.run([out], [w as PoolWeight], x, 1);
+      stats.valid = false;
+      return;
+    }
+    const plan = this.run([out], [w as PoolWeight], x, 1, false, want);
+    for (let j = 0; j < plan.slices.length; j++) {
+      plan.slices[j].max = plan.stats[j].f32[0];
+      plan.slices[j].sum = plan.stats[j].f64[1];
+    }
+    mergeSliceTops(stats, out, plan.slices, plan.pos);
   }
 
   /** Attention with each thread holding the KV cache of its KV heads (pool-attention.ts). */
@@ -258,9 +292,10 @@ export class PoolBackend implements MatBackend {
    */
   // gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
   // the gate's slices (now the activated rows) are gathered, into outs[0].
-  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false): void {
+  // want > 0 (one weight, one token): every thread then runs sample_slice_top on its rows.
+  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false, want = 0): Plan {
     for (let i = 0; i < ws.length; i++) checkShapes(ws[i].spec, outs[i], x, n);
-    const plan = this.planFor(ws, n, gated);
+    const plan = this.planFor(ws, n, gated, want);
     const cols = ws[0].spec.cols;
     // quantise (and widen) x once per activation kind, into this thread's region
     let xp: number;
@@ -288,10 +323,12 @@ export class PoolBackend implements MatBackend {
       o.kernel(at, o.ptr, o.rowBytes, 0, o.lr, o.xq, cols, n, o.a8, o.a9);
       if (gated && o.i === 0) gateOut = at;
       if (gated && o.i === 1) this.swiglu(gateOut, gateOut, at, n * o.lr);
+      if (plan.want > 0) this.sliceTop(plan.ownStats, at, o.lr, plan.want);
     }
     for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
     this.waitAll();
     for (const wk of plan.workers) for (const g of wk.gather) this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+    return plan;
   }
 
   /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair). */
@@ -306,21 +343,22 @@ export class PoolBackend implements MatBackend {
   }
 
   /** The plan for these weights: a one-token plan is kept on the first weight, a batch's built each time. */
-  private planFor(ws: PoolWeight[], n: number, gated: boolean): Plan {
+  private planFor(ws: PoolWeight[], n: number, gated: boolean, want: number): Plan {
     let plan = n === 1 ? ws[0].plan : null;
-    let same = plan !== null && plan.gated === gated && plan.ws.length === ws.length;
+    let same = plan !== null && plan.gated === gated && plan.want === want && plan.ws.length === ws.length;
     for (let i = 1; same && i < ws.length; i++) same = plan!.ws[i] === ws[i];
     if (plan && same) {
       let moved = false;
       for (let p = 0; p < this.parts.length; p++) if (plan.bytes[p] > 0 && this.parts[p].arena.scratch(plan.bytes[p]) !== plan.bases[p]) moved = true;
       if (!moved) return plan;
     }
-    plan = this.plan(ws, n, gated);
+    plan = this.plan(ws, n, gated, want);
     if (n === 1) ws[0].plan = plan;
     return plan;
   }
 
-  private plan(ws: PoolWeight[], n: number, gated: boolean): Plan {
+  private plan(ws: PoolWeight[], n: number, gated: boolean, want: number): Plan {
+    if (want > 0 && (n !== 1 || gated || ws.length !== 1)) throw new Error('sampling stats are for one weight and one token');
     const cols = ws[0].spec.cols;
     // the activation kinds, and where each weight's quantised x sits in the xq region
     // (for a batch on a gemm kernel, the activation's widened copy follows its quantised rows)
@@ -340,8 +378,12 @@ export class PoolBackend implements MatBackend {
     }
     const gs = n > 1 && ws.some((w) => w.kt.gemm) ? gemmScratchBytes(cols) : 0;
     const outBytes = (p: number) => ws.reduce((b, w) => b + w.slices.reduce((c, s) => c + (s.part === p ? n * (s.r1 - s.r0) * 4 : 0), 0), 0);
-    // every part's region: this thread [x f32][xq][outputs][gemm scratch], a worker [xq][gemm scratch][outputs]
-    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) : 0));
+    // matvecTop's results per part: f32 max, f64 sum at 8, i32 ids from 16 (sample_slice_top), at
+    // the next multiple of 16 (outputs of odd row counts end anywhere)
+    const sb = want > 0 ? 32 + Math.ceil(want / 4) * 16 : 0;
+    const align16 = (at: number) => Math.ceil(at / 16) * 16;
+    // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker [xq][gemm scratch][outputs][stats]
+    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs + sb : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) + sb : 0));
     const bases = bytes.map((b, p) => (b > 0 ? this.parts[p].arena.scratch(b) : 0));
     // a slice's job: kernel(out, w, rowBytes, 0, lr, x, cols, n, a8, a9) on base's memory
     const job = (w: PoolWeight, i: number, s: Slice, base: number, scratch: number) => {
@@ -365,6 +407,15 @@ export class PoolBackend implements MatBackend {
         o += n * lr * 4;
       }
     });
+    // the stats of each part's slice, in row order (parts hold their rows in part order)
+    const stats: Plan['stats'][number][] = [];
+    const slices: SliceTop[] = [];
+    const addStats = (arena: Arena, at: number, s: Slice) => {
+      stats.push({ f32: arena.f32(at, 1), f64: new Float64Array(arena.memory.buffer, at, 2) });
+      slices.push({ r0: s.r0, n: s.r1 - s.r0, max: 0, sum: 0, ids: new Int32Array(arena.memory.buffer, at + 16, want) });
+    };
+    const ownStats = align16(ownScratch + gs);
+    if (want > 0) for (const s of ws[0].slices) if (s.part === 0) addStats(a, ownStats, s);
     const workers: WorkerStep[] = [];
     for (let p = 1; p < this.parts.length; p++) {
       if (bytes[p] === 0) continue;
@@ -391,10 +442,14 @@ export class PoolBackend implements MatBackend {
         }
       });
       if (gated) put('swiglu', [outAt[0], outAt[0], outAt[1], n * this.rowsOf(ws[0], p)]);
+      if (want > 0) {
+        put('sample_slice_top', [align16(at), outAt[0], this.rowsOf(ws[0], p), want]);
+        addStats(arena, align16(at), ws[0].slices.find((s) => s.part === p)!);
+      }
       workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj: words.length / CTRL.JOB, xq: arena.u8(base, xqBytes), gather });
     }
     const quant = kinds.map((k) => ({ quantize: this.main.kernel(`quantize_${k.act}`), widen: k.wide ? this.main.kernel(`widen_${k.act}`) : null, at: k.at, ab: k.ab }));
-    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, own, workers };
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, own, workers, want, ownStats, stats, slices, pos: new Int32Array(slices.length) };
   }
 
   /**

@@ -54,6 +54,12 @@ export interface MatBackend {
    * attending with its heads: optional; null when the shape gives fewer than two shares.
    */
   splitAttention?(shape: AttentionShape, positions: number): SplitAttention | null;
+  /**
+   * out[rows] = W · x[cols] (a logits row), and on every thread, while its rows are in cache, what
+   * sampling needs of them (assembly/sample.ts sample_slice_top): NaN → −inf in out, the max, the
+   * softmax normaliser and the stats.want largest, merged into stats (sample/slices.ts): optional.
+   */
+  matvecTop?(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void;
   /** A forward pass begins (true) or ends (false): optional; a pool keeps its threads awake between. */
   hold?(on: boolean): void;
   /** Dequantise one row of W into out[cols] (embedding lookup). */
@@ -66,6 +72,24 @@ export interface MatBackend {
    * the forward pass then keeps its activations and KV cache in their memory and runs attention there.
    */
   readonly kernels?: KernelInstance;
+}
+
+/**
+ * A logits row's max, softmax normaliser and largest entries, found by the threads that computed
+ * it (MatBackend.matvecTop), so that sampling need not pass over the whole vocabulary again.
+ */
+export interface LogitStats {
+  /** How many of the largest the caller wants (0 to FUSED_TOP_MAX; 0: do not compute them). */
+  want: number;
+  /** True when the last product filled the fields below for its output; false otherwise. */
+  valid: boolean;
+  /** The largest value (finite when valid). */
+  max: number;
+  /** Σ exp(out[i] − max) over the row, within 1e-9 relative (as sample_expsum_top). */
+  sum: number;
+  /** ids[0..count): the indices of the count = min(want, rows) largest, largest first, lower index first on ties. */
+  count: number;
+  readonly ids: Int32Array;
 }
 
 export interface AttentionShape {

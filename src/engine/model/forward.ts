@@ -2,7 +2,8 @@
 // rope → cache → attention → out → residual → norm → gate/up → act → down → residual) → norm →
 // logits. The architectures differ only by the switches in ArchSpec (arch.ts).
 
-import type { MatBackend, SplitAttention, WeightHandle } from '../backend/types.js';
+import type { LogitStats, MatBackend, SplitAttention, WeightHandle } from '../backend/types.js';
+import { FUSED_TOP_MAX } from '../sample/expsum.js';
 import type { KernelInstance } from '../wasm/instance.js';
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { ArchSpec } from './arch.js';
@@ -39,6 +40,8 @@ export interface RunState {
   ffo: Float32Array; //    [maxBatch, nEmbd] FFN output
   last: Float32Array; //   [nEmbd] final normed hidden state of the last token
   logits: Float32Array; // [nVocab]
+  /** Sampling's stats of the logits, found by the backend's threads when `want` > 0 (MatBackend.matvecTop). */
+  logitStats: LogitStats;
   rope: Float32Array; //   [maxBatch, nRot] cos/sin cache of each position of the batch
   /** RoPE frequency divisors for this context size ([nRot/2], weights.ts ropeFactorsFor), or null. */
   ropeFactors: Float32Array | null;
@@ -151,6 +154,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     ...v,
     qkv: m.w.layers.some((l) => l.wqkv) ? new Float32Array(b * (qDim + kvDimK + kvDimV)) : new Float32Array(0),
     logits: new Float32Array(nVocab),
+    logitStats: { want: 0, valid: false, max: 0, sum: 0, count: 0, ids: new Int32Array(FUSED_TOP_MAX) },
     ropeFactors: ropeFactorsFor(m.w, m.hp, contextSize),
     ropeYarn: ropeYarn(m.hp),
     scratch: createAttentionScratch(d, contextSize),
@@ -405,7 +409,11 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     layernorm(s.last, s.x, w.outputNorm, w.outputNormB, hp.normEps, dim, lastOff, 0);
   }
   if (P) P.mark('norm');
-  be.matvec(s.logits, w.output, s.last);
+  // with the sampler's max, normaliser and largest logits when it wants them and the backend finds them
+  const T = s.logitStats;
+  T.valid = false;
+  if (T.want > 0 && be.matvecTop && !w.outputB) be.matvecTop(s.logits, w.output, s.last, T);
+  else be.matvec(s.logits, w.output, s.last);
   if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
   if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
 }
