@@ -40,10 +40,11 @@ export interface MatBackend {
   /** out[n, rows] = x[n, cols] · Wᵀ, for prompt batches. */
   matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void;
   /**
-   * outs[i] = x · W_iᵀ for weights that take the same input (q/k/v, gate/up), as matmul does each:
-   * optional; a backend with threads does them in one round trip.
+   * outs[i] = x · W_iᵀ (+ biases[i] on every token's row) for weights that take the same input
+   * (q/k/v, gate/up), as matmul does each and then the f32 additions: optional; a backend with
+   * threads does them in one round trip, each thread adding the biases to its own rows.
    */
-  matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void;
+  matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void;
   /**
    * out[n, rows] = silu(x · W_gateᵀ) ⊙ (x · W_upᵀ) (the SwiGLU FFN's first half): optional; a
    * backend with threads applies the activation on each thread's rows.

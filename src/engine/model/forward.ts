@@ -222,22 +222,16 @@ function residual(s: RunState, x: Float32Array, v: Float32Array, n: number): voi
 }
 
 /**
- * outs[i] = x · W_iᵀ (+ bias_i) for weights on the same input: one call (one pool round trip) when
- * the backend has matmulShared, else one project each.
+ * outs[i] = x · W_iᵀ (+ bias_i) for weights on the same input: one call (one pool round trip, the
+ * biases added there) when the backend has matmulShared, else one project each.
  */
 function projectShared(be: MatBackend, outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases: (Float32Array | null)[], P: Profile | null, label: string): void {
   if (!be.matmulShared) {
     for (let i = 0; i < ws.length; i++) project(be, outs[i], ws[i], x, n, biases[i], P);
     return;
   }
-  be.matmulShared(outs, ws, x, n);
+  be.matmulShared(outs, ws, x, n, biases);
   if (P) P.mark(sharedLabel(ws, n, label));
-  for (let i = 0; i < ws.length; i++) {
-    const b = biases[i];
-    if (!b) continue;
-    for (let t = 0; t < n; t++) addInto(outs[i], b, ws[i].spec.rows, t * ws[i].spec.rows);
-    if (P) P.mark('bias');
-  }
 }
 
 /** Profile label of a shared-input product: "matvec q,k,v Q4_K/Q4_K/Q6_K". */
