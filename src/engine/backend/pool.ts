@@ -261,6 +261,11 @@ export class PoolBackend implements MatBackend {
     this.run([out], [w as PoolWeight], x, n);
   }
 
+  /** out[rows] += W · x: each part's rows are added into out where matvec would copy them. */
+  matvecAdd(out: Float32Array, w: WeightHandle, x: Float32Array): void {
+    this.run([out], [w as PoolWeight], x, 1, false, 0, null, true);
+  }
+
   /**
    * outs[i][n, rows_i] = x[n, cols] · W_iᵀ (+ biases[i] per token): weights on one input (q/k/v,
    * gate/up) in one round trip. For one token with a bias on every weight, each thread adds the
@@ -347,8 +352,9 @@ export class PoolBackend implements MatBackend {
   // gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
   // the gate's slices (now the activated rows) are gathered, into outs[0].
   // want > 0 (one weight, one token): every thread then runs sample_slice_top on its rows.
-  // bias (one token): every thread adds it to its rows after the products.
-  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false, want = 0, bias: BiasCopies | null = null): Plan {
+  // bias (one token): every thread adds it to its rows after the products. add (one weight, one
+  // token): the rows are added into outs[0] instead of stored there.
+  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false, want = 0, bias: BiasCopies | null = null, add = false): Plan {
     for (let i = 0; i < ws.length; i++) checkShapes(ws[i].spec, outs[i], x, n);
     const plan = this.planFor(ws, n, gated, want, bias);
     const cols = ws[0].spec.cols;
@@ -373,17 +379,30 @@ export class PoolBackend implements MatBackend {
     // this thread's rows: one token's go straight into outputs that live in this memory
     // (gated: the gate's slice comes first, then the up's, which swiglu folds into the gate's)
     let gateOut = 0;
+    const direct = (i: number) => !add && this.direct(outs[i], n, gated, i);
     for (const o of plan.own) {
-      const at = this.direct(outs[o.i], n, gated, o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
+      const at = direct(o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
       o.kernel(at, o.ptr, o.rowBytes, 0, o.lr, o.xq, cols, n, o.a8, o.a9);
       if (gated && o.i === 0) gateOut = at;
       if (gated && o.i === 1) this.swiglu(gateOut, gateOut, at, n * o.lr);
       if (o.bias) this.addF32(at, o.bias, o.lr);
       if (plan.want > 0) this.sliceTop(plan.ownStats, at, o.lr, plan.want);
     }
-    for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
+    if (add) {
+      // (in wasm when out lives in this memory; the same f32 additions as addInto)
+      const o = plan.own[0], out = outs[0];
+      if (o && this.inKernelMemory(out)) this.addF32(out.byteOffset + o.r0 * 4, o.out, o.lr);
+      else if (o) addInto(out, o.local, o.lr, o.r0);
+    } else {
+      for (const o of plan.own) if (!(gated && o.i > 0) && !direct(o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
+    }
     this.waitAll();
-    for (const wk of plan.workers) for (const g of wk.gather) this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+    for (const wk of plan.workers) {
+      for (const g of wk.gather) {
+        if (add) addInto(outs[g.i], g.local, g.lr, g.r0);
+        else this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+      }
+    }
     return plan;
   }
 

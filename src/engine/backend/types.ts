@@ -37,6 +37,8 @@ export interface MatBackend {
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle;
   /** out[rows] = W · x[cols]. */
   matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void;
+  /** out[rows] += W · x[cols] (a projection added into the residual stream, f32 additions): optional. */
+  matvecAdd?(out: Float32Array, w: WeightHandle, x: Float32Array): void;
   /** out[n, rows] = x[n, cols] · Wᵀ, for prompt batches. */
   matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void;
   /**

@@ -200,6 +200,22 @@ function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32A
 }
 
 /**
+ * x[n, rows] += in[n, cols] · Wᵀ (+ bias) (a projection into the residual stream): added straight
+ * into x by the backend for one token without a bias (matvecAdd), else into tmp and then added.
+ */
+function projectAdd(be: MatBackend, s: RunState, x: Float32Array, w: WeightHandle, input: Float32Array, n: number, bias: Float32Array | null, tmp: Float32Array): void {
+  const P = s.profile;
+  if (n === 1 && !bias && be.matvecAdd) {
+    be.matvecAdd(x.subarray(0, w.spec.rows), w, input.subarray(0, w.spec.cols));
+    if (P) P.mark(matLabel(w.spec.type, 1));
+    return;
+  }
+  project(be, tmp, w, input, n, bias, P);
+  residual(s, x, tmp, n * w.spec.rows);
+  if (P) P.mark('residual');
+}
+
+/**
  * out[off…] = norm(x[off…]) · w (+ b) over nEmbd values: in wasm when the RunState has kernels
  * (out and x then live in their memory; the same bits as ops.ts rmsnorm), else in TypeScript.
  */
@@ -369,10 +385,9 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     }
     if (P) P.mark('attention');
 
-    // output projection
-    project(be, s.xb2, L.wo, s.att, n, L.bo, P);
-
     if (spec.parallel) {
+      // output projection
+      project(be, s.xb2, L.wo, s.att, n, L.bo, P);
       // phi2: the FFN reads the same normed input; x = (attn + ffn) + x
       ffn(m, s, L, n);
       for (let t = 0; t < n; t++) {
@@ -381,14 +396,11 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       }
       if (P) P.mark('residual');
     } else {
-      // residual, FFN norm, FFN, residual
-      residual(s, s.x, s.xb2, n * dim);
-      if (P) P.mark('residual');
+      // output projection and residual, FFN norm, FFN and residual
+      projectAdd(be, s, s.x, L.wo, s.att, n, L.bo, s.xb2);
       for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
       if (P) P.mark('norm');
-      ffn(m, s, L, n);
-      residual(s, s.x, s.ffo, n * dim);
-      if (P) P.mark('residual');
+      ffn(m, s, L, n, true);
     }
   }
 
@@ -412,8 +424,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
 }
 
-/** s.ffo[n, nEmbd] = FFN(s.xb): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */
-function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number): void {
+/** s.ffo[n, nEmbd] = FFN(s.xb) (residual: s.x += it instead): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */
+function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual = false): void {
   const be = m.backend;
   const spec = m.spec;
   const nUp = L.wUp.spec.rows;
@@ -424,7 +436,7 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
     // hb2 = silu(gate) · up with the activation on each thread's rows
     be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, L.wUp, s.xb.subarray(0, n * L.wUp.spec.cols), n);
     if (P) P.mark(sharedLabel([L.wUp, L.wGate!], n, 'up,gate+act'));
-    project(be, s.ffo, L.wDown, s.hb2, n, L.bDown, P);
+    down(m, s, L, n, residual);
     return;
   }
   // up, and the gate into hb2 (one round trip)
@@ -446,5 +458,11 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
     }
   }
   if (P) P.mark('activation');
-  project(be, s.ffo, L.wDown, s.hb2, n, L.bDown, P);
+  down(m, s, L, n, residual);
+}
+
+/** The FFN's down projection into s.ffo, or (residual) added into s.x. */
+function down(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual: boolean): void {
+  if (residual) projectAdd(m.backend, s, s.x, L.wDown, s.hb2, n, L.bDown, s.ffo);
+  else project(m.backend, s.ffo, L.wDown, s.hb2, n, L.bDown, s.profile);
 }

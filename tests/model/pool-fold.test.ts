@@ -1,7 +1,8 @@
-// PoolBackend.matmulShared with biases: for one token each thread adds the biases to its own rows
-// (copies in its memory); for a batch they are added after the gather. Either way the outputs must
-// be the single-thread backend's products plus the biases (ops.ts addInto), bit for bit: the same
-// f32 additions. Shapes as qwen2's q, k, v (rows 896/128/128 scaled down, odd counts included).
+// What the pool adds on its threads instead of in a pass of its own, which must be the same f32
+// additions, bit for bit: matmulShared's biases (for one token each thread adds them to its own
+// rows, from copies in its memory; for a batch after the gather) against the single-thread
+// backend's products plus ops.ts addInto; matvecAdd (the residual) against matvec then addInto.
+// Shapes as qwen2's q, k, v scaled down (odd row counts included).
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import type { WeightHandle } from '../../src/engine/backend/types.js';
@@ -19,7 +20,7 @@ const data = shapes.map((rows) => quantizeRows(GgmlType.Q8_0, Float32Array.from(
 const biases = shapes.map((rows) => Float32Array.from({ length: rows }, (_, i) => (i % 5 === 0 ? -0 : Math.fround(rnd() * 4 - 2))));
 const load = (be: WasmBackend | PoolBackend) => shapes.map((rows, i) => be.addWeight({ name: `w${i}`, type: GgmlType.Q8_0, rows, cols }, (d, off) => d.set(data[i].subarray(off, off + d.length))));
 
-describe('PoolBackend.matmulShared with biases', () => {
+describe("the pool's additions on its threads: matmulShared's biases, matvecAdd", () => {
   const pools: PoolBackend[] = [];
   afterAll(() => pools.forEach((p) => p.dispose()));
 
@@ -46,6 +47,29 @@ describe('PoolBackend.matmulShared with biases', () => {
           for (let i = 0; i < count; i++) expect(new Uint32Array(outs[i].slice().buffer), `n ${n}, weight ${i}`).toEqual(new Uint32Array(want[i].buffer));
         }
       }
+    }
+    one.dispose();
+  });
+
+  it.each([1, 2, 3])('%i threads: matvecAdd adds the product into out as matvec then addInto would', (threads) => {
+    const one = new WasmBackend();
+    const w1 = load(one)[0];
+    const pool = new PoolBackend({ threads });
+    pools.push(pool);
+    const wP = load(pool)[0];
+    const a = pool.kernels.arena;
+    const rows = shapes[0];
+    for (const inKernel of [true, false]) {
+      const x = Float32Array.from({ length: cols }, () => rnd() * 2 - 1);
+      const base = Float32Array.from({ length: rows }, (_, i) => (i % 7 === 0 ? -0 : rnd() * 8 - 4));
+      const got = inKernel ? a.f32(a.alloc(rows * 4), rows) : new Float32Array(rows);
+      got.set(base);
+      pool.matvecAdd(got, wP, x);
+      const ref = base.slice(); // the residual: x += the product
+      const prod = new Float32Array(rows);
+      one.matvec(prod, w1, x);
+      addInto(ref, prod, rows);
+      expect(new Uint32Array(got.slice().buffer), `in kernel memory: ${inKernel}`).toEqual(new Uint32Array(ref.buffer));
     }
     one.dispose();
   });
