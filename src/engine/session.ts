@@ -233,6 +233,13 @@ export class Session {
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
+    // the top candidates' texts, decoded once per token id (the same few come back token after token)
+    const texts = new Map<number, string>();
+    const pieceText = (t: number): string => {
+      let x = texts.get(t);
+      if (x === undefined) texts.set(t, (x = tok.decode([t])));
+      return x;
+    };
     const size = this.contextSize;
 
     yield { kind: 'prompt', text: opts.promptText ?? tok.decode(promptTokens), tokens: [...promptTokens] };
@@ -293,7 +300,7 @@ export class Session {
         else if (this.cached.length >= size) reason = 'context';
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
-      const ev: GenerationEvent = { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: tok.decode([c.id]) })) };
+      const ev: GenerationEvent = { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })) };
       if (P) P.mark('detokenise');
       yield ev;
       if (reason !== null) {
