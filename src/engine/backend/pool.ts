@@ -379,9 +379,8 @@ export class PoolBackend implements MatBackend {
     // this thread's rows: one token's go straight into outputs that live in this memory
     // (gated: the gate's slice comes first, then the up's, which swiglu folds into the gate's)
     let gateOut = 0;
-    const direct = (i: number) => !add && this.direct(outs[i], n, gated, i);
     for (const o of plan.own) {
-      const at = direct(o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
+      const at = !add && this.direct(outs[o.i], n, gated, o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
       o.kernel(at, o.ptr, o.rowBytes, 0, o.lr, o.xq, cols, n, o.a8, o.a9);
       if (gated && o.i === 0) gateOut = at;
       if (gated && o.i === 1) this.swiglu(gateOut, gateOut, at, n * o.lr);
@@ -394,7 +393,7 @@ export class PoolBackend implements MatBackend {
       if (o && this.inKernelMemory(out)) this.addF32(out.byteOffset + o.r0 * 4, o.out, o.lr);
       else if (o) addInto(out, o.local, o.lr, o.r0);
     } else {
-      for (const o of plan.own) if (!(gated && o.i > 0) && !direct(o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
+      for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
     }
     this.waitAll();
     for (const wk of plan.workers) {
