@@ -233,6 +233,13 @@ export class Session {
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
+    // the top candidates' texts, decoded once per token id (the same few come back token after token)
+    const texts = new Map<number, string>();
+    const pieceText = (t: number): string => {
+      let x = texts.get(t);
+      if (x === undefined) texts.set(t, (x = tok.decode([t])));
+      return x;
+    };
     const size = this.contextSize;
 
     yield { kind: 'prompt', text: opts.promptText ?? tok.decode(promptTokens), tokens: [...promptTokens] };
@@ -251,6 +258,7 @@ export class Session {
     this.cached.length = keep;
     const P = state.profile;
     if (P) P.phase = 'prompt';
+    state.logitStats.want = sampler.statsWanted; // the backend finds them while computing the logits
     let logits: Float32Array = state.logits;
     for (let i = keep; i < promptTokens.length; i += MAX_BATCH) {
       if (cancelled()) return yield done('cancelled');
@@ -272,7 +280,7 @@ export class Session {
     for (;;) {
       if (cancelled()) return yield done('cancelled');
       if (P) P.begin();
-      const { id, top } = sampler.sample(logits, history);
+      const { id, top } = sampler.sample(logits, history, state.logitStats);
       if (P) P.mark('sampling');
       history.push(id);
       stats.generatedTokens++;
@@ -292,7 +300,7 @@ export class Session {
         else if (this.cached.length >= size) reason = 'context';
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
-      const ev: GenerationEvent = { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: tok.decode([c.id]) })) };
+      const ev: GenerationEvent = { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })) };
       if (P) P.mark('detokenise');
       yield ev;
       if (reason !== null) {

@@ -24,7 +24,9 @@ import { actBytes, gemmScratchBytes, kernelType, rowGroup, rowLayout, storedRowB
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
-import type { AttentionShape, FillFn, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
+import { addInto } from '../model/ops.js';
+import { mergeSliceTops, type SliceTop } from '../sample/slices.js';
+import type { AttentionShape, FillFn, LogitStats, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
 import { checkShapes, kernelFor } from './wasm.js';
 
 /** Default spin before sleeping, µs (PoolOptions.spin). */
@@ -68,6 +70,18 @@ interface PoolWeight extends WeightHandle {
   readonly slices: readonly Slice[];
   /** The last one-token plan whose first weight this is (a forward pass repeats the same sets). */
   plan: Plan | null;
+  /** As the first weight of a set with biases (matmulShared): their copies per part (biasCopies). */
+  bias: BiasCopies | null;
+}
+
+/**
+ * The biases of a set of weights in each part's memory: per part p, at ptrs[p], the bias values of
+ * p's rows of every weight in turn (as its outputs lie), `bytes` long (0: p holds no rows).
+ */
+interface BiasCopies {
+  readonly arrays: readonly Float32Array[];
+  readonly ptrs: readonly number[];
+  readonly bytes: readonly number[];
 }
 
 type Kernel = (...args: number[]) => number;
@@ -87,6 +101,8 @@ interface OwnStep {
   /** Where it writes when it cannot write into the caller's output directly ([n, lr] f32). */
   readonly out: number;
   readonly local: Float32Array;
+  /** Its rows' bias values in this thread's memory (0: none), added after the product. */
+  readonly bias: number;
 }
 
 /** One worker's share of a round trip. */
@@ -123,6 +139,17 @@ interface Plan {
   readonly quant: readonly { quantize: Kernel; widen: Kernel | null; at: number; ab: number }[];
   readonly own: readonly OwnStep[];
   readonly workers: readonly WorkerStep[];
+  /**
+   * matvecTop (want > 0): each part's sample_slice_top results at stats (this thread's at ownStats),
+   * read back through f32 / f64 / i32 views into `slices` (row order) for mergeSliceTops.
+   */
+  readonly want: number;
+  readonly ownStats: number;
+  readonly stats: readonly { f32: Float32Array; f64: Float64Array }[];
+  readonly slices: readonly SliceTop[];
+  readonly pos: Int32Array;
+  /** The biases every thread adds to its rows (one token), or null. */
+  readonly bias: BiasCopies | null;
 }
 
 export class PoolBackend implements MatBackend {
@@ -144,6 +171,8 @@ export class PoolBackend implements MatBackend {
   /** A word of this thread's memory that inKernelMemory writes to tell its buffers apart. */
   private readonly probe: number;
   private readonly swiglu: Kernel;
+  private readonly sliceTop: Kernel;
+  private readonly addF32: Kernel;
 
   constructor(opts: PoolOptions = {}) {
     const km = loadKernelModule(opts);
@@ -157,6 +186,8 @@ export class PoolBackend implements MatBackend {
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
     this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
     this.swiglu = this.main.kernel('swiglu');
+    this.sliceTop = this.main.kernel('sample_slice_top');
+    this.addF32 = this.main.kernel('add_f32');
     this.probe = this.main.arena.alloc(4, 4);
     const base = this.main.heapBase;
     for (let i = 1; i < this.threads; i++) {
@@ -218,7 +249,7 @@ export class PoolBackend implements MatBackend {
     if (lay && own) this.main.call(lay.fn, ...own);
     this.waitAll();
     this.bytes += rb * spec.rows;
-    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null };
+    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null, bias: null };
     return h;
   }
 
@@ -230,10 +261,53 @@ export class PoolBackend implements MatBackend {
     this.run([out], [w as PoolWeight], x, n);
   }
 
-  /** outs[i][n, rows_i] = x[n, cols] · W_iᵀ: weights on one input (q/k/v, gate/up) in one round trip. */
-  matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void {
-    if (ws.length <= CTRL.MAXJOBS) return this.run(outs, ws as PoolWeight[], x, n);
-    for (let i = 0; i < ws.length; i += CTRL.MAXJOBS) this.run(outs.slice(i, i + CTRL.MAXJOBS), ws.slice(i, i + CTRL.MAXJOBS) as PoolWeight[], x, n);
+  /** out[rows] += W · x: each part's rows are added into out where matvec would copy them. */
+  matvecAdd(out: Float32Array, w: WeightHandle, x: Float32Array): void {
+    this.run([out], [w as PoolWeight], x, 1, false, 0, null, true);
+  }
+
+  /**
+   * outs[i][n, rows_i] = x[n, cols] · W_iᵀ (+ biases[i] per token): weights on one input (q/k/v,
+   * gate/up) in one round trip. For one token with a bias on every weight, each thread adds the
+   * biases to its own rows (copied into its memory on first use) right after its products.
+   */
+  matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void {
+    const pws = ws as PoolWeight[];
+    const all = biases && biases.length === ws.length && biases.every((b) => b !== null) ? (biases as readonly Float32Array[]) : null;
+    if (n === 1 && all && ws.length < CTRL.MAXJOBS) {
+      this.run(outs, pws, x, n, false, 0, this.biasCopies(pws, all));
+      return;
+    }
+    for (let i = 0; i < ws.length; i += CTRL.MAXJOBS) this.run(outs.slice(i, i + CTRL.MAXJOBS), pws.slice(i, i + CTRL.MAXJOBS), x, n);
+    // otherwise the biases here, token by token (the same f32 additions)
+    for (let i = 0; i < ws.length; i++) {
+      const b = biases?.[i];
+      const rows = ws[i].spec.rows;
+      if (b) for (let t = 0; t < n; t++) addInto(outs[i], b, rows, t * rows);
+    }
+  }
+
+  /** The biases of the set ws in every part's memory, copied on first use (kept on ws[0]). */
+  private biasCopies(ws: PoolWeight[], biases: readonly Float32Array[]): BiasCopies {
+    const had = ws[0].bias;
+    if (had && had.arrays.length === biases.length && had.arrays.every((b, i) => b === biases[i])) return had;
+    if (had) had.ptrs.forEach((ptr, p) => had.bytes[p] > 0 && this.parts[p].arena.free(ptr, had.bytes[p]));
+    const bytes = this.parts.map((_, p) => 4 * ws.reduce((c, w) => c + this.rowsOf(w, p), 0));
+    const ptrs = this.parts.map((part, p) => {
+      if (bytes[p] === 0) return 0;
+      const ptr = part.arena.alloc(bytes[p], 16);
+      const dst = part.arena.f32(ptr, bytes[p] / 4);
+      let at = 0;
+      ws.forEach((w, i) => {
+        for (const sl of w.slices) {
+          if (sl.part !== p) continue;
+          dst.set(biases[i].subarray(sl.r0, sl.r1), at);
+          at += sl.r1 - sl.r0;
+        }
+      });
+      return ptr;
+    });
+    return (ws[0].bias = { arrays: biases.slice(), ptrs, bytes });
   }
 
   /**
@@ -243,6 +317,25 @@ export class PoolBackend implements MatBackend {
   matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void {
     if (gate.spec.rows !== up.spec.rows) throw new EngineError('BAD_SHAPE', `tensors "${gate.spec.name}" and "${up.spec.name}" differ in rows`);
     this.run([out, out], [gate as PoolWeight, up as PoolWeight], x, n, true);
+  }
+
+  /**
+   * matvec, then on every thread its rows' sampling stats (sample_slice_top) while they are in
+   * cache, merged into stats (NaN in out become −inf).
+   */
+  matvecTop(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void {
+    const want = Math.max(0, Math.min(stats.want, stats.ids.length));
+    if (want === 0) {
+      this.run([out], [w as PoolWeight], x, 1);
+      stats.valid = false;
+      return;
+    }
+    const plan = this.run([out], [w as PoolWeight], x, 1, false, want);
+    for (let j = 0; j < plan.slices.length; j++) {
+      plan.slices[j].max = plan.stats[j].f32[0];
+      plan.slices[j].sum = plan.stats[j].f64[1];
+    }
+    mergeSliceTops(stats, out, plan.slices, plan.pos);
   }
 
   /** Attention with each thread holding the KV cache of its KV heads (pool-attention.ts). */
@@ -258,9 +351,12 @@ export class PoolBackend implements MatBackend {
    */
   // gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
   // the gate's slices (now the activated rows) are gathered, into outs[0].
-  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false): void {
+  // want > 0 (one weight, one token): every thread then runs sample_slice_top on its rows.
+  // bias (one token): every thread adds it to its rows after the products. add (one weight, one
+  // token): the rows are added into outs[0] instead of stored there.
+  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false, want = 0, bias: BiasCopies | null = null, add = false): Plan {
     for (let i = 0; i < ws.length; i++) checkShapes(ws[i].spec, outs[i], x, n);
-    const plan = this.planFor(ws, n, gated);
+    const plan = this.planFor(ws, n, gated, want, bias);
     const cols = ws[0].spec.cols;
     // quantise (and widen) x once per activation kind, into this thread's region
     let xp: number;
@@ -284,14 +380,29 @@ export class PoolBackend implements MatBackend {
     // (gated: the gate's slice comes first, then the up's, which swiglu folds into the gate's)
     let gateOut = 0;
     for (const o of plan.own) {
-      const at = this.direct(outs[o.i], n, gated, o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
+      const at = !add && this.direct(outs[o.i], n, gated, o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
       o.kernel(at, o.ptr, o.rowBytes, 0, o.lr, o.xq, cols, n, o.a8, o.a9);
       if (gated && o.i === 0) gateOut = at;
       if (gated && o.i === 1) this.swiglu(gateOut, gateOut, at, n * o.lr);
+      if (o.bias) this.addF32(at, o.bias, o.lr);
+      if (plan.want > 0) this.sliceTop(plan.ownStats, at, o.lr, plan.want);
     }
-    for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
+    if (add) {
+      // (in wasm when out lives in this memory; the same f32 additions as addInto)
+      const o = plan.own[0], out = outs[0];
+      if (o && this.inKernelMemory(out)) this.addF32(out.byteOffset + o.r0 * 4, o.out, o.lr);
+      else if (o) addInto(out, o.local, o.lr, o.r0);
+    } else {
+      for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
+    }
     this.waitAll();
-    for (const wk of plan.workers) for (const g of wk.gather) this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+    for (const wk of plan.workers) {
+      for (const g of wk.gather) {
+        if (add) addInto(outs[g.i], g.local, g.lr, g.r0);
+        else this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+      }
+    }
+    return plan;
   }
 
   /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair). */
@@ -306,21 +417,23 @@ export class PoolBackend implements MatBackend {
   }
 
   /** The plan for these weights: a one-token plan is kept on the first weight, a batch's built each time. */
-  private planFor(ws: PoolWeight[], n: number, gated: boolean): Plan {
+  private planFor(ws: PoolWeight[], n: number, gated: boolean, want: number, bias: BiasCopies | null): Plan {
     let plan = n === 1 ? ws[0].plan : null;
-    let same = plan !== null && plan.gated === gated && plan.ws.length === ws.length;
+    let same = plan !== null && plan.gated === gated && plan.want === want && plan.bias === bias && plan.ws.length === ws.length;
     for (let i = 1; same && i < ws.length; i++) same = plan!.ws[i] === ws[i];
     if (plan && same) {
       let moved = false;
       for (let p = 0; p < this.parts.length; p++) if (plan.bytes[p] > 0 && this.parts[p].arena.scratch(plan.bytes[p]) !== plan.bases[p]) moved = true;
       if (!moved) return plan;
     }
-    plan = this.plan(ws, n, gated);
+    plan = this.plan(ws, n, gated, want, bias);
     if (n === 1) ws[0].plan = plan;
     return plan;
   }
 
-  private plan(ws: PoolWeight[], n: number, gated: boolean): Plan {
+  private plan(ws: PoolWeight[], n: number, gated: boolean, want: number, bias: BiasCopies | null): Plan {
+    if (want > 0 && (n !== 1 || gated || ws.length !== 1)) throw new Error('sampling stats are for one weight and one token');
+    if (bias && (n !== 1 || gated)) throw new Error('biases are folded for one token');
     const cols = ws[0].spec.cols;
     // the activation kinds, and where each weight's quantised x sits in the xq region
     // (for a batch on a gemm kernel, the activation's widened copy follows its quantised rows)
@@ -340,8 +453,12 @@ export class PoolBackend implements MatBackend {
     }
     const gs = n > 1 && ws.some((w) => w.kt.gemm) ? gemmScratchBytes(cols) : 0;
     const outBytes = (p: number) => ws.reduce((b, w) => b + w.slices.reduce((c, s) => c + (s.part === p ? n * (s.r1 - s.r0) * 4 : 0), 0), 0);
-    // every part's region: this thread [x f32][xq][outputs][gemm scratch], a worker [xq][gemm scratch][outputs]
-    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) : 0));
+    // matvecTop's results per part: f32 max, f64 sum at 8, i32 ids from 16 (sample_slice_top), at
+    // the next multiple of 16 (outputs of odd row counts end anywhere)
+    const sb = want > 0 ? 32 + Math.ceil(want / 4) * 16 : 0;
+    const align16 = (at: number) => Math.ceil(at / 16) * 16;
+    // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker [xq][gemm scratch][outputs][stats]
+    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs + sb : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) + sb : 0));
     const bases = bytes.map((b, p) => (b > 0 ? this.parts[p].arena.scratch(b) : 0));
     // a slice's job: kernel(out, w, rowBytes, 0, lr, x, cols, n, a8, a9) on base's memory
     const job = (w: PoolWeight, i: number, s: Slice, base: number, scratch: number) => {
@@ -355,16 +472,27 @@ export class PoolBackend implements MatBackend {
     const xqPtr = bases[0] + n * cols * 4;
     const own: OwnStep[] = [];
     let o = xqPtr + xqBytes;
+    let ownBias = bias ? bias.ptrs[0] : 0; // this thread's rows' biases, weight after weight
     const ownScratch = o + outBytes(0);
     ws.forEach((w, i) => {
       for (const s of w.slices) {
         if (s.part !== 0) continue;
         const { name, args } = job(w, i, s, xqPtr, ownScratch);
         const lr = s.r1 - s.r0;
-        own.push({ i, kernel: this.main.kernel(name), ptr: args[0], rowBytes: args[1], r0: s.r0, lr, xq: args[4], a8: args[7], a9: args[8], out: o, local: a.f32(o, n * lr) });
+        own.push({ i, kernel: this.main.kernel(name), ptr: args[0], rowBytes: args[1], r0: s.r0, lr, xq: args[4], a8: args[7], a9: args[8], out: o, local: a.f32(o, n * lr), bias: bias ? ownBias : 0 });
+        ownBias += lr * 4;
         o += n * lr * 4;
       }
     });
+    // the stats of each part's slice, in row order (parts hold their rows in part order)
+    const stats: Plan['stats'][number][] = [];
+    const slices: SliceTop[] = [];
+    const addStats = (arena: Arena, at: number, s: Slice) => {
+      stats.push({ f32: arena.f32(at, 1), f64: new Float64Array(arena.memory.buffer, at, 2) });
+      slices.push({ r0: s.r0, n: s.r1 - s.r0, max: 0, sum: 0, ids: new Int32Array(arena.memory.buffer, at + 16, want) });
+    };
+    const ownStats = align16(ownScratch + gs);
+    if (want > 0) for (const s of ws[0].slices) if (s.part === 0) addStats(a, ownStats, s);
     const workers: WorkerStep[] = [];
     for (let p = 1; p < this.parts.length; p++) {
       if (bytes[p] === 0) continue;
@@ -391,10 +519,16 @@ export class PoolBackend implements MatBackend {
         }
       });
       if (gated) put('swiglu', [outAt[0], outAt[0], outAt[1], n * this.rowsOf(ws[0], p)]);
+      // its outputs lie one after another from scratch + gs, as its bias copy does
+      if (bias) put('add_f32', [scratch + gs, bias.ptrs[p], bias.bytes[p] / 4]);
+      if (want > 0) {
+        put('sample_slice_top', [align16(at), outAt[0], this.rowsOf(ws[0], p), want]);
+        addStats(arena, align16(at), ws[0].slices.find((s) => s.part === p)!);
+      }
       workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj: words.length / CTRL.JOB, xq: arena.u8(base, xqBytes), gather });
     }
     const quant = kinds.map((k) => ({ quantize: this.main.kernel(`quantize_${k.act}`), widen: k.wide ? this.main.kernel(`widen_${k.act}`) : null, at: k.at, ab: k.ab }));
-    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, own, workers };
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, own, workers, want, ownStats, stats, slices, pos: new Int32Array(slices.length), bias };
   }
 
   /**

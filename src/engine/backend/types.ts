@@ -37,13 +37,16 @@ export interface MatBackend {
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle;
   /** out[rows] = W · x[cols]. */
   matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void;
+  /** out[rows] += W · x[cols] (a projection added into the residual stream, f32 additions): optional. */
+  matvecAdd?(out: Float32Array, w: WeightHandle, x: Float32Array): void;
   /** out[n, rows] = x[n, cols] · Wᵀ, for prompt batches. */
   matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void;
   /**
-   * outs[i] = x · W_iᵀ for weights that take the same input (q/k/v, gate/up), as matmul does each:
-   * optional; a backend with threads does them in one round trip.
+   * outs[i] = x · W_iᵀ (+ biases[i] on every token's row) for weights that take the same input
+   * (q/k/v, gate/up), as matmul does each and then the f32 additions: optional; a backend with
+   * threads does them in one round trip, each thread adding the biases to its own rows.
    */
-  matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number): void;
+  matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void;
   /**
    * out[n, rows] = silu(x · W_gateᵀ) ⊙ (x · W_upᵀ) (the SwiGLU FFN's first half): optional; a
    * backend with threads applies the activation on each thread's rows.
@@ -54,6 +57,12 @@ export interface MatBackend {
    * attending with its heads: optional; null when the shape gives fewer than two shares.
    */
   splitAttention?(shape: AttentionShape, positions: number): SplitAttention | null;
+  /**
+   * out[rows] = W · x[cols] (a logits row), and on every thread, while its rows are in cache, what
+   * sampling needs of them (assembly/sample.ts sample_slice_top): NaN → −inf in out, the max, the
+   * softmax normaliser and the stats.want largest, merged into stats (sample/slices.ts): optional.
+   */
+  matvecTop?(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void;
   /** A forward pass begins (true) or ends (false): optional; a pool keeps its threads awake between. */
   hold?(on: boolean): void;
   /** Dequantise one row of W into out[cols] (embedding lookup). */
@@ -66,6 +75,24 @@ export interface MatBackend {
    * the forward pass then keeps its activations and KV cache in their memory and runs attention there.
    */
   readonly kernels?: KernelInstance;
+}
+
+/**
+ * A logits row's max, softmax normaliser and largest entries, found by the threads that computed
+ * it (MatBackend.matvecTop), so that sampling need not pass over the whole vocabulary again.
+ */
+export interface LogitStats {
+  /** How many of the largest the caller wants (0 to FUSED_TOP_MAX; 0: do not compute them). */
+  want: number;
+  /** True when the last product filled the fields below for its output; false otherwise. */
+  valid: boolean;
+  /** The largest value (finite when valid). */
+  max: number;
+  /** Σ exp(out[i] − max) over the row, within 1e-9 relative (as sample_expsum_top). */
+  sum: number;
+  /** ids[0..count): the indices of the count = min(want, rows) largest, largest first, lower index first on ties. */
+  count: number;
+  readonly ids: Int32Array;
 }
 
 export interface AttentionShape {

@@ -2,7 +2,8 @@
 // rope → cache → attention → out → residual → norm → gate/up → act → down → residual) → norm →
 // logits. The architectures differ only by the switches in ArchSpec (arch.ts).
 
-import type { MatBackend, SplitAttention, WeightHandle } from '../backend/types.js';
+import type { LogitStats, MatBackend, SplitAttention, WeightHandle } from '../backend/types.js';
+import { FUSED_TOP_MAX } from '../sample/expsum.js';
 import type { KernelInstance } from '../wasm/instance.js';
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { ArchSpec } from './arch.js';
@@ -39,6 +40,8 @@ export interface RunState {
   ffo: Float32Array; //    [maxBatch, nEmbd] FFN output
   last: Float32Array; //   [nEmbd] final normed hidden state of the last token
   logits: Float32Array; // [nVocab]
+  /** Sampling's stats of the logits, found by the backend's threads when `want` > 0 (MatBackend.matvecTop). */
+  logitStats: LogitStats;
   rope: Float32Array; //   [maxBatch, nRot] cos/sin cache of each position of the batch
   /** RoPE frequency divisors for this context size ([nRot/2], weights.ts ropeFactorsFor), or null. */
   ropeFactors: Float32Array | null;
@@ -151,6 +154,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     ...v,
     qkv: m.w.layers.some((l) => l.wqkv) ? new Float32Array(b * (qDim + kvDimK + kvDimV)) : new Float32Array(0),
     logits: new Float32Array(nVocab),
+    logitStats: { want: 0, valid: false, max: 0, sum: 0, count: 0, ids: new Int32Array(FUSED_TOP_MAX) },
     ropeFactors: ropeFactorsFor(m.w, m.hp, contextSize),
     ropeYarn: ropeYarn(m.hp),
     scratch: createAttentionScratch(d, contextSize),
@@ -196,6 +200,22 @@ function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32A
 }
 
 /**
+ * x[n, rows] += in[n, cols] · Wᵀ (+ bias) (a projection into the residual stream): added straight
+ * into x by the backend for one token without a bias (matvecAdd), else into tmp and then added.
+ */
+function projectAdd(be: MatBackend, s: RunState, x: Float32Array, w: WeightHandle, input: Float32Array, n: number, bias: Float32Array | null, tmp: Float32Array): void {
+  const P = s.profile;
+  if (n === 1 && !bias && be.matvecAdd) {
+    be.matvecAdd(x.subarray(0, w.spec.rows), w, input.subarray(0, w.spec.cols));
+    if (P) P.mark(matLabel(w.spec.type, 1));
+    return;
+  }
+  project(be, tmp, w, input, n, bias, P);
+  residual(s, x, tmp, n * w.spec.rows);
+  if (P) P.mark('residual');
+}
+
+/**
  * out[off…] = norm(x[off…]) · w (+ b) over nEmbd values: in wasm when the RunState has kernels
  * (out and x then live in their memory; the same bits as ops.ts rmsnorm), else in TypeScript.
  */
@@ -218,22 +238,16 @@ function residual(s: RunState, x: Float32Array, v: Float32Array, n: number): voi
 }
 
 /**
- * outs[i] = x · W_iᵀ (+ bias_i) for weights on the same input: one call (one pool round trip) when
- * the backend has matmulShared, else one project each.
+ * outs[i] = x · W_iᵀ (+ bias_i) for weights on the same input: one call (one pool round trip, the
+ * biases added there) when the backend has matmulShared, else one project each.
  */
 function projectShared(be: MatBackend, outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases: (Float32Array | null)[], P: Profile | null, label: string): void {
   if (!be.matmulShared) {
     for (let i = 0; i < ws.length; i++) project(be, outs[i], ws[i], x, n, biases[i], P);
     return;
   }
-  be.matmulShared(outs, ws, x, n);
+  be.matmulShared(outs, ws, x, n, biases);
   if (P) P.mark(sharedLabel(ws, n, label));
-  for (let i = 0; i < ws.length; i++) {
-    const b = biases[i];
-    if (!b) continue;
-    for (let t = 0; t < n; t++) addInto(outs[i], b, ws[i].spec.rows, t * ws[i].spec.rows);
-    if (P) P.mark('bias');
-  }
 }
 
 /** Profile label of a shared-input product: "matvec q,k,v Q4_K/Q4_K/Q6_K". */
@@ -371,10 +385,9 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     }
     if (P) P.mark('attention');
 
-    // output projection
-    project(be, s.xb2, L.wo, s.att, n, L.bo, P);
-
     if (spec.parallel) {
+      // output projection
+      project(be, s.xb2, L.wo, s.att, n, L.bo, P);
       // phi2: the FFN reads the same normed input; x = (attn + ffn) + x
       ffn(m, s, L, n);
       for (let t = 0; t < n; t++) {
@@ -383,14 +396,11 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       }
       if (P) P.mark('residual');
     } else {
-      // residual, FFN norm, FFN, residual
-      residual(s, s.x, s.xb2, n * dim);
-      if (P) P.mark('residual');
+      // output projection and residual, FFN norm, FFN and residual
+      projectAdd(be, s, s.x, L.wo, s.att, n, L.bo, s.xb2);
       for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
       if (P) P.mark('norm');
-      ffn(m, s, L, n);
-      residual(s, s.x, s.ffo, n * dim);
-      if (P) P.mark('residual');
+      ffn(m, s, L, n, true);
     }
   }
 
@@ -405,13 +415,17 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     layernorm(s.last, s.x, w.outputNorm, w.outputNormB, hp.normEps, dim, lastOff, 0);
   }
   if (P) P.mark('norm');
-  be.matvec(s.logits, w.output, s.last);
+  // with the sampler's max, normaliser and largest logits when it wants them and the backend finds them
+  const T = s.logitStats;
+  T.valid = false;
+  if (T.want > 0 && be.matvecTop && !w.outputB) be.matvecTop(s.logits, w.output, s.last, T);
+  else be.matvec(s.logits, w.output, s.last);
   if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
   if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
 }
 
-/** s.ffo[n, nEmbd] = FFN(s.xb): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */
-function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number): void {
+/** s.ffo[n, nEmbd] = FFN(s.xb) (residual: s.x += it instead): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */
+function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual = false): void {
   const be = m.backend;
   const spec = m.spec;
   const nUp = L.wUp.spec.rows;
@@ -422,7 +436,7 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
     // hb2 = silu(gate) · up with the activation on each thread's rows
     be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, L.wUp, s.xb.subarray(0, n * L.wUp.spec.cols), n);
     if (P) P.mark(sharedLabel([L.wUp, L.wGate!], n, 'up,gate+act'));
-    project(be, s.ffo, L.wDown, s.hb2, n, L.bDown, P);
+    down(m, s, L, n, residual);
     return;
   }
   // up, and the gate into hb2 (one round trip)
@@ -444,5 +458,11 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number):
     }
   }
   if (P) P.mark('activation');
-  project(be, s.ffo, L.wDown, s.hb2, n, L.bDown, P);
+  down(m, s, L, n, residual);
+}
+
+/** The FFN's down projection into s.ffo, or (residual) added into s.x. */
+function down(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual: boolean): void {
+  if (residual) projectAdd(m.backend, s, s.x, L.wDown, s.hb2, n, L.bDown, s.ffo);
+  else project(m.backend, s.ffo, L.wDown, s.hb2, n, L.bDown, s.profile);
 }

@@ -7,3 +7,4 @@ export * from './nucleus.js';
 export * from './expsum.js';
 export * from './passes.js';
 export * from './wasm.js';
+export * from './slices.js';

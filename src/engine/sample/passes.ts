@@ -16,6 +16,8 @@ export interface VocabPasses {
   readonly scratch: Int32Array;
   /** work[0..n) ← logits (n = logits.length) with NaN → −inf; returns the largest (−inf if none). */
   load(logits: Float32Array): number;
+  /** Size work, ids and scratch for n values without filling them (the caller fills what it reads). */
+  prepare(n: number): void;
   /** The largest of work[0..n) (NaN-free). */
   max(n: number): number;
   /** Σ exp(work[i] − max) over i < n (max: their largest), within 1e-8 relative (expSumBelowMax). */
@@ -49,13 +51,17 @@ export class ScalarPasses implements VocabPasses {
 
   load(logits: Float32Array): number {
     const n = logits.length;
+    this.prepare(n);
+    this.work.set(logits);
+    return scrubMax(this.work, n);
+  }
+
+  prepare(n: number): void {
     if (this.work.length < n) {
       this.work = new Float32Array(n);
       this.ids = new Int32Array(n);
       this.scratch = new Int32Array(n);
     }
-    this.work.set(logits);
-    return scrubMax(this.work, n);
   }
 
   max(n: number): number {

@@ -11,6 +11,7 @@ import { createRng, randomSeed } from './rng.js';
 import { nucleusBoundary, nucleusFinish, NUCLEUS_BINS } from './nucleus.js';
 import { FUSED_TOP_MAX } from './expsum.js';
 import { ScalarPasses, type VocabPasses } from './passes.js';
+import type { LogitStats } from '../backend/types.js';
 
 export interface TokenProb {
   id: number;
@@ -36,7 +37,7 @@ const TOP_SHOWN = 5;
  * Returns the ids it changed.
  */
 export function applyPenalties(logits: Float32Array, history: readonly number[], lastN: number, repeat: number, freq: number, presence: number): Iterable<number> {
-  if (lastN === 0 || (repeat === 1 && freq === 0 && presence === 0) || history.length === 0) return [];
+  if (!penalising(lastN, repeat, freq, presence) || history.length === 0) return [];
   const start = lastN < 0 ? 0 : Math.max(0, history.length - lastN);
   const counts = new Map<number, number>();
   for (let i = start; i < history.length; i++) {
@@ -49,6 +50,11 @@ export function applyPenalties(logits: Float32Array, history: readonly number[],
     logits[t] = f32(l - f32(f32(c * freq) + presence));
   }
   return counts.keys();
+}
+
+/** Whether these penalty settings change any logit (given some history). */
+function penalising(lastN: number, repeat: number, freq: number, presence: number): boolean {
+  return lastN !== 0 && !(repeat === 1 && freq === 0 && presence === 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,9 +94,28 @@ export class Sampler {
     }
   }
 
-  /** Pick the next token from `logits` (n_vocab), given the tokens so far (prompt + generated). */
-  sample(logits: Float32Array, history: readonly number[]): SampleResult {
-    const c = this.truncate(logits, history);
+  /**
+   * How many of the largest logits this sampler can take ready-made (LogitStats, found by the
+   * backend while computing the logits: MatBackend.matvecTop), or 0 when its settings need its own
+   * passes over the vocabulary (penalties change logits; top-p without top-k bins all of them;
+   * with neither, every token is a candidate).
+   */
+  get statsWanted(): number {
+    const p = this.params;
+    if (penalising(p.penaltyLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty)) return 0;
+    if (p.temperature <= 0) return TOP_SHOWN;
+    if (p.topK <= 0) return 0;
+    const head = Math.max(p.topK, TOP_SHOWN);
+    return head <= FUSED_TOP_MAX ? head : 0;
+  }
+
+  /**
+   * Pick the next token from `logits` (n_vocab), given the tokens so far (prompt + generated).
+   * `stats`: the logits' max, normaliser and largest entries when the backend found them (used
+   * when valid and statsWanted > 0; the result is the same within the normaliser's 1e-9).
+   */
+  sample(logits: Float32Array, history: readonly number[], stats: LogitStats | null = null): SampleResult {
+    const c = this.truncate(logits, history, stats);
     const ids = this.passes.ids;
     if (this.params.temperature <= 0) return { id: ids[0], top: c.top };
     const sum = this.weigh(c.size, c.sorted);
@@ -107,8 +132,8 @@ export class Sampler {
    * The distribution `sample` draws from (after penalties, truncation and temperature), most likely
    * first when truncation sorted it. Does not advance the RNG. Allocates one entry per candidate.
    */
-  candidates(logits: Float32Array, history: readonly number[]): TokenProb[] {
-    const c = this.truncate(logits, history);
+  candidates(logits: Float32Array, history: readonly number[], stats: LogitStats | null = null): TokenProb[] {
+    const c = this.truncate(logits, history, stats);
     const ids = this.passes.ids;
     if (this.params.temperature <= 0) return [{ id: ids[0], p: 1 }];
     const sum = this.weigh(c.size, c.sorted);
@@ -118,16 +143,41 @@ export class Sampler {
   }
 
   /** Penalties, top-k, top-p, min-p: leaves the candidates in ids[0..size). */
-  private truncate(logits: Float32Array, history: readonly number[]): { top: TokenProb[]; size: number; sorted: boolean } {
+  private truncate(logits: Float32Array, history: readonly number[], stats: LogitStats | null): { top: TokenProb[]; size: number; sorted: boolean } {
     const p = this.params;
     const n = logits.length;
     if (n === 0) throw new EngineError('SAMPLE_EMPTY', 'The model returned no logits to sample from; the vocabulary is empty.');
     this.ensure(n);
     const v = this.passes;
+    const useTopK = p.topK > 0;
+    const useTopP = p.topP < 1;
+    const wholeVocabTopP = !useTopK && useTopP && p.temperature > 0;
+    // The sorted head of the distribution: top-k's survivors, or just the UI's top 5 (greedy).
+    const head = useTopK && p.temperature > 0 ? Math.max(p.topK, TOP_SHOWN) : TOP_SHOWN;
+    let max: number;
+    let sumAll: number;
+    let nSorted: number;
+
+    // Ready-made: the backend found the max, the normaliser and the head (no penalties apply, and
+    // only the head's logits are read below), so the vocabulary is not copied or passed over.
+    const wanted = this.statsWanted;
+    if (stats && stats.valid && wanted > 0 && stats.count >= Math.min(wanted, n)) {
+      v.prepare(n);
+      const work = v.work, ids = v.ids;
+      nSorted = Math.min(head, n);
+      for (let i = 0; i < nSorted; i++) {
+        const t = stats.ids[i];
+        ids[i] = t;
+        work[t] = logits[t];
+      }
+      max = stats.max;
+      sumAll = stats.sum;
+      return this.cut(n, nSorted, max, sumAll);
+    }
 
     // Penalties on a copy (NaN → -inf so it can never be picked), finding the max on the way.
-    let max = v.load(logits);
-    const work = v.work, ids = v.ids;
+    max = v.load(logits);
+    const work = v.work;
     const maxBefore = max;
     const penalised = applyPenalties(work, history, p.penaltyLastN, p.repeatPenalty, p.frequencyPenalty, p.presencePenalty);
     let rescan = false;
@@ -138,15 +188,8 @@ export class Sampler {
     if (rescan) max = v.max(n);
     if (max === -Infinity) throw new EngineError('SAMPLE_NO_CANDIDATES', 'Every logit is -inf or NaN; the model produced no usable distribution.');
 
-    // The full distribution's normaliser, for the probabilities shown in the UI (and top-p).
-    const useTopK = p.topK > 0;
-    const useTopP = p.topP < 1;
-    const wholeVocabTopP = !useTopK && useTopP && p.temperature > 0;
-    // With it, the sorted head of the distribution: top-k's survivors, or just the UI's top 5.
-    // Greedy and small top-k (the defaults) get both from one pass (expsum.ts).
-    const head = useTopK ? Math.max(p.topK, TOP_SHOWN) : TOP_SHOWN;
-    let sumAll: number;
-    let nSorted: number;
+    // The full distribution's normaliser, for the probabilities shown in the UI (and top-p), and
+    // with it the sorted head. Greedy and small top-k (the defaults) get both from one pass (expsum.ts).
     if (wholeVocabTopP) {
       sumAll = v.nucleusMass(this.mass, n, max);
       nSorted = v.selectTopK(n, head);
@@ -157,6 +200,19 @@ export class Sampler {
       sumAll = v.expSum(n, max);
       nSorted = v.selectTopK(n, head);
     }
+    return this.cut(n, nSorted, max, sumAll);
+  }
+
+  /**
+   * The UI's top 5, then top-k, top-p, min-p on the sorted head ids[0..nSorted) (and the rest of
+   * the n logits when top-k is off), given their max and the whole distribution's normaliser.
+   */
+  private cut(n: number, nSorted: number, max: number, sumAll: number): { top: TokenProb[]; size: number; sorted: boolean } {
+    const p = this.params;
+    const v = this.passes;
+    const work = v.work, ids = v.ids;
+    const useTopK = p.topK > 0;
+    const useTopP = p.topP < 1;
     const top: TokenProb[] = [];
     for (let i = 0; i < Math.min(TOP_SHOWN, nSorted); i++) top.push({ id: ids[i], p: Math.exp(work[ids[i]] - max) / sumAll });
 

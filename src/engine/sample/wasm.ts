@@ -43,6 +43,10 @@ export class WasmPasses implements VocabPasses {
     return this.k.scrubMax(this.workPtr, logits.length);
   }
 
+  prepare(n: number): void {
+    this.ensure(n);
+  }
+
   max(n: number): number {
     return this.k.scrubMax(this.workPtr, n);
   }

@@ -144,6 +144,21 @@ export function sample_expsum_top(out: usize, x: usize, n: i32, top: f32, k: i32
 }
 
 /**
+ * One thread's slice of a logits row, right after computing it (the pool's output product): x[n]
+ * f32 scrubbed in place (NaN → −inf), then at `stats`: f32 max at 0, f64 Σ exp(x[i] − max) at 8
+ * (0 when the max is not finite: the sampler then makes its own passes), and from 16 the indices
+ * of the k largest (i32, slice-local), largest first, lower index first on ties. Scalar reference:
+ * sliceTop (sample/slices.ts); the slices merge in mergeSliceTops.
+ */
+export function sample_slice_top(stats: usize, x: usize, n: i32, k: i32): void {
+  const top = sample_scrub_max(x, n);
+  store<f32>(stats, top);
+  let sum: f64 = 0;
+  if (top > -Infinity && top < Infinity) sum = sample_expsum_top(stats + 16, x, n, top, k);
+  store<f64>(stats, sum, 8);
+}
+
+/**
  * Insert index i (value v) into the sorted list out[0..size) of at most k entries (equal values stay
  * ahead of it; a full list drops its last entry); returns the new size.
  */
