@@ -183,6 +183,12 @@ const K: usize = memory.data<u8>([
  */
 // @ts-ignore: decorator
 @inline function dot_f16(w: usize, x: usize, cols: i32): f32 {
+  return dotHalves(w, x, cols, false);
+}
+
+/** dot_f16 of plain halves, or (stored) of a stored row, decoding every half exactly (P's inverse). */
+// @ts-ignore: decorator
+@inline function dotHalves(w: usize, x: usize, cols: i32, stored: bool): f32 {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let i = 0;
   for (; i + 16 <= cols; i += 16) {
@@ -191,11 +197,11 @@ const K: usize = memory.data<u8>([
     const o = x + (<usize>i << 2);
     // each branch multiplies as it widens, so the rare one needs few registers and V8 keeps the
     // accumulators in registers
-    if (v128.any_true(v128.or(special(h0), special(h1)))) {
-      a0 = f32x4.add(a0, f32x4.mul(halfLo(h0), v128.load(o)));
-      a1 = f32x4.add(a1, f32x4.mul(halfHi(h0), v128.load(o, 16)));
-      a2 = f32x4.add(a2, f32x4.mul(halfLo(h1), v128.load(o, 32)));
-      a3 = f32x4.add(a3, f32x4.mul(halfHi(h1), v128.load(o, 48)));
+    if (stored || v128.any_true(v128.or(special(h0), special(h1)))) {
+      a0 = f32x4.add(a0, f32x4.mul(exact(halfLo(h0), stored), v128.load(o)));
+      a1 = f32x4.add(a1, f32x4.mul(exact(halfHi(h0), stored), v128.load(o, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(exact(halfLo(h1), stored), v128.load(o, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(exact(halfHi(h1), stored), v128.load(o, 48)));
     } else {
       const b0 = normalBottom(h0), t0 = normalTop(h0), b1 = normalBottom(h1), t1 = normalTop(h1);
       a0 = f32x4.add(a0, f32x4.mul(normalLo(b0, t0), v128.load(o)));
@@ -205,8 +211,17 @@ const K: usize = memory.data<u8>([
     }
   }
   let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
-  for (; i < cols; i++) s += f16(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
+  for (; i < cols; i++) {
+    const h = <u32>load<u16>(w + (<usize>i << 1));
+    s += (stored ? storedF32(h) : f16(h)) * load<f32>(x + (<usize>i << 2));
+  }
   return s;
+}
+
+/** Four exactly widened halves, decoded from P (stored) or as they are. */
+// @ts-ignore: decorator
+@inline function exact(v: v128, stored: bool): v128 {
+  return stored ? decodeF(v) : v;
 }
 
 // ---- F16 matvec by raw widening -----------------------------------------------------------------
@@ -389,20 +404,7 @@ function storeHalves(w: usize, cols: i32): void {
 /** W[r,:]·x for a stored row, in dot_f16's order (decoding every half: the fallback of matvec and matmul). */
 // @ts-ignore: decorator
 @inline function dotStored(w: usize, x: usize, cols: i32): f32 {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let i = 0;
-  for (; i + 16 <= cols; i += 16) {
-    const h0 = v128.load(w + (<usize>i << 1));
-    const h1 = v128.load(w + (<usize>i << 1), 16);
-    const o = x + (<usize>i << 2);
-    a0 = f32x4.add(a0, f32x4.mul(decodeF(halfLo(h0)), v128.load(o)));
-    a1 = f32x4.add(a1, f32x4.mul(decodeF(halfHi(h0)), v128.load(o, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(decodeF(halfLo(h1)), v128.load(o, 32)));
-    a3 = f32x4.add(a3, f32x4.mul(decodeF(halfHi(h1)), v128.load(o, 48)));
-  }
-  let s = hsumF(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
-  for (; i < cols; i++) s += storedF32(load<u16>(w + (<usize>i << 1))) * load<f32>(x + (<usize>i << 2));
-  return s;
+  return dotHalves(w, x, cols, true);
 }
 
 /** W[r,:]·x (dot_f16's bits, from xs = scaleX(x)) for rows wa and wb (bitmaps ba, bb) at once, checking nothing inside a run of clear groups. */
