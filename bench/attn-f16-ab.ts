@@ -1,7 +1,8 @@
 // A/B of attn_f16 between two kernel builds, alternating in one process (the machine is shared and
 // noisy): node bin/run-ts.mjs bench/attn-f16-ab.ts DIR_A DIR_B [positions...]. Shapes: llama 110M (12
 // heads, head dim 64) and qwen2 0.5B (14 heads over 2 KV heads); one layer's cache, warm (L2), best
-// of many calls; prints µs per call and ns per (head, position).
+// of many calls; prints µs per call and ns per (head, position). A DIR ending in ":finite" calls
+// attn_f16 with finite = 1 (no scan of the rows; builds before the argument ignore it).
 import { setup } from './attn-f16-setup.js';
 
 const [dirA, dirB, ...rest] = process.argv.slice(2);
@@ -10,8 +11,9 @@ const lengths = rest.length ? rest.map(Number) : [41, 128, 512];
 
 for (const [name, nHead, nHeadKv, hd] of [['llama 110M', 12, 12, 64], ['qwen2 0.5B', 14, 2, 64]] as [string, number, number, number][]) {
   for (const positions of lengths) {
-    const fa = setup(dirA, nHead, nHeadKv, hd, positions).call;
-    const fb = setup(dirB, nHead, nHeadKv, hd, positions).call;
+    const make = (d: string) => (d.endsWith(':finite') ? setup(d.slice(0, -7), nHead, nHeadKv, hd, positions, true) : setup(d, nHead, nHeadKv, hd, positions)).call;
+    const fa = make(dirA);
+    const fb = make(dirB);
     let ba = Infinity;
     let bb = Infinity;
     const reps = Math.max(4, Math.round(20000 / positions));

@@ -1,9 +1,10 @@
 // One layer's f16 KV cache and query for attn_f16 benchmarks (bench/attn-f16-ab.ts, attn-f16-calls.ts):
 // fixed smooth data, kernels from the build in `dir`; setup() returns one attention call and a reader of its first output.
+// finite: tell attn_f16 the rows are finite (as the model's callers do when kv_store reported none), skipping its scan.
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';
 
-export function setup(dir: string, nHead: number, nHeadKv: number, hd: number, positions: number): { call: () => void; first: () => number } {
+export function setup(dir: string, nHead: number, nHeadKv: number, hd: number, positions: number, finite = false): { call: () => void; first: () => number } {
   const k = new KernelInstance(loadKernelModule({ dir }));
   const a = k.arena;
   const kv = nHeadKv * hd;
@@ -21,7 +22,7 @@ export function setup(dir: string, nHead: number, nHeadKv: number, hd: number, p
   const scratch = a.alloc(k.attnScratchBytes(nHead, nHeadKv, hd, hd, positions));
   const scale = 1 / Math.sqrt(hd);
   return {
-    call: () => k.attention('f16', out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch),
+    call: () => k.attention('f16', out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch, finite),
     first: () => a.f32(out, 1)[0], // out[0]
   };
 }

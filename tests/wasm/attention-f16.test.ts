@@ -20,7 +20,7 @@ interface Case { d: AttentionDims; size: number; k: Uint16Array; v: Uint16Array;
 /** The reference's output for positions [from, to], all heads. */
 function reference(c: Case, from: number, to: number): Float32Array {
   const { nHeadKv, headDimK, headDimV } = c.d;
-  const cache = { size: c.size, kvDimK: nHeadKv * headDimK, kvDimV: nHeadKv * headDimV, k: [c.k], v: [c.v] };
+  const cache = { size: c.size, kvDimK: nHeadKv * headDimK, kvDimV: nHeadKv * headDimV, k: [c.k], v: [c.v], nonFinite: new Uint8Array(1) };
   const out = new Float32Array(c.d.nHead * headDimV);
   attention(out, 0, c.q, 0, cache, 0, from, to, c.d, c.scale, 'f16', createAttentionScratch(c.d, c.size));
   return out;

@@ -74,7 +74,7 @@ function maddCase(seed: number): Case {
 function reference(c: Case): number[] {
   const kvDimK = c.d.nHeadKv * c.d.headDimK;
   const kvDimV = c.d.nHeadKv * c.d.headDimV;
-  const cache = { size: c.size, kvDimK, kvDimV, k: [Uint16Array.from(c.k)], v: [Uint16Array.from(c.v)] };
+  const cache = { size: c.size, kvDimK, kvDimV, k: [Uint16Array.from(c.k)], v: [Uint16Array.from(c.v)], nonFinite: new Uint8Array(1) };
   const ref = new Float32Array(c.d.nHead * c.d.headDimV);
   attention(ref, 0, Float32Array.from(c.q), 0, cache, 0, c.from, c.to, c.d, c.scale, c.mode, createAttentionScratch(c.d, c.size));
   return [...ref];

@@ -43,7 +43,7 @@ function runBuild({ wasm, cases }: { wasm: number[]; cases: Case[] }): number[][
 /** The scalar reference's output. */
 function reference(c: Case): number[] {
   const d: AttentionDims = { nHead: 1, nHeadKv: 1, headDimK: HD, headDimV: HD };
-  const cache = { size: c.size, kvDimK: HD, kvDimV: HD, k: [new Uint16Array(c.size * HD).fill(0x3c00)], v: [Uint16Array.from(c.v)] };
+  const cache = { size: c.size, kvDimK: HD, kvDimV: HD, k: [new Uint16Array(c.size * HD).fill(0x3c00)], v: [Uint16Array.from(c.v)], nonFinite: new Uint8Array(1) };
   const out = new Float32Array(HD);
   attention(out, 0, new Float32Array(HD), 0, cache, 0, 0, c.size - 1, d, 1, 'f16', createAttentionScratch(d, c.size));
   return [...out];

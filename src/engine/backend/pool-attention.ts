@@ -11,8 +11,8 @@ import { kvCacheBytes } from '../model/kv-cache.js';
 import type { PoolBackend } from './pool.js';
 import type { AttentionShape, SplitAttention } from './types.js';
 
-/** Words of the attn_part argument block (assembly/attn-part.ts). */
-const PARAM_WORDS = 16;
+/** Words of the attn_part argument block (assembly/attn-part.ts: 17, padded to 16 bytes). */
+const PARAM_WORDS = 20;
 
 const F32 = new Float32Array(1);
 const I32 = new Int32Array(F32.buffer);
@@ -27,9 +27,11 @@ interface Share {
   part: number;
   kv0: number;
   nKv: number;
-  /** Base of its cache: layer l's keys at cache + l·layerBytes, values after the keys. */
+  /** Base of its cache: layer l's keys at cache + l·layerBytes, values after the keys; then the flags. */
   cache: number;
   layerBytes: number;
+  /** [nLayer] i32 in its memory: 1 once the layer's cache held an infinity or NaN half (attn_part sets it; sticky). */
+  flags: number;
   scratchBytes: number;
   /** Its one-token region, kept between tokens (null until the first token, or when its scratch moved). */
   one: OneToken | null;
@@ -72,8 +74,11 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     const kv0 = p * Math.floor(nHeadKv / parts) + Math.min(p, nHeadKv % parts);
     const nKv = Math.floor(nHeadKv / parts) + (p < nHeadKv % parts ? 1 : 0);
     const layerBytes = kvCacheBytes(1, positions, nKv * hdK, nKv * hdV);
-    const cache = pool.arenaOf(p).alloc(nLayer * layerBytes);
-    shares.push({ part: p, kv0, nKv, cache, layerBytes, scratchBytes: k.attnScratchBytes(nKv * group, nKv, hdK, hdV, positions), one: null });
+    const a = pool.arenaOf(p);
+    const cache = a.alloc(nLayer * (layerBytes + 4)); // the flags after the layers (layerBytes: a multiple of 8)
+    const flags = cache + nLayer * layerBytes;
+    new Int32Array(a.memory.buffer, flags, nLayer).fill(0); // a new cache starts clean
+    shares.push({ part: p, kv0, nKv, cache, layerBytes, flags, scratchBytes: k.attnScratchBytes(nKv * group, nKv, hdK, hdV, positions), one: null });
   }
   let disposed = false;
   const qDim = nHead * hdK, oDim = nHead * hdV, kDim = nHeadKv * hdK, vDim = nHeadKv * hdV;
@@ -117,6 +122,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     w[13] = hdV;
     w[14] = f32Bits(scale);
     w[15] = sp;
+    w[16] = s.flags + l * 4;
   }
 
   /** One token: the caller's share attends in place on q, k, v and out when they live in its memory. */
@@ -181,7 +187,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     dispose() {
       if (disposed) return;
       disposed = true;
-      for (const s of shares) pool.arenaOf(s.part).free(s.cache, nLayer * s.layerBytes);
+      for (const s of shares) pool.arenaOf(s.part).free(s.cache, nLayer * (s.layerBytes + 4));
     },
   };
 }

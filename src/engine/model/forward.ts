@@ -356,8 +356,9 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (s.split) continue; // the split attention stores them
       // into the cache
       if (W) {
-        W.k.kvStore(s.cache.k[l].byteOffset + p * kvDimK * 2, s.k.byteOffset + t * kvDimK * 4, kvDimK);
-        W.k.kvStore(s.cache.v[l].byteOffset + p * kvDimV * 2, s.v.byteOffset + t * kvDimV * 4, kvDimV);
+        const kBad = W.k.kvStore(s.cache.k[l].byteOffset + p * kvDimK * 2, s.k.byteOffset + t * kvDimK * 4, kvDimK);
+        const vBad = W.k.kvStore(s.cache.v[l].byteOffset + p * kvDimV * 2, s.v.byteOffset + t * kvDimV * 4, kvDimV);
+        if (kBad || vBad) s.cache.nonFinite[l] = 1; // sticky: attention scans the rows from now on
       } else {
         kvStore(s.cache, l, p, s.k, t * kvDimK, s.v, t * kvDimV);
       }
@@ -377,7 +378,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
         const p = pos + t;
         const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
         if (W) {
-          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0);
         } else {
           attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
         }

@@ -15,6 +15,11 @@ export interface KvCache {
   readonly k: Uint16Array[];
   /** (nLayer) × [size, kvDimV] as f16 bits. */
   readonly v: Uint16Array[];
+  /**
+   * [nLayer] 1 once the layer has stored an infinity or NaN half (sticky: still right after positions
+   * are rewound or overwritten); while 0, the wasm attention skips scanning the rows for them.
+   */
+  readonly nonFinite: Uint8Array;
 }
 
 /** `alloc` gives the per-layer arrays (default: plain; forward.ts places them in kernel memory). */
@@ -25,7 +30,7 @@ export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDi
     k.push(alloc(size * kvDimK));
     v.push(alloc(size * kvDimV));
   }
-  return { size, kvDimK, kvDimV, k, v };
+  return { size, kvDimK, kvDimV, k, v, nonFinite: new Uint8Array(nLayer) };
 }
 
 /** Bytes a cache of these dimensions takes. */
@@ -33,12 +38,19 @@ export function kvCacheBytes(nLayer: number, size: number, kvDimK: number, kvDim
   return nLayer * size * (kvDimK + kvDimV) * 2;
 }
 
-/** Store one position's key and value (f32, rounded to f16) for one layer. */
+/** Store one position's key and value (f32, rounded to f16) for one layer (and its nonFinite flag). */
 export function kvStore(c: KvCache, layer: number, pos: number, k: Float32Array, kOff: number, v: Float32Array, vOff: number): void {
   const kc = c.k[layer];
   const vc = c.v[layer];
   const kb = pos * c.kvDimK;
   const vb = pos * c.kvDimV;
-  for (let i = 0; i < c.kvDimK; i++) kc[kb + i] = f32ToF16Bits(k[kOff + i]);
-  for (let i = 0; i < c.kvDimV; i++) vc[vb + i] = f32ToF16Bits(v[vOff + i]);
+  let bad = 0;
+  for (let i = 0; i < c.kvDimK; i++) bad |= isInfNaNHalf((kc[kb + i] = f32ToF16Bits(k[kOff + i])));
+  for (let i = 0; i < c.kvDimV; i++) bad |= isInfNaNHalf((vc[vb + i] = f32ToF16Bits(v[vOff + i])));
+  if (bad) c.nonFinite[layer] = 1;
+}
+
+/** 1 when half bits h are an infinity or NaN (exponent 31). */
+function isInfNaNHalf(h: number): number {
+  return (h & 0x7c00) === 0x7c00 ? 1 : 0;
 }

@@ -79,10 +79,12 @@ export class KernelInstance {
 
   /**
    * out[nHead, hdV] = softmax(q·Kᵀ·scale)·V over cache positions [from, to] (assembly/attention.ts):
-   * kc/vc are the layer's f16 cache rows, strideK/strideV halves per position.
+   * kc/vc are the layer's f16 cache rows, strideK/strideV halves per position. finite: the caller
+   * guarantees no row holds an infinity or NaN half (kvStore reported none), so 'f16' skips its scan.
    */
-  attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number): void {
-    this.fns[mode === 'f16' ? 'attn_f16' : 'attn_f32'](out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch);
+  attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number, finite = false): void {
+    if (mode === 'f16') this.fns.attn_f16(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, finite ? 1 : 0);
+    else this.fns.attn_f32(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch);
   }
 
   /**
@@ -105,9 +107,9 @@ export class KernelInstance {
     this.fns.swiglu(out, gate, up, n);
   }
 
-  /** dst[n] f16 bits ← src[n] f32 (one position's keys or values into the cache). */
-  kvStore(dst: number, src: number, n: number): void {
-    this.fns.kv_store(dst, src, n);
+  /** dst[n] f16 bits ← src[n] f32 (one position's keys or values into the cache); true when a stored half is an infinity or NaN. */
+  kvStore(dst: number, src: number, n: number): boolean {
+    return this.fns.kv_store(dst, src, n) !== 0;
   }
 
   /** out[n] = rmsnorm(x) · w (w = 0: none), f32 arrays at byte addresses (assembly/norm.ts, ops.ts rmsnorm's bits). */

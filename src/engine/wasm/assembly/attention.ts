@@ -675,11 +675,12 @@ const CHUNK: i32 = 16;
 
 /**
  * attn_f16's work, raw (the fast pass) or exact; false when the raw pass met an infinity or NaN in
- * the cache rows (its output is then garbage, and the exact pass must run).
+ * the cache rows (its output is then garbage, and the exact pass must run). scan: look for them
+ * (false when the caller knows every row is finite).
  */
 // @ts-ignore: decorator
 @inline function f16Pass(
-  raw: bool, out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
+  raw: bool, scan: bool, out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
   nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, fused: bool,
 ): bool {
   const group = nHead / nHeadKv;
@@ -715,7 +716,7 @@ const CHUNK: i32 = 16;
     for (let g = 0; g < nHeadKv; g++) {
       const kg = kc + (<usize>(t0 * strideK + g * hdK) << 1);
       const vg = vc + (<usize>(t0 * strideV + g * hdV) << 1);
-      if (raw) bad = scanRows(scanRows(bad, kg, kRow, n, hdK), vg, vRow, n, hdV);
+      if (raw && scan) bad = scanRows(scanRows(bad, kg, kRow, n, hdK), vg, vRow, n, hdV);
       if (group == 1) {
         // straight from the cache
         const h = g;
@@ -749,13 +750,17 @@ const CHUNK: i32 = 16;
   return true;
 }
 
+/**
+ * finite: 1 when the caller guarantees no cache row holds an infinity or NaN half (it tracked what
+ * kv_store reported), so the fast pass skips scanning the rows; 0 (or left out): scan them.
+ */
 export function attn_f16(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, finite: i32,
 ): void {
   const fused = fusedMadd(scratch + <usize>f16ScratchBytes(nHead, hdK, hdV) - 8); // the probe, last
-  if (f16Pass(true, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused)) return;
-  f16Pass(false, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused);
+  if (f16Pass(true, finite == 0, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused)) return;
+  f16Pass(false, false, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused);
 }
 
 // ---- 'f32' mode --------------------------------------------------------------------------------
@@ -1086,9 +1091,18 @@ export function attn_f32_batch(
 
 // ---- the cache ---------------------------------------------------------------------------------
 
-/** dst[0..n) = f16 bits of src[0..n) f32 (round to nearest even), one position's keys or values. */
-export function kv_store(dst: usize, src: usize, n: i32): void {
-  for (let i = 0; i < n; i++) store<u16>(dst + (<usize>i << 1), <u16>f32ToF16Bits(load<f32>(src + (<usize>i << 2))));
+/**
+ * dst[0..n) = f16 bits of src[0..n) f32 (round to nearest even), one position's keys or values;
+ * 1 when a stored half is an infinity or NaN (exponent 31: |x| ≥ 65520 or NaN), else 0.
+ */
+export function kv_store(dst: usize, src: usize, n: i32): i32 {
+  let bad: u32 = 0;
+  for (let i = 0; i < n; i++) {
+    const h = f32ToF16Bits(load<f32>(src + (<usize>i << 2)));
+    store<u16>(dst + (<usize>i << 1), <u16>h);
+    bad |= <u32>((h & 0x7c00) == 0x7c00);
+  }
+  return <i32>bad;
 }
 
 /** f32 → half bits exactly as fp16.ts f32ToF16Bits (NaN → quiet 0x7e00). */

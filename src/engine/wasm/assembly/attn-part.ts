@@ -18,6 +18,8 @@
 //  12 hdK, 13 hdV   head sizes
 //  14 scale     f32 bits
 //  15 scratch   attn_scratch_bytes(nHead, nHeadKv, hdK, hdV, positions) bytes
+//  16 flag      this layer's i32 "the cache has held an infinity or NaN half", sticky, set here from
+//               kv_store's report; while 0, attn_f16 skips scanning the rows (0 address: always scan)
 
 import { attn_f16, attn_f32_batch, kv_store } from './attention';
 
@@ -28,10 +30,17 @@ export function attn_part(p: usize): void {
   const pos = load<i32>(p, 28), n = load<i32>(p, 32), window = load<i32>(p, 36);
   const nHead = load<i32>(p, 40), nHeadKv = load<i32>(p, 44), hdK = load<i32>(p, 48), hdV = load<i32>(p, 52);
   const scale = load<f32>(p, 56), scratch = <usize>load<u32>(p, 60);
+  const flag = <usize>load<u32>(p, 64);
   const dK = nHeadKv * hdK, dV = nHeadKv * hdV;
+  let bad = 0;
   for (let t = 0; t < n; t++) {
-    kv_store(kc + (<usize>((pos + t) * dK) << 1), k + (<usize>(t * dK) << 2), dK);
-    kv_store(vc + (<usize>((pos + t) * dV) << 1), v + (<usize>(t * dV) << 2), dV);
+    bad |= kv_store(kc + (<usize>((pos + t) * dK) << 1), k + (<usize>(t * dK) << 2), dK);
+    bad |= kv_store(vc + (<usize>((pos + t) * dV) << 1), v + (<usize>(t * dV) << 2), dV);
+  }
+  let finite = 0;
+  if (flag != 0) {
+    if (bad != 0) store<i32>(flag, 1);
+    finite = load<i32>(flag) == 0 ? 1 : 0;
   }
   if (mode == 1) {
     attn_f32_batch(out, q, kc, vc, dK, dV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch);
@@ -40,6 +49,6 @@ export function attn_part(p: usize): void {
   for (let t = 0; t < n; t++) {
     const at = pos + t;
     const from = window > 0 ? max(0, at - window + 1) : 0;
-    attn_f16(out + (<usize>(t * nHead * hdV) << 2), q + (<usize>(t * nHead * hdK) << 2), kc, vc, dK, dV, from, at, nHead, nHeadKv, hdK, hdV, scale, scratch);
+    attn_f16(out + (<usize>(t * nHead * hdV) << 2), q + (<usize>(t * nHead * hdK) << 2), kc, vc, dK, dV, from, at, nHead, nHeadKv, hdK, hdV, scale, scratch, finite);
   }
 }
