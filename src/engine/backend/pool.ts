@@ -86,6 +86,24 @@ interface BiasCopies {
 
 type Kernel = (...args: number[]) => number;
 
+/**
+ * What a round trip does besides the products (PoolBackend.run), all off by default:
+ *   gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
+ *          the gate's slices (now the activated rows) are gathered, into outs[0];
+ *   want > 0 (one weight, one token): every thread then runs sample_slice_top on its rows;
+ *   bias (one token): every thread adds it to its rows after the products;
+ *   add (one weight, one token): the rows are added into outs[0] instead of stored there.
+ */
+interface RunExtra {
+  readonly gated?: boolean;
+  readonly want?: number;
+  readonly bias?: BiasCopies | null;
+  readonly add?: boolean;
+}
+const PLAIN: RunExtra = {};
+const GATED: RunExtra = { gated: true };
+const ADD: RunExtra = { add: true };
+
 /** The calling thread's slice of weight i: kernel(out, ptr, rowBytes, 0, lr, xq, cols, n, a8, a9). */
 interface OwnStep {
   readonly i: number;
@@ -263,7 +281,7 @@ export class PoolBackend implements MatBackend {
 
   /** out[rows] += W · x: each part's rows are added into out where matvec would copy them. */
   matvecAdd(out: Float32Array, w: WeightHandle, x: Float32Array): void {
-    this.run([out], [w as PoolWeight], x, 1, false, 0, null, true);
+    this.run([out], [w as PoolWeight], x, 1, ADD);
   }
 
   /**
@@ -275,7 +293,7 @@ export class PoolBackend implements MatBackend {
     const pws = ws as PoolWeight[];
     const all = biases && biases.length === ws.length && biases.every((b) => b !== null) ? (biases as readonly Float32Array[]) : null;
     if (n === 1 && all && ws.length < CTRL.MAXJOBS) {
-      this.run(outs, pws, x, n, false, 0, this.biasCopies(pws, all));
+      this.run(outs, pws, x, n, { bias: this.biasCopies(pws, all) });
       return;
     }
     for (let i = 0; i < ws.length; i += CTRL.MAXJOBS) this.run(outs.slice(i, i + CTRL.MAXJOBS), pws.slice(i, i + CTRL.MAXJOBS), x, n);
@@ -316,7 +334,7 @@ export class PoolBackend implements MatBackend {
    */
   matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void {
     if (gate.spec.rows !== up.spec.rows) throw new EngineError('BAD_SHAPE', `tensors "${gate.spec.name}" and "${up.spec.name}" differ in rows`);
-    this.run([out, out], [gate as PoolWeight, up as PoolWeight], x, n, true);
+    this.run([out, out], [gate as PoolWeight, up as PoolWeight], x, n, GATED);
   }
 
   /**
@@ -330,7 +348,7 @@ export class PoolBackend implements MatBackend {
       stats.valid = false;
       return;
     }
-    const plan = this.run([out], [w as PoolWeight], x, 1, false, want);
+    const plan = this.run([out], [w as PoolWeight], x, 1, { want });
     for (let j = 0; j < plan.slices.length; j++) {
       plan.slices[j].max = plan.stats[j].f32[0];
       plan.slices[j].sum = plan.stats[j].f64[1];
@@ -349,12 +367,8 @@ export class PoolBackend implements MatBackend {
    * memory, one wake-up per worker for all its slices, this thread's rows (written straight into
    * the outputs when they live in its memory), then the gather.
    */
-  // gated: ws = [gate, up] (rows split alike); every thread then runs swiglu on its rows and only
-  // the gate's slices (now the activated rows) are gathered, into outs[0].
-  // want > 0 (one weight, one token): every thread then runs sample_slice_top on its rows.
-  // bias (one token): every thread adds it to its rows after the products. add (one weight, one
-  // token): the rows are added into outs[0] instead of stored there.
-  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, gated = false, want = 0, bias: BiasCopies | null = null, add = false): Plan {
+  private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, extra: RunExtra = PLAIN): Plan {
+    const { gated = false, want = 0, bias = null, add = false } = extra;
     for (let i = 0; i < ws.length; i++) checkShapes(ws[i].spec, outs[i], x, n);
     const plan = this.planFor(ws, n, gated, want, bias);
     const cols = ws[0].spec.cols;
