@@ -55,8 +55,11 @@ describe('PoolBackend', () => {
     });
   }
 
-  it('counts weight bytes like the single-thread backend', () => {
-    expect(pool.weightBytes()).toBe(single.weightBytes());
+  it('counts the weight bytes it holds: the single-thread backend\'s, plus the rows two threads share', () => {
+    // (only Q4_K [512, 64] has enough rows for bands at 3 threads: 16 blocks of 4 rows, an eighth
+    // over two boundaries rounds to one block per band, two bands of 4 rows of 2 × 144 bytes; the
+    // others split as they would without bands)
+    expect(pool.weightBytes()).toBe(single.weightBytes() + 2 * 4 * 288);
   });
 
   it('a disposed pool refuses work with a clear error', () => {

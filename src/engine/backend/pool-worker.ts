@@ -21,18 +21,83 @@
 //         costs about half a µs even with no one waiting). Both are set before the waiter's
 //         value check and read after the other's store, all sequentially consistent, so a
 //         notify is never missed.
-//   JOBS  up to MAXJOBS entries of JOB ints: an index into the export names, then 12 i32
-//         arguments (addresses above 2 GiB read back as negative and are passed to wasm as the
-//         same 32 bits)
+//   JOBS  up to CAP entries of JOB ints: an index into the export names (or PIECE / BAND below,
+//         negative), then 12 i32 arguments (addresses above 2 GiB read back as negative and are
+//         passed to wasm as the same 32 bits). runJobs (below) runs them, on the workers and on
+//         the calling thread alike.
+//
+// Rows shared by two neighbouring threads (pool.ts "bands"): a PIECE or BAND job is followed by
+// `m` template jobs, each run on a range of rows [c0, c1) (slice-local) as its mode says:
+//   PRODUCT   kernel(out, w, rowBytes, r0, r1, …): r0, r1 ← c0, c1
+//   ROWS2/3   kernel(p0, p1[, p2], len): the first 2 or 3 pointers + 4·c0, len ← c1 − c0
+//             (add_f32, swiglu on one token's outputs)
+//   TOKENS3   swiglu per token t < a4 of a batch laid out [t][a5]: pointers + 4·(t·a5 + c0)
+//   STATS     sample_slice_top(stats, out, len, want): stats ← a0 + piece index · a4, out + 4·c0
+//   PIECE  args c0, c1, piece index: the templates once on [c0, c1)
+//   BAND   args word, side, chunk rows, lo, hi: chunks of the rows [lo, hi) claimed one at a time
+//          through claims[word] (chunks a..b−1 still free as a | b << 16), side 0 from the low end,
+//          1 from the high end; each claimed chunk k runs the templates on its rows with piece
+//          index k. Two threads claim the band from its two ends, so each ends with one contiguous
+//          range and the faster one takes more rows.
 
-export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, HOT: 5, SLEEP: 6, WAIT: 7, JOBS: 8, JOB: 13, MAXJOBS: 4, SIZE: 64 } as const;
+export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, HOT: 5, SLEEP: 6, WAIT: 7, JOBS: 8, JOB: 13, MAXJOBS: 4, CAP: 64, SIZE: 8 + 64 * 13 } as const;
+
+/** Job kinds besides an export index (negative) and template modes (the fn word's bits 16 and up). */
+export const JOBK = { PIECE: -1, BAND: -2, PRODUCT: 0, ROWS2: 1, ROWS3: 2, TOKENS3: 3, STATS: 4, MODE_SHIFT: 16 } as const;
+
+/**
+ * Run the nj jobs of c from CTRL.JOBS with the exports fns (CTRL, JOBK above). Self-contained (its
+ * source is also the worker's): it may use no name from outside its body.
+ */
+export function runJobs(c: Int32Array, nj: number, fns: ((...a: number[]) => unknown)[], claims: Int32Array): void {
+  // (no inner functions: a bundler's keepNames would wrap them in a helper the worker lacks)
+  const JOBS = 8, JOB = 13, PIECE = -1, SHIFT = 16;
+  for (let j = 0; j < nj; j++) {
+    const A = JOBS + j * JOB, fn = c[A];
+    if (fn >= 0) {
+      fns[fn](c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6], c[A + 7], c[A + 8], c[A + 9], c[A + 10], c[A + 11], c[A + 12]);
+      continue;
+    }
+    const m = c[A + 6], word = c[A + 1], high = c[A + 2] === 1, ch = c[A + 3], lo = c[A + 4], hi = c[A + 5];
+    for (let once = true; ; once = false) {
+      // the next rows [c0, c1), piece k: a PIECE's once, a BAND's claimed chunk by chunk
+      let c0: number, c1: number, k: number;
+      if (fn === PIECE) {
+        if (!once) break;
+        c0 = c[A + 1];
+        c1 = c[A + 2];
+        k = c[A + 3];
+      } else {
+        const v = Atomics.load(claims, word), a = v & 0xffff, b = v >>> 16;
+        if (a >= b) break;
+        k = high ? b - 1 : a;
+        if (Atomics.compareExchange(claims, word, v, high ? a | ((b - 1) << 16) : (a + 1) | (b << 16)) !== v) continue;
+        c0 = lo + k * ch;
+        c1 = Math.min(c0 + ch, hi);
+      }
+      const len = c1 - c0, o = 4 * c0;
+      for (let t = 1; t <= m; t++) {
+        const T = A + t * JOB, w = c[T], f = fns[w & 0xffff], mode = w >> SHIFT;
+        const a0 = c[T + 1], a1 = c[T + 2], a2 = c[T + 3], a3 = c[T + 4], a4 = c[T + 5], a5 = c[T + 6];
+        if (mode === 0) f(a0, a1, a2, c0, c1, a5, c[T + 7], c[T + 8], c[T + 9], c[T + 10], c[T + 11], c[T + 12]);
+        else if (mode === 1) f(a0 + o, a1 + o, len);
+        else if (mode === 2) f(a0 + o, a1 + o, a2 + o, len);
+        else if (mode === 3) for (let i = 0; i < a4; i++) f(a0 + o + 4 * i * a5, a1 + o + 4 * i * a5, a2 + o + 4 * i * a5, len);
+        else f(a0 + k * a4, a1 + o, len, a3);
+      }
+    }
+    j += m;
+  }
+}
 
 export const POOL_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
-const { module, memory, ctrl, names, spin } = workerData;
+const { module, memory, ctrl, claims: claimBuf, names, spin } = workerData;
 const c = new Int32Array(ctrl);
-const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, HOT = ${CTRL.HOT}, SLEEP = ${CTRL.SLEEP}, WAIT = ${CTRL.WAIT}, JOBS = ${CTRL.JOBS}, JOB = ${CTRL.JOB};
+const claims = new Int32Array(claimBuf);
+const runJobs = ${runJobs.toString()};
+const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, HOT = ${CTRL.HOT}, SLEEP = ${CTRL.SLEEP}, WAIT = ${CTRL.WAIT};
 let fns;
 try {
   const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
@@ -70,10 +135,7 @@ while (fns) {
   const nj = c[NJOBS];
   if (nj < 0) break;
   try {
-    for (let j = 0; j < nj; j++) {
-      const A = JOBS + j * JOB + 1;
-      fns[c[A - 1]](c[A], c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6], c[A + 7], c[A + 8], c[A + 9], c[A + 10], c[A + 11]);
-    }
+    runJobs(c, nj, fns, claims);
     c[ERR] = 0;
   } catch (e) {
     c[ERR] = 1;

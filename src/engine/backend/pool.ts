@@ -13,6 +13,12 @@
 //   matvecs do not pay a futex wake each.
 // - Results equal WasmBackend's bit for bit: the same kernels compute the same rows. For a prompt
 //   batch on a gemm kernel the widened activations (assembly/gemm.ts) travel with the quantised ones.
+// - Bands (splitRows): an even split leaves the faster thread waiting whenever the other gets less
+//   of its core or starts late, which on a shared 2-vCPU VM was 10-20% of a prompt's products and
+//   ~7% of a token's (measured). So the rows around each boundary are held by both neighbours and
+//   split at run time: each thread computes its own rows, then claims chunks of a shared band from
+//   its end (pool-worker.ts runJobs, a compare-and-swap on a word both see) until they meet.
+//   matvecTop's sampling stats are per fixed chunk, so they come out the same whoever computes.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -22,7 +28,7 @@ import { Arena, newSharedMemory } from '../wasm/arena.js';
 import { exportedFunctions, KernelInstance } from '../wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, rowGroup, rowLayout, storedRowBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
-import { CTRL, POOL_WORKER_SOURCE } from './pool-worker.js';
+import { CTRL, JOBK, POOL_WORKER_SOURCE, runJobs } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
 import { addInto } from '../model/ops.js';
 import { mergeSliceTops, type SliceTop } from '../sample/slices.js';
@@ -44,6 +50,13 @@ export interface PoolOptions extends LoadOptions {
   spin?: number;
   /** Milliseconds to wait for a worker before the pool is declared dead (default 60000). */
   timeoutMs?: number;
+  /**
+   * Share of each weight's rows that two neighbouring threads both hold and split at run time,
+   * the one ahead taking more (default BAND; splitRows): a thread that gets less of a core, or
+   * starts late, no longer holds the others up. Costs that share of the weights' memory again; 0
+   * splits every weight evenly once.
+   */
+  band?: number;
 }
 
 /** One computing thread: index 0 is the calling thread, the others are workers. */
@@ -56,18 +69,37 @@ interface Part {
   busy: boolean;
 }
 
-/** The rows [r0, r1) of a weight held by part `part`, starting at byte `ptr` of its memory. */
+/**
+ * The rows [r0, r1) of a weight held by part `part`, starting at byte `ptr` of its memory; of them
+ * [k0, k1) are its own (its core), the rest lie in the bands it shares with its neighbours.
+ */
 interface Slice {
   readonly part: number;
   readonly r0: number;
   readonly r1: number;
+  readonly k0: number;
+  readonly k1: number;
   readonly ptr: number;
+}
+
+/**
+ * Rows [s, e) held by both part b and part b + 1 (b: its index in PoolWeight.bands), computed by
+ * whichever gets there first, in `count` chunks of `ch` rows (a multiple of 4) claimed from both
+ * ends (pool-worker.ts runJobs: BAND).
+ */
+interface Band {
+  readonly s: number;
+  readonly e: number;
+  readonly ch: number;
+  readonly count: number;
 }
 
 interface PoolWeight extends WeightHandle {
   readonly kt: KernelType;
   readonly rowBytes: number;
   readonly slices: readonly Slice[];
+  /** Per boundary between parts b and b + 1, the rows they share (none: a fixed split). */
+  readonly bands: readonly Band[] | null;
   /** The last one-token plan whose first weight this is (a forward pass repeats the same sets). */
   plan: Plan | null;
   /** As the first weight of a set with biases (matmulShared): their copies per part (biasCopies). */
@@ -104,23 +136,14 @@ const PLAIN: RunExtra = {};
 const GATED: RunExtra = { gated: true };
 const ADD: RunExtra = { add: true };
 
-/** The calling thread's slice of weight i: kernel(out, ptr, rowBytes, 0, lr, xq, cols, n, a8, a9). */
-interface OwnStep {
+/** Weight i's rows on one part in a round trip: held rows `slice`, outputs [n, lr] f32 at `out` in its memory. */
+interface PartOut {
   readonly i: number;
-  readonly kernel: Kernel;
-  readonly ptr: number;
-  readonly rowBytes: number;
-  readonly r0: number;
+  readonly part: number;
+  readonly slice: Slice;
   readonly lr: number;
-  /** Its activation: quantised (matvec, matmul) or widened (gemm), in this thread's region. */
-  readonly xq: number;
-  readonly a8: number;
-  readonly a9: number;
-  /** Where it writes when it cannot write into the caller's output directly ([n, lr] f32). */
   readonly out: number;
   readonly local: Float32Array;
-  /** Its rows' bias values in this thread's memory (0: none), added after the product. */
-  readonly bias: number;
 }
 
 /** One worker's share of a round trip. */
@@ -132,8 +155,13 @@ interface WorkerStep {
   readonly nj: number;
   /** Where its copy of the quantised activations goes (a view on its memory). */
   readonly xq: Uint8Array;
-  /** Its outputs: rows [r0, r0 + lr) of outs[i], [n, lr] f32 at `local`. */
-  readonly gather: readonly { i: number; r0: number; lr: number; local: Float32Array }[];
+}
+
+/** A piece of rows whose sampling stats one part wrote (matvecTop): views on them, and the row range. */
+interface StatsSlot {
+  readonly top: SliceTop;
+  readonly f32: Float32Array;
+  readonly f64: Float64Array;
 }
 
 /**
@@ -149,25 +177,68 @@ interface Plan {
   /** Scratch bytes and base per part (0 bytes: the part takes no rows). */
   readonly bytes: readonly number[];
   readonly bases: readonly number[];
-  /** This thread's region: [x f32 (when x is elsewhere)][xq per activation kind][own outputs][gemm scratch]. */
+  /** This thread's region: [x f32 (when x is elsewhere)][xq per activation kind][own outputs][gemm scratch][stats]. */
   readonly x: Float32Array;
   readonly xqPtr: number;
   readonly xq: Uint8Array;
   /** Per activation kind: quantise into xqPtr + at (ab bytes per token), then widen when `widen`. */
   readonly quant: readonly { quantize: Kernel; widen: Kernel | null; at: number; ab: number }[];
-  readonly own: readonly OwnStep[];
+  /** This thread's jobs (runJobs) from CTRL.JOBS, and the words holding weight i's output base (local, or the caller's array when direct). */
+  readonly ownWords: Int32Array;
+  readonly ownNj: number;
+  readonly ownRefs: readonly { pos: number; i: number; local: number }[];
+  readonly outs: readonly PartOut[];
   readonly workers: readonly WorkerStep[];
-  /**
-   * matvecTop (want > 0): each part's sample_slice_top results at stats (this thread's at ownStats),
-   * read back through f32 / f64 / i32 views into `slices` (row order) for mergeSliceTops.
-   */
+  /** The claim words of the bands this round trip uses, and their start (count << 16: all chunks free). */
+  readonly resets: readonly { word: number; v: number }[];
+  /** matvecTop (want > 0): per part its stats slots (core, right band chunks, left band chunks), and a selection in row order. */
   readonly want: number;
-  readonly ownStats: number;
-  readonly stats: readonly { f32: Float32Array; f64: Float64Array }[];
-  readonly slices: readonly SliceTop[];
+  readonly slots: readonly (readonly StatsSlot[])[];
+  readonly sel: SliceTop[];
+  readonly selSlots: StatsSlot[];
   readonly pos: Int32Array;
   /** The biases every thread adds to its rows (one token), or null. */
   readonly bias: BiasCopies | null;
+}
+
+/**
+ * Chunks a band is cut into, at least (while it has that many blocks of 4 rows), so the thread
+ * that is ahead takes it in small steps; and at most CHUNK_BYTES of weights in a chunk, so the
+ * other never waits long for the last one (a big matrix's band takes more chunks).
+ */
+const BAND_CHUNKS = 16;
+const CHUNK_BYTES = 128 * 1024;
+
+/** Default share of every weight's rows held by two threads (PoolOptions.band). */
+export const BAND = 0.125;
+
+/**
+ * How a weight of `rows` rows is shared among p parts: part i holds rows held[i] and owns core[i].
+ * With band > 0, each of the p − 1 boundaries between parts b and b + 1 becomes bands[b]:
+ * band × rows / (p − 1) rows around the even split (at most half a part's share), in whole blocks
+ * of 4 rows (a multiple of any row group and of the kernels' row blocks), held by both and claimed
+ * at run time: band × rows are held twice in all. Without bands (band 0, one part, or too few
+ * rows) the even split in units of `unit` rows. rowBytes sizes the chunks.
+ */
+export function splitRows(rows: number, unit: number, p: number, band: number, rowBytes: number): { held: [number, number][]; core: [number, number][]; bands: Band[] | null } {
+  const units = Math.ceil(rows / unit);
+  const even = (i: number) => Math.min(rows, unit * (i * Math.floor(units / p) + Math.min(i, units % p)));
+  const blocks = Math.ceil(rows / 4);
+  const bb = p > 1 ? Math.min(Math.floor((blocks * Math.max(0, band)) / (p - 1)), Math.floor(blocks / p / 2)) : 0; // blocks per band
+  if (bb < 1) {
+    const cuts = Array.from({ length: p }, (_, i): [number, number] => [even(i), even(i + 1)]);
+    return { held: cuts, core: cuts, bands: null };
+  }
+  const bands: Band[] = [];
+  for (let b = 0; b < p - 1; b++) {
+    const s = 4 * (Math.round((blocks * (b + 1)) / p) - (bb >> 1));
+    const e = Math.min(rows, s + 4 * bb);
+    const ch = 4 * Math.max(1, Math.min(Math.ceil(bb / BAND_CHUNKS), Math.floor(CHUNK_BYTES / (4 * rowBytes))));
+    bands.push({ s, e, ch, count: Math.ceil((e - s) / ch) });
+  }
+  const held = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? bands[i - 1].s : 0, i < p - 1 ? bands[i].e : rows]);
+  const core = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? bands[i - 1].e : 0, i < p - 1 ? bands[i].s : rows]);
+  return { held, core, bands };
 }
 
 export class PoolBackend implements MatBackend {
@@ -177,7 +248,12 @@ export class PoolBackend implements MatBackend {
   private readonly parts: Part[];
   private readonly fnIndex: Map<string, number>;
   private readonly spin: number;
-  /** This thread's current spin budget (µs), between 0 and spin. */
+  private readonly band: number;
+  /** Claim words of the bands (runJobs: BAND), MAXJOBS per boundary between parts, shared by every thread. */
+  private readonly claims: Int32Array;
+  /** Every export, by index (fnIndex), on this thread's instance: what runJobs calls here. */
+  private readonly fns: Kernel[];
+  /** This thread's spin budget (µs), between 0 and spin. */
   private budget: number;
   private readonly timeoutMs: number;
   private bytes = 0;
@@ -197,11 +273,14 @@ export class PoolBackend implements MatBackend {
     this.main = new KernelInstance(km);
     this.threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
     this.spin = Math.max(0, Math.floor(opts.spin ?? SPIN_US));
+    this.band = opts.band ?? BAND;
+    this.claims = new Int32Array(new SharedArrayBuffer(Math.max(1, this.threads - 1) * CTRL.MAXJOBS * 4));
     this.budget = this.spin;
     this.timeoutMs = opts.timeoutMs ?? 60000;
     this.name = `wasm-${km.simd}-pool`;
     const names = exportedFunctions(km.module);
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
+    this.fns = names.map((n) => this.main.kernel(n));
     this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
     this.swiglu = this.main.kernel('swiglu');
     this.sliceTop = this.main.kernel('sample_slice_top');
@@ -211,7 +290,7 @@ export class PoolBackend implements MatBackend {
     for (let i = 1; i < this.threads; i++) {
       const memory = newSharedMemory(base);
       const ctrlBuf = new SharedArrayBuffer(CTRL.SIZE * 4);
-      const worker = new Worker(POOL_WORKER_SOURCE, { eval: true, workerData: { module: km.module, memory, ctrl: ctrlBuf, names, spin: this.spin } });
+      const worker = new Worker(POOL_WORKER_SOURCE, { eval: true, workerData: { module: km.module, memory, ctrl: ctrlBuf, claims: this.claims.buffer, names, spin: this.spin } });
       worker.unref(); // an idle pool must not keep the process alive
       this.parts.push({ arena: new Arena(memory, base), worker, ctrl: new Int32Array(ctrlBuf), seq: 0, busy: false });
     }
@@ -238,15 +317,12 @@ export class PoolBackend implements MatBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const slices: Slice[] = [];
     const p = this.parts.length;
-    // Even split in units of the layout's row group (Q4_0: 4); the first (units % p) parts take one
-    // extra unit, and the last slice ends at the last row.
-    const unit = rowGroup(spec.type), units = Math.ceil(spec.rows / unit);
+    const { held, core, bands } = splitRows(spec.rows, rowGroup(spec.type), p, this.band, rb);
     const lay = rowLayout(spec.type, spec.cols);
     const slack = lay ? lay.slack : 0;
     let own: number[] | null = null; // this thread's layout arguments
     for (let i = 0; i < p; i++) {
-      const r0 = Math.min(spec.rows, unit * (i * Math.floor(units / p) + Math.min(i, units % p)));
-      const r1 = Math.min(spec.rows, r0 + unit * (Math.floor(units / p) + (i < units % p ? 1 : 0)));
+      const [r0, r1] = held[i];
       if (r1 === r0) continue;
       const arena = this.parts[i].arena;
       const size = (r1 - r0) * rb;
@@ -262,12 +338,12 @@ export class PoolBackend implements MatBackend {
           this.start(i, 1);
         }
       }
-      slices.push({ part: i, r0, r1, ptr: ptr + rb - fileRb });
+      slices.push({ part: i, r0, r1, k0: core[i][0], k1: core[i][1], ptr: ptr + rb - fileRb });
+      this.bytes += rb * (r1 - r0);
     }
     if (lay && own) this.main.call(lay.fn, ...own);
     this.waitAll();
-    this.bytes += rb * spec.rows;
-    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, plan: null, bias: null };
+    const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, bands, plan: null, bias: null };
     return h;
   }
 
@@ -349,11 +425,11 @@ export class PoolBackend implements MatBackend {
       return;
     }
     const plan = this.run([out], [w as PoolWeight], x, 1, { want });
-    for (let j = 0; j < plan.slices.length; j++) {
-      plan.slices[j].max = plan.stats[j].f32[0];
-      plan.slices[j].sum = plan.stats[j].f64[1];
+    for (const slot of plan.selSlots) {
+      slot.top.max = slot.f32[0];
+      slot.top.sum = slot.f64[1];
     }
-    mergeSliceTops(stats, out, plan.slices, plan.pos);
+    mergeSliceTops(stats, out, plan.sel, plan.pos);
   }
 
   /** Attention with each thread holding the KV cache of its KV heads (pool-attention.ts). */
@@ -364,8 +440,11 @@ export class PoolBackend implements MatBackend {
   /**
    * The products of up to MAXJOBS weights with one input: x quantised once per activation kind on
    * this thread (straight from x when it lives in this thread's memory), copied into each worker's
-   * memory, one wake-up per worker for all its slices, this thread's rows (written straight into
-   * the outputs when they live in its memory), then the gather.
+   * memory, one wake-up per worker for all its jobs, this thread's jobs (its rows written straight
+   * into the outputs when they live in its memory), then the gather. Every thread first computes
+   * its core rows, then claims chunks of the bands it shares with its neighbours (runJobs), so the
+   * split follows how fast each thread is this time; each row is computed by one thread, with the
+   * same kernel and bits whichever.
    */
   private run(outs: Float32Array[], ws: PoolWeight[], x: Float32Array, n: number, extra: RunExtra = PLAIN): Plan {
     const { gated = false, want = 0, bias = null, add = false } = extra;
@@ -384,50 +463,67 @@ export class PoolBackend implements MatBackend {
       for (let t = 0; t < n; t++) q.quantize(plan.xqPtr + q.at + t * q.ab, xp + t * cols * 4, cols);
       if (q.widen) q.widen(plan.xqPtr + q.at + n * q.ab, plan.xqPtr + q.at, n, cols, q.ab);
     }
+    for (const r of plan.resets) Atomics.store(this.claims, r.word, r.v);
     // the workers: their copy of xq, their job words, one wake-up each
     for (const wk of plan.workers) {
       wk.xq.set(plan.xq);
       wk.ctrl.set(wk.words, CTRL.JOBS);
       this.start(wk.part, wk.nj);
     }
-    // this thread's rows: one token's go straight into outputs that live in this memory
-    // (gated: the gate's slice comes first, then the up's, which swiglu folds into the gate's)
-    let gateOut = 0;
-    for (const o of plan.own) {
-      const at = !add && this.direct(outs[o.i], n, gated, o.i) ? outs[o.i].byteOffset + o.r0 * 4 : o.out;
-      o.kernel(at, o.ptr, o.rowBytes, 0, o.lr, o.xq, cols, n, o.a8, o.a9);
-      if (gated && o.i === 0) gateOut = at;
-      if (gated && o.i === 1) this.swiglu(gateOut, gateOut, at, n * o.lr);
-      if (o.bias) this.addF32(at, o.bias, o.lr);
-      if (plan.want > 0) this.sliceTop(plan.ownStats, at, o.lr, plan.want);
-    }
-    if (add) {
-      // (in wasm when out lives in this memory; the same f32 additions as addInto)
-      const o = plan.own[0], out = outs[0];
-      if (o && this.inKernelMemory(out)) this.addF32(out.byteOffset + o.r0 * 4, o.out, o.lr);
-      else if (o) addInto(out, o.local, o.lr, o.r0);
-    } else {
-      for (const o of plan.own) if (!(gated && o.i > 0) && !this.direct(outs[o.i], n, gated, o.i)) this.gather(outs[o.i], o.local, n, o.r0, o.lr, ws[o.i].spec.rows);
-    }
+    // this thread's jobs: one token's rows go straight into outputs that live in this memory
+    const ow = plan.ownWords;
+    for (const r of plan.ownRefs) ow[r.pos] = this.direct(outs[r.i], n, gated, r.i, add) ? outs[r.i].byteOffset : r.local;
+    runJobs(ow, plan.ownNj, this.fns, this.claims);
     this.waitAll();
-    for (const wk of plan.workers) {
-      for (const g of wk.gather) {
-        if (add) addInto(outs[g.i], g.local, g.lr, g.r0);
-        else this.gather(outs[g.i], g.local, n, g.r0, g.lr, ws[g.i].spec.rows);
+    // each part's rows [lo, hi): its core and the band chunks it claimed
+    for (const po of plan.outs) {
+      if (gated && po.i > 0) continue;
+      const w = ws[po.i], s = po.slice, u = gated ? 0 : po.i;
+      const lo = s.part > 0 ? this.split(w, s.part - 1, u, s.k0) : s.k0;
+      const hi = this.split(w, s.part, u, s.k1);
+      const out = outs[po.i];
+      if (hi <= lo) continue;
+      if (add) {
+        // (in wasm when out lives in this memory; the same f32 additions as addInto)
+        if (s.part === 0 && this.inKernelMemory(out)) this.addF32(out.byteOffset + lo * 4, po.out + (lo - s.r0) * 4, hi - lo);
+        else addInto(out, po.local, hi - lo, lo, lo - s.r0);
+      } else if (!(s.part === 0 && this.direct(out, n, gated, po.i, add))) {
+        const rows = w.spec.rows, off = lo - s.r0;
+        if (n === 1) out.set(po.local.subarray(off, off + hi - lo), lo);
+        else for (let t = 0; t < n; t++) out.set(po.local.subarray(t * po.lr + off, t * po.lr + off + hi - lo), t * rows + lo);
       }
     }
+    if (plan.want > 0) this.selectStats(plan);
     return plan;
   }
 
-  /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair). */
-  private direct(out: Float32Array, n: number, gated: boolean, i: number): boolean {
-    return n === 1 && !(gated && i > 0) && this.inKernelMemory(out);
+  /** Where the rows of w end that part b computed, b's rows meeting b + 1's (fixed: a part's core end `fixed`). */
+  private split(w: PoolWeight, b: number, u: number, fixed: number): number {
+    const band = b < this.parts.length - 1 ? w.bands?.[b] : undefined;
+    if (!band) return fixed;
+    return Math.min(band.e, band.s + (this.claims[b * CTRL.MAXJOBS + u] & 0xffff) * band.ch);
   }
 
-  /** out[t·rows + r0 …] ← local[t·lr …] (lr values) for t < n. */
-  private gather(out: Float32Array, local: Float32Array, n: number, r0: number, lr: number, rows: number): void {
-    if (n === 1) out.set(local, r0);
-    else for (let t = 0; t < n; t++) out.set(local.subarray(t * lr, (t + 1) * lr), t * rows + r0);
+  /** plan.sel ← matvecTop's stats pieces in row order: each part's core, then the band chunks by who took them. */
+  private selectStats(plan: Plan): void {
+    const w = plan.ws[0], sel = plan.selSlots;
+    sel.length = 0;
+    for (const s of w.slices) {
+      const p = s.part, slots = plan.slots[p];
+      if (s.k1 > s.k0) sel.push(slots[0]);
+      const band = p < this.parts.length - 1 ? w.bands?.[p] : undefined;
+      if (!band) continue;
+      const taken = this.claims[p * CTRL.MAXJOBS] & 0xffff;
+      const rightOfNext = p + 1 < this.parts.length - 1 && w.bands?.[p + 1] ? w.bands[p + 1].count : 0;
+      for (let k = 0; k < band.count; k++) sel.push(k < taken ? slots[1 + k] : plan.slots[p + 1][1 + rightOfNext + k]);
+    }
+    plan.sel.length = 0;
+    for (const slot of sel) plan.sel.push(slot.top);
+  }
+
+  /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair, not added). */
+  private direct(out: Float32Array, n: number, gated: boolean, i: number, add = false): boolean {
+    return n === 1 && !add && !(gated && i > 0) && this.inKernelMemory(out);
   }
 
   /** The plan for these weights: a one-token plan is kept on the first weight, a batch's built each time. */
@@ -449,6 +545,16 @@ export class PoolBackend implements MatBackend {
     if (want > 0 && (n !== 1 || gated || ws.length !== 1)) throw new Error('sampling stats are for one weight and one token');
     if (bias && (n !== 1 || gated)) throw new Error('biases are folded for one token');
     const cols = ws[0].spec.cols;
+    const P = this.parts.length;
+    const sliceOf = (w: PoolWeight, p: number) => w.slices.find((s) => s.part === p);
+    if (gated) {
+      const [g, u] = ws;
+      const same = g.slices.length === u.slices.length && g.slices.every((s, j) => {
+        const t = u.slices[j];
+        return s.part === t.part && s.r0 === t.r0 && s.r1 === t.r1 && s.k0 === t.k0 && s.k1 === t.k1;
+      }) && JSON.stringify(g.bands) === JSON.stringify(u.bands);
+      if (!same) throw new EngineError('BAD_SHAPE', `tensors "${g.spec.name}" and "${u.spec.name}" are split differently among threads`);
+    }
     // the activation kinds, and where each weight's quantised x sits in the xq region
     // (for a batch on a gemm kernel, the activation's widened copy follows its quantised rows)
     const kinds: { act: ActKind; at: number; ab: number; wide: boolean }[] = [];
@@ -466,83 +572,138 @@ export class PoolBackend implements MatBackend {
       kindOf.push(k);
     }
     const gs = n > 1 && ws.some((w) => w.kt.gemm) ? gemmScratchBytes(cols) : 0;
-    const outBytes = (p: number) => ws.reduce((b, w) => b + w.slices.reduce((c, s) => c + (s.part === p ? n * (s.r1 - s.r0) * 4 : 0), 0), 0);
-    // matvecTop's results per part: f32 max, f64 sum at 8, i32 ids from 16 (sample_slice_top), at
-    // the next multiple of 16 (outputs of odd row counts end anywhere)
+    const outBytes = (p: number) => ws.reduce((b, w) => {
+      const s = sliceOf(w, p);
+      return b + (s ? n * (s.r1 - s.r0) * 4 : 0);
+    }, 0);
+    // the units of work (gated: gate and up together, split alike; otherwise each weight), and
+    // their bands: right of part p is boundary p, left is p − 1; claim word b·MAXJOBS + unit
+    const units: number[][] = gated ? [[0, 1]] : ws.map((_, i) => [i]);
+    const bandAt = (u: number, b: number): Band | null => (b >= 0 && b < P - 1 ? ws[units[u][0]].bands?.[b] ?? null : null);
+    // matvecTop's results per stats slot: f32 max, f64 sum at 8, i32 ids from 16 (sample_slice_top);
+    // slots per part: core, its right band's chunks, its left band's chunks
     const sb = want > 0 ? 32 + Math.ceil(want / 4) * 16 : 0;
+    const slotCount = (p: number) => (want > 0 && sliceOf(ws[0], p) ? 1 + (bandAt(0, p)?.count ?? 0) + (bandAt(0, p - 1)?.count ?? 0) : 0);
     const align16 = (at: number) => Math.ceil(at / 16) * 16;
     // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker [xq][gemm scratch][outputs][stats]
-    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs + sb : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) + sb : 0));
+    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) : 0) + (slotCount(p) > 0 ? 16 + slotCount(p) * sb : 0));
     const bases = bytes.map((b, p) => (b > 0 ? this.parts[p].arena.scratch(b) : 0));
-    // a slice's job: kernel(out, w, rowBytes, 0, lr, x, cols, n, a8, a9) on base's memory
-    const job = (w: PoolWeight, i: number, s: Slice, base: number, scratch: number) => {
-      const lr = s.r1 - s.r0;
-      const { at, ab } = kinds[kindOf[i]];
-      if (n === 1) return { name: `matvec_${w.kt.suffix}`, args: [s.ptr, w.rowBytes, 0, lr, base + at, cols, n, 0, 0] };
-      if (w.kt.gemm) return { name: `gemm_${w.kt.suffix}`, args: [s.ptr, w.rowBytes, 0, lr, base + at + n * ab, cols, n, lr, scratch] };
-      return { name: `matmul_${w.kt.suffix}`, args: [s.ptr, w.rowBytes, 0, lr, base + at, cols, n, ab, lr] };
-    };
     const a = this.main.arena;
     const xqPtr = bases[0] + n * cols * 4;
-    const own: OwnStep[] = [];
-    let o = xqPtr + xqBytes;
-    let ownBias = bias ? bias.ptrs[0] : 0; // this thread's rows' biases, weight after weight
-    const ownScratch = o + outBytes(0);
-    ws.forEach((w, i) => {
-      for (const s of w.slices) {
-        if (s.part !== 0) continue;
-        const { name, args } = job(w, i, s, xqPtr, ownScratch);
-        const lr = s.r1 - s.r0;
-        own.push({ i, kernel: this.main.kernel(name), ptr: args[0], rowBytes: args[1], r0: s.r0, lr, xq: args[4], a8: args[7], a9: args[8], out: o, local: a.f32(o, n * lr), bias: bias ? ownBias : 0 });
-        ownBias += lr * 4;
-        o += n * lr * 4;
-      }
-    });
-    // the stats of each part's slice, in row order (parts hold their rows in part order)
-    const stats: Plan['stats'][number][] = [];
-    const slices: SliceTop[] = [];
-    const addStats = (arena: Arena, at: number, s: Slice) => {
-      stats.push({ f32: arena.f32(at, 1), f64: new Float64Array(arena.memory.buffer, at, 2) });
-      slices.push({ r0: s.r0, n: s.r1 - s.r0, max: 0, sum: 0, ids: new Int32Array(arena.memory.buffer, at + 16, want) });
-    };
-    const ownStats = align16(ownScratch + gs);
-    if (want > 0) for (const s of ws[0].slices) if (s.part === 0) addStats(a, ownStats, s);
+    const outsAll: PartOut[] = [];
+    const slots: StatsSlot[][] = [];
+    const resets: { word: number; v: number }[] = [];
+    for (let u = 0; u < units.length; u++) for (let b = 0; b < P - 1; b++) {
+      const band = bandAt(u, b);
+      if (band) resets.push({ word: b * CTRL.MAXJOBS + u, v: band.count << 16 });
+    }
     const workers: WorkerStep[] = [];
-    for (let p = 1; p < this.parts.length; p++) {
+    let ownWords = new Int32Array(0), ownNj = 0;
+    const ownRefs: { pos: number; i: number; local: number }[] = [];
+    for (let p = 0; p < P; p++) {
+      slots.push([]);
       if (bytes[p] === 0) continue;
       const arena = this.parts[p].arena;
       const base = bases[p];
-      const scratch = base + xqBytes;
-      let at = scratch + gs;
+      const xqAt = p === 0 ? xqPtr : base;
+      const scratch = p === 0 ? xqPtr + xqBytes + outBytes(0) : base + xqBytes;
+      let at = p === 0 ? xqPtr + xqBytes : scratch + gs;
+      // weight i's outputs on this part, one after another (as its bias copy lies)
+      const outAt: number[] = [];
+      const lrs: number[] = [];
+      ws.forEach((w, i) => {
+        const s = sliceOf(w, p);
+        if (!s) return;
+        const lr = s.r1 - s.r0;
+        outAt[i] = at;
+        lrs[i] = lr;
+        outsAll.push({ i, part: p, slice: s, lr, out: at, local: arena.f32(at, n * lr) });
+        at += n * lr * 4;
+      });
+      const statsAt = align16(p === 0 ? scratch + gs : at);
+      for (let k = 0; k < slotCount(p); k++) {
+        const sat = statsAt + k * sb;
+        slots[p].push({ top: { r0: 0, n: 0, max: 0, sum: 0, ids: new Int32Array(arena.memory.buffer, sat + 16, want) }, f32: arena.f32(sat, 1), f64: new Float64Array(arena.memory.buffer, sat, 2) });
+      }
+      // the job words: per unit its core (PIECE), then the right bands, then the left bands (BAND),
+      // each followed by the unit's templates
       const words: number[] = [];
-      const gather: WorkerStep['gather'][number][] = [];
-      const put = (name: string, args: number[]) => {
-        words.push(this.fnIndex.get(name)!, ...args.map((v) => v | 0));
+      const refs: { pos: number; i: number; local: number }[] = [];
+      const put = (fn: number, args: number[], outRefs: [number, number][] = []) => {
+        for (const [k, i] of outRefs) refs.push({ pos: CTRL.JOBS + words.length + 1 + k, i, local: outAt[i] });
+        words.push(fn, ...args.map((v) => v | 0));
         while (words.length % CTRL.JOB !== 0) words.push(0);
       };
-      const outAt: number[] = [];
-      ws.forEach((w, i) => {
-        for (const s of w.slices) {
-          if (s.part !== p) continue;
-          const lr = s.r1 - s.r0;
-          const { name, args } = job(w, i, s, base, scratch);
-          put(name, [at, ...args]);
-          outAt[i] = at;
-          if (!(gated && i > 0)) gather.push({ i, r0: s.r0, lr, local: arena.f32(at, n * lr) });
-          at += n * lr * 4;
+      const templates = (u: number, statsBase: number) => {
+        const s0 = sliceOf(ws[units[u][0]], p)!;
+        for (const i of units[u]) {
+          const w = ws[i], s = sliceOf(w, p)!, lr = lrs[i];
+          const { at: kat, ab } = kinds[kindOf[i]];
+          const xq = xqAt + kat;
+          let name: string, a8 = 0, a9 = 0, xin = xq;
+          if (n === 1) name = `matvec_${w.kt.suffix}`;
+          else if (w.kt.gemm) [name, a8, a9, xin] = [`gemm_${w.kt.suffix}`, lr, scratch, xq + n * ab];
+          else [name, a8, a9] = [`matmul_${w.kt.suffix}`, ab, lr];
+          put(this.fnId(name) | (JOBK.PRODUCT << JOBK.MODE_SHIFT), [outAt[i], s.ptr, w.rowBytes, 0, 0, xin, cols, n, a8, a9], [[0, i]]);
         }
-      });
-      if (gated) put('swiglu', [outAt[0], outAt[0], outAt[1], n * this.rowsOf(ws[0], p)]);
-      // its outputs lie one after another from scratch + gs, as its bias copy does
-      if (bias) put('add_f32', [scratch + gs, bias.ptrs[p], bias.bytes[p] / 4]);
-      if (want > 0) {
-        put('sample_slice_top', [align16(at), outAt[0], this.rowsOf(ws[0], p), want]);
-        addStats(arena, align16(at), ws[0].slices.find((s) => s.part === p)!);
+        if (gated) {
+          const lr = s0.r1 - s0.r0;
+          if (n === 1) put(this.fnId('swiglu') | (JOBK.ROWS3 << JOBK.MODE_SHIFT), [outAt[0], outAt[0], outAt[1]], [[0, 0], [1, 0]]);
+          else put(this.fnId('swiglu') | (JOBK.TOKENS3 << JOBK.MODE_SHIFT), [outAt[0], outAt[0], outAt[1], 0, n, lr]);
+        }
+        if (bias) {
+          const i = units[u][0];
+          let off = 0;
+          for (let j = 0; j < i; j++) off += lrs[j] ?? 0;
+          put(this.fnId('add_f32') | (JOBK.ROWS2 << JOBK.MODE_SHIFT), [outAt[i], bias.ptrs[p] + off * 4], [[0, i]]);
+        }
+        if (want > 0) put(this.fnId('sample_slice_top') | (JOBK.STATS << JOBK.MODE_SHIFT), [statsBase, outAt[0], 0, want, sb], [[1, 0]]);
+      };
+      const perUnit = (units[0].length) + (gated ? 1 : 0) + (bias ? 1 : 0) + (want > 0 ? 1 : 0);
+      const rightCount = bandAt(0, p)?.count ?? 0;
+      for (let u = 0; u < units.length; u++) {
+        const s = sliceOf(ws[units[u][0]], p);
+        if (!s || s.k1 <= s.k0) continue;
+        put(JOBK.PIECE, [s.k0 - s.r0, s.k1 - s.r0, 0, 0, 0, perUnit]);
+        templates(u, statsAt);
       }
-      workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj: words.length / CTRL.JOB, xq: arena.u8(base, xqBytes), gather });
+      for (let u = 0; u < units.length; u++) {
+        const s = sliceOf(ws[units[u][0]], p), band = bandAt(u, p);
+        if (!s || !band) continue;
+        put(JOBK.BAND, [p * CTRL.MAXJOBS + u, 0, band.ch, band.s - s.r0, band.e - s.r0, perUnit]);
+        templates(u, statsAt + sb);
+      }
+      for (let u = 0; u < units.length; u++) {
+        const s = sliceOf(ws[units[u][0]], p), band = bandAt(u, p - 1);
+        if (!s || !band) continue;
+        put(JOBK.BAND, [(p - 1) * CTRL.MAXJOBS + u, 1, band.ch, band.s - s.r0, band.e - s.r0, perUnit]);
+        templates(u, statsAt + (1 + rightCount) * sb);
+      }
+      const nj = words.length / CTRL.JOB;
+      if (nj > CTRL.CAP) throw new Error(`a round trip of ${nj} jobs exceeds the control block (${CTRL.CAP})`);
+      if (p === 0) {
+        ownWords = new Int32Array(CTRL.JOBS + words.length);
+        ownWords.set(words, CTRL.JOBS);
+        ownNj = nj;
+        ownRefs.push(...refs);
+      } else {
+        workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj, xq: arena.u8(base, xqBytes) });
+      }
     }
     const quant = kinds.map((k) => ({ quantize: this.main.kernel(`quantize_${k.act}`), widen: k.wide ? this.main.kernel(`widen_${k.act}`) : null, at: k.at, ab: k.ab }));
-    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, own, workers, want, ownStats, stats, slices, pos: new Int32Array(slices.length), bias };
+    // the stats pieces' rows, fixed per slot (which part's slot is read is decided per run)
+    if (want > 0) {
+      const w = ws[0];
+      for (const s of w.slices) {
+        const p = s.part, right = bandAt(0, p), left = bandAt(0, p - 1);
+        const setTop = (k: number, r0: number, r1: number) => Object.assign(slots[p][k].top, { r0, n: r1 - r0 });
+        setTop(0, s.k0, s.k1);
+        for (let k = 0; right && k < right.count; k++) setTop(1 + k, right.s + k * right.ch, Math.min(right.e, right.s + (k + 1) * right.ch));
+        for (let k = 0; left && k < left.count; k++) setTop(1 + (right?.count ?? 0) + k, left.s + k * left.ch, Math.min(left.e, left.s + (k + 1) * left.ch));
+      }
+    }
+    const maxSel = slots.reduce((c, sl) => c + sl.length, 0);
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, outs: outsAll, workers, resets, want, slots, sel: [], selSlots: [], pos: new Int32Array(maxSel), bias };
   }
 
   /**
