@@ -178,6 +178,7 @@ export class Session {
   constructor(readonly model: LoadedModel, profile: Profile | null = null) {
     this.state = createRunState(model.model, model.contextSize);
     this.state.profile = profile;
+    if (profile && 'waitMeter' in model.model.backend) model.model.backend.waitMeter = profile;
   }
 
   /** Positions of the context in use. */

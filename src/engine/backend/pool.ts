@@ -32,7 +32,7 @@ import { CTRL, JOBK, POOL_WORKER_SOURCE, runJobs } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
 import { addInto } from '../model/ops.js';
 import { mergeSliceTops, type SliceTop } from '../sample/slices.js';
-import type { AttentionShape, FillFn, LogitStats, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
+import type { AttentionShape, FillFn, LogitStats, MatBackend, SplitAttention, WaitMeter, WeightHandle, WeightSpec } from './types.js';
 import { checkShapes, kernelFor } from './wasm.js';
 
 /** Default spin before sleeping, µs (PoolOptions.spin). */
@@ -243,6 +243,7 @@ export function splitRows(rows: number, unit: number, p: number, band: number, r
 
 export class PoolBackend implements MatBackend {
   readonly name: string;
+  waitMeter: WaitMeter | null = null;
   readonly threads: number;
   private readonly main: KernelInstance;
   private readonly parts: Part[];
@@ -474,7 +475,11 @@ export class PoolBackend implements MatBackend {
     const ow = plan.ownWords;
     for (const r of plan.ownRefs) ow[r.pos] = this.direct(outs[r.i], n, gated, r.i, add) ? outs[r.i].byteOffset : r.local;
     runJobs(ow, plan.ownNj, this.fns, this.claims);
-    this.waitAll();
+    if (this.waitMeter) {
+      const t0 = performance.now();
+      this.waitAll();
+      this.waitMeter.addWait(performance.now() - t0);
+    } else this.waitAll();
     // each part's rows [lo, hi): its core and the band chunks it claimed
     for (const po of plan.outs) {
       if (gated && po.i > 0) continue;

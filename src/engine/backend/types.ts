@@ -28,6 +28,11 @@ export interface WeightHandle {
   readonly spec: WeightSpec;
 }
 
+/** Takes the milliseconds the calling thread waited for its workers (Profile). */
+export interface WaitMeter {
+  addWait(ms: number): void;
+}
+
 export interface MatBackend {
   readonly name: string;
   readonly threads: number;
@@ -65,6 +70,11 @@ export interface MatBackend {
   matvecTop?(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void;
   /** A forward pass begins (true) or ends (false): optional; a pool keeps its threads awake between. */
   hold?(on: boolean): void;
+  /**
+   * Where a backend with threads reports how long the calling thread waited for the others after
+   * its own share of a product (`pantheon run --profile`): optional; null reports nothing.
+   */
+  waitMeter?: WaitMeter | null;
   /** Dequantise one row of W into out[cols] (embedding lookup). */
   getRow(out: Float32Array, w: WeightHandle, row: number): void;
   /** Bytes of weight memory held. */

@@ -4,7 +4,8 @@
 // ops add up to the wall time between begin() and the last mark, and nothing is lost between
 // them. The forward pass and Session hold a `Profile | null` and call mark only when it is set, so
 // a run without --profile pays one null check per op. Matrix products are synchronous (the pool
-// backend waits for its workers), so their time includes waking the workers and gathering rows.
+// backend waits for its workers), so their time includes waking the workers and gathering rows; a
+// pool reports the calling thread's wait inside them (addWait), printed under the table.
 
 export type Phase = 'prompt' | 'gen';
 
@@ -15,6 +16,8 @@ interface Cell {
 
 export class Profile {
   private readonly cells: Record<Phase, Map<string, Cell>> = { prompt: new Map(), gen: new Map() };
+  /** Of the products' time, what the calling thread spent waiting for pool workers (addWait). */
+  private readonly waits: Record<Phase, number> = { prompt: 0, gen: 0 };
   private t = 0;
   /** Which column mark() charges. */
   phase: Phase = 'prompt';
@@ -38,6 +41,16 @@ export class Profile {
       m.set(op, { ms: now - this.t, calls: 1 });
     }
     this.t = now;
+  }
+
+  /** A pool backend's wait for its workers (MatBackend.waitMeter), inside the current op. */
+  addWait(ms: number): void {
+    this.waits[this.phase] += ms;
+  }
+
+  /** Milliseconds the calling thread waited for pool workers in `phase`. */
+  waited(phase: Phase): number {
+    return this.waits[phase];
   }
 
   /** Milliseconds charged to `op` in `phase` (0 when never marked). */
@@ -74,9 +87,11 @@ export class Profile {
       'total', tp.toFixed(1), '', tg.toFixed(1), '', nGen ? (tg / nGen).toFixed(3) : '-', '',
     ]);
     const tail = `prompt: ${this.tokens.prompt} tokens${tp > 0 ? `, ${((this.tokens.prompt * 1000) / tp).toFixed(1)} tok/s` : ''}; generation: ${nGen} tokens${tg > 0 ? `, ${((nGen * 1000) / tg).toFixed(1)} tok/s` : ''}`;
+    const wp = this.waits.prompt, wg = this.waits.gen;
+    const waits = wp + wg > 0 ? `\nof the products' time, the calling thread waited for its workers: ${wp.toFixed(1)} ms (prompt, ${pct(wp, tp)}), ${wg.toFixed(1)} ms (generation, ${pct(wg, tg)}${nGen ? `, ${(wg / nGen).toFixed(3)} ms/token` : ''})` : '';
     const all = [head, ...body];
     const width = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(width[i]) : c.padStart(width[i]))).join('  ');
-    return [line(head), width.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), tail].join('\n');
+    return [line(head), width.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), tail + waits].join('\n');
   }
 }
