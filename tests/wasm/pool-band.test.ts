@@ -1,6 +1,7 @@
 // The rows two neighbouring pool threads share (PoolBackend "bands", pool-worker.ts runJobs): how a
 // weight is split (splitRows), how runJobs claims a band's chunks from its two ends, and that
-// whatever split a run ends with, every product equals the fixed split's bit for bit.
+// whatever split a run ends with, every product equals the fixed split's bit for bit (a batch also
+// with each worker quantising its own copy of x: q8_0, q8_1, q8_K and f32 activations).
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend, splitRows } from '../../src/engine/backend/pool.js';
 import { CTRL, JOBK, runJobs } from '../../src/engine/backend/pool-worker.js';
@@ -169,7 +170,7 @@ describe('PoolBackend with bands: any split gives the fixed split\'s bits', () =
   const pools = [2, 3].map((threads) => new PoolBackend({ threads, band: 0.5 }));
   afterAll(() => [fixed, ...pools].forEach((p) => p.dispose()));
 
-  for (const [name, type] of [['Q8_0', GgmlType.Q8_0], ['Q4_0', GgmlType.Q4_0], ['Q6_K', GgmlType.Q6_K], ['F16', GgmlType.F16]] as const) {
+  for (const [name, type] of [['Q8_0', GgmlType.Q8_0], ['Q4_0', GgmlType.Q4_0], ['Q4_1', GgmlType.Q4_1], ['Q6_K', GgmlType.Q6_K], ['F16', GgmlType.F16]] as const) {
     it(`${name}: matvec, matvecAdd, a batch (n = 6), matmulGated and matmulShared, ten times each`, () => {
       const gate = quantisedWeights(type, rows, cols, 3), up = quantisedWeights(type, rows, cols, 4);
       const spec = (n: string) => ({ name: n, type, rows, cols });

@@ -153,8 +153,10 @@ interface WorkerStep {
   /** Its jobs as control-block words (CTRL.JOB per job), copied in as they are. */
   readonly words: Int32Array;
   readonly nj: number;
-  /** Where its copy of the quantised activations goes (a view on its memory). */
+  /** Where its copy of the quantised activations goes (a view on its memory), for one token. */
   readonly xq: Uint8Array;
+  /** For a batch, where its copy of x goes instead (it quantises and widens its own, in parallel). */
+  readonly x: Float32Array | null;
 }
 
 /** A piece of rows whose sampling stats one part wrote (matvecTop): views on them, and the row range. */
@@ -453,24 +455,22 @@ export class PoolBackend implements MatBackend {
     const plan = this.planFor(ws, n, gated, want, bias);
     const cols = ws[0].spec.cols;
     // quantise (and widen) x once per activation kind, into this thread's region
+    // a batch: every worker gets x and quantises its own copy (jobs first in its list), so this
+    // thread's quantising and widening no longer delays them
+    const xs = x.length === n * cols ? x : x.subarray(0, n * cols);
+    if (n > 1) this.startWorkers(plan, xs);
     let xp: number;
     if (this.inKernelMemory(x)) {
       xp = x.byteOffset;
     } else {
-      plan.x.set(x.length === n * cols ? x : x.subarray(0, n * cols));
+      plan.x.set(xs);
       xp = plan.x.byteOffset;
     }
     for (const q of plan.quant) {
       for (let t = 0; t < n; t++) q.quantize(plan.xqPtr + q.at + t * q.ab, xp + t * cols * 4, cols);
       if (q.widen) q.widen(plan.xqPtr + q.at + n * q.ab, plan.xqPtr + q.at, n, cols, q.ab);
     }
-    for (const r of plan.resets) Atomics.store(this.claims, r.word, r.v);
-    // the workers: their copy of xq, their job words, one wake-up each
-    for (const wk of plan.workers) {
-      wk.xq.set(plan.xq);
-      wk.ctrl.set(wk.words, CTRL.JOBS);
-      this.start(wk.part, wk.nj);
-    }
+    if (n === 1) this.startWorkers(plan, xs);
     // this thread's jobs: one token's rows go straight into outputs that live in this memory
     const ow = plan.ownWords;
     for (const r of plan.ownRefs) ow[r.pos] = this.direct(outs[r.i], n, gated, r.i, add) ? outs[r.i].byteOffset : r.local;
@@ -500,6 +500,17 @@ export class PoolBackend implements MatBackend {
     }
     if (plan.want > 0) this.selectStats(plan);
     return plan;
+  }
+
+  /** The band claims reset, then each worker given its input (plan.workers: xq, or x for a batch) and its jobs, and woken. */
+  private startWorkers(plan: Plan, x: Float32Array): void {
+    for (const r of plan.resets) Atomics.store(this.claims, r.word, r.v);
+    for (const wk of plan.workers) {
+      if (wk.x) wk.x.set(x);
+      else wk.xq.set(plan.xq);
+      wk.ctrl.set(wk.words, CTRL.JOBS);
+      this.start(wk.part, wk.nj);
+    }
   }
 
   /** Where the rows of w end that part b computed, b's rows meeting b + 1's (fixed: a part's core end `fixed`). */
@@ -590,8 +601,10 @@ export class PoolBackend implements MatBackend {
     const sb = want > 0 ? 32 + Math.ceil(want / 4) * 16 : 0;
     const slotCount = (p: number) => (want > 0 && sliceOf(ws[0], p) ? 1 + (bandAt(0, p)?.count ?? 0) + (bandAt(0, p - 1)?.count ?? 0) : 0);
     const align16 = (at: number) => Math.ceil(at / 16) * 16;
-    // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker [xq][gemm scratch][outputs][stats]
-    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) : 0) + (slotCount(p) > 0 ? 16 + slotCount(p) * sb : 0));
+    // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker [xq][gemm scratch][outputs][stats][x f32 (batch)]
+    // (a worker's x for a batch after its stats)
+    const xWorker = n > 1 ? n * cols * 4 + 16 : 0;
+    const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) + xWorker : 0) + (slotCount(p) > 0 ? 16 + slotCount(p) * sb : 0));
     const bases = bytes.map((b, p) => (b > 0 ? this.parts[p].arena.scratch(b) : 0));
     const a = this.main.arena;
     const xqPtr = bases[0] + n * cols * 4;
@@ -664,6 +677,14 @@ export class PoolBackend implements MatBackend {
         }
         if (want > 0) put(this.fnId('sample_slice_top') | (JOBK.STATS << JOBK.MODE_SHIFT), [statsBase, outAt[0], 0, want, sb], [[1, 0]]);
       };
+      // a worker's batch: first quantise (and widen) its copy of x, kind by kind
+      const xAt = align16(statsAt + slotCount(p) * sb);
+      if (p > 0 && n > 1) {
+        for (const k of kinds) {
+          put(this.fnId(`quantize_rows_${k.act}`), [xqAt + k.at, xAt, cols, n, k.ab]);
+          if (k.wide) put(this.fnId(`widen_${k.act}`), [xqAt + k.at + n * k.ab, xqAt + k.at, n, cols, k.ab]);
+        }
+      }
       const perUnit = (units[0].length) + (gated ? 1 : 0) + (bias ? 1 : 0) + (want > 0 ? 1 : 0);
       const rightCount = bandAt(0, p)?.count ?? 0;
       for (let u = 0; u < units.length; u++) {
@@ -692,7 +713,7 @@ export class PoolBackend implements MatBackend {
         ownNj = nj;
         ownRefs.push(...refs);
       } else {
-        workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj, xq: arena.u8(base, xqBytes) });
+        workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj, xq: arena.u8(base, xqBytes), x: n > 1 ? arena.f32(xAt, n * cols) : null });
       }
     }
     const quant = kinds.map((k) => ({ quantize: this.main.kernel(`quantize_${k.act}`), widen: k.wide ? this.main.kernel(`widen_${k.act}`) : null, at: k.at, ab: k.ab }));

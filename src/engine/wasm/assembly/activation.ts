@@ -125,3 +125,18 @@ export function quantize_q8_K(xq: usize, x: usize, cols: i32): void {
     store<f32>(dp + (<usize>b << 2), <f32>1.0 / iscale);
   }
 }
+
+// quantize_rows_<act>(xq, x, cols, n, ab): n activations (x: cols f32 apart) into xq (ab bytes
+// apart), each as quantize_<act>: one call for a batch (a pool worker quantises its own copy).
+export function quantize_rows_f32(xq: usize, x: usize, cols: i32, n: i32, ab: i32): void {
+  for (let t = 0; t < n; t++) quantize_f32(xq + <usize>(t * ab), x + (<usize>(t * cols) << 2), cols);
+}
+export function quantize_rows_q8_0(xq: usize, x: usize, cols: i32, n: i32, ab: i32): void {
+  for (let t = 0; t < n; t++) quantizeQ8(xq + <usize>(t * ab), x + (<usize>(t * cols) << 2), cols, false);
+}
+export function quantize_rows_q8_1(xq: usize, x: usize, cols: i32, n: i32, ab: i32): void {
+  for (let t = 0; t < n; t++) quantizeQ8(xq + <usize>(t * ab), x + (<usize>(t * cols) << 2), cols, true);
+}
+export function quantize_rows_q8_K(xq: usize, x: usize, cols: i32, n: i32, ab: i32): void {
+  for (let t = 0; t < n; t++) quantize_q8_K(xq + <usize>(t * ab), x + (<usize>(t * cols) << 2), cols);
+}
