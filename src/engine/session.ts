@@ -4,7 +4,7 @@
 
 import { availableParallelism, totalmem } from 'node:os';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
-import { PoolBackend } from './backend/pool.js';
+import { BAND, PoolBackend } from './backend/pool.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import type { MatBackend } from './backend/types.js';
@@ -50,14 +50,23 @@ export function autoThreads(weightBytes: number, cores: number): number {
   return weightBytes < SMALL_MODEL_BYTES ? 1 : Math.max(1, cores);
 }
 
-async function createBackend(kind: BackendKind, threads: number): Promise<MatBackend> {
+/**
+ * The pool's band (PoolOptions.band: a share of the weights held twice, so its threads split the
+ * rows at run time) when the machine has room for it, else 0: weights·(1 + BAND) and the KV cache
+ * within 80% of its memory.
+ */
+export function poolBand(memory: MemoryEstimate, total: number): number {
+  return memory.weights * (1 + BAND) + memory.kvCache <= 0.8 * total ? BAND : 0;
+}
+
+async function createBackend(kind: BackendKind, threads: number, band?: number): Promise<MatBackend> {
   switch (kind) {
     case 'scalar':
       return new ScalarBackend();
     case 'wasm':
       return new WasmBackend();
     case 'pool':
-      return new PoolBackend({ threads });
+      return new PoolBackend({ threads, band });
   }
 }
 
@@ -66,10 +75,10 @@ async function createBackend(kind: BackendKind, threads: number): Promise<MatBac
  * several threads, single-thread WebAssembly otherwise, and the scalar reference when the
  * WebAssembly kernels cannot be loaded (e.g. not built). An explicit choice that fails throws.
  */
-async function defaultBackend(kind: BackendKind | undefined, threads: number): Promise<MatBackend> {
-  if (kind) return createBackend(kind, threads);
+async function defaultBackend(kind: BackendKind | undefined, threads: number, band?: number): Promise<MatBackend> {
+  if (kind) return createBackend(kind, threads, band);
   try {
-    return await createBackend(threads > 1 ? 'pool' : 'wasm', threads);
+    return await createBackend(threads > 1 ? 'pool' : 'wasm', threads, band);
   } catch {
     return new ScalarBackend();
   }
@@ -118,7 +127,7 @@ export class LoadedModel {
     const tokenizer = tokenizerFromGguf(header);
     const templateInfo = templateInfoFromGguf(header);
     const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
-    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads);
+    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, poolBand(memory, totalmem()));
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
       return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, model);

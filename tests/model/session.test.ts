@@ -108,6 +108,14 @@ describe('automatic threads', () => {
     expect(autoThreads(400 * 2 ** 20, 0)).toBe(1);
   });
 
+  it("the pool holds an eighth of the weights twice only when they fit in 80% of the machine's memory with it", async () => {
+    const { poolBand } = await import('../../src/engine/session.js');
+    const GiB = 2 ** 30;
+    // 10 GiB of weights + 1 GiB of cache: 10·1.125 + 1 = 12.25 GiB, within 0.8 · 24 = 19.2 but not 0.8 · 14 = 11.2
+    expect(poolBand({ weights: 10 * GiB, kvCache: GiB }, 24 * GiB)).toBe(0.125);
+    expect(poolBand({ weights: 10 * GiB, kvCache: GiB }, 14 * GiB)).toBe(0);
+  });
+
   it.skipIf(!HAVE_SHARED || !existsSync(PATH))('threads: 0 loads stories260K (1.1 MB of weights) on one thread', async () => {
     const lm = await LoadedModel.load(PATH, { contextSize: 64, threads: 0 });
     try {
