@@ -5,6 +5,7 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
 import { BAND, PoolBackend } from './backend/pool.js';
+import { MAX_PAGES, WASM_PAGE } from './wasm/arena.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import type { MatBackend } from './backend/types.js';
@@ -52,11 +53,15 @@ export function autoThreads(weightBytes: number, cores: number): number {
 
 /**
  * The pool's band (PoolOptions.band: a share of the weights held twice, so its threads split the
- * rows at run time) when the machine has room for it, else 0: weights·(1 + BAND) and the KV cache
- * within 80% of its memory.
+ * rows at run time) when there is room for it, else 0: weights·(1 + BAND) and the KV cache within
+ * 80% of the machine's memory, and a thread's share of the weights with its bands,
+ * weights·(1/threads + BAND/(threads − 1)), within 15/16 of one WebAssembly memory (4 GiB).
  */
-export function poolBand(memory: MemoryEstimate, total: number): number {
-  return memory.weights * (1 + BAND) + memory.kvCache <= 0.8 * total ? BAND : 0;
+export function poolBand(memory: MemoryEstimate, total: number, threads: number): number {
+  if (threads < 2) return 0;
+  const fits = memory.weights * (1 + BAND) + memory.kvCache <= 0.8 * total;
+  const share = memory.weights * (1 / threads + BAND / (threads - 1));
+  return fits && share <= (15 / 16) * MAX_PAGES * WASM_PAGE ? BAND : 0;
 }
 
 async function createBackend(kind: BackendKind, threads: number, band?: number): Promise<MatBackend> {
@@ -127,7 +132,7 @@ export class LoadedModel {
     const tokenizer = tokenizerFromGguf(header);
     const templateInfo = templateInfoFromGguf(header);
     const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
-    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, poolBand(memory, totalmem()));
+    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, poolBand(memory, totalmem(), threads));
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
       return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, model);
