@@ -601,8 +601,8 @@ export class PoolBackend implements MatBackend {
     const sb = want > 0 ? 32 + Math.ceil(want / 4) * 16 : 0;
     const slotCount = (p: number) => (want > 0 && sliceOf(ws[0], p) ? 1 + (bandAt(0, p)?.count ?? 0) + (bandAt(0, p - 1)?.count ?? 0) : 0);
     const align16 = (at: number) => Math.ceil(at / 16) * 16;
-    // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker [xq][gemm scratch][outputs][stats][x f32 (batch)]
-    // (a worker's x for a batch after its stats)
+    // every part's region: this thread [x f32][xq][outputs][gemm scratch][stats], a worker
+    // [xq][gemm scratch][outputs][stats][x f32, for a batch]
     const xWorker = n > 1 ? n * cols * 4 + 16 : 0;
     const bytes = this.parts.map((_, p) => (p === 0 ? n * cols * 4 + xqBytes + outBytes(0) + gs : outBytes(p) > 0 ? xqBytes + gs + outBytes(p) + xWorker : 0) + (slotCount(p) > 0 ? 16 + slotCount(p) * sb : 0));
     const bases = bytes.map((b, p) => (b > 0 ? this.parts[p].arena.scratch(b) : 0));
@@ -685,7 +685,7 @@ export class PoolBackend implements MatBackend {
           if (k.wide) put(this.fnId(`widen_${k.act}`), [xqAt + k.at + n * k.ab, xqAt + k.at, n, cols, k.ab]);
         }
       }
-      const perUnit = (units[0].length) + (gated ? 1 : 0) + (bias ? 1 : 0) + (want > 0 ? 1 : 0);
+      const perUnit = units[0].length + (gated ? 1 : 0) + (bias ? 1 : 0) + (want > 0 ? 1 : 0);
       const rightCount = bandAt(0, p)?.count ?? 0;
       for (let u = 0; u < units.length; u++) {
         const s = sliceOf(ws[units[u][0]], p);
