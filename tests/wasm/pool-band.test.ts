@@ -24,11 +24,12 @@ describe('splitRows', () => {
     expect(splitRows(896, 1, 2, 0.125, 952)).toEqual({
       held: [[0, 504], [392, 896]],
       core: [[0, 392], [504, 896]],
-      bands: [{ s: 392, e: 504, ch: 8, count: 14 }],
+      bands: [{ s: 392, e: 504, ch: 8, count: 14, coarse: { ch: 8, count: 14 } }],
     });
-    // a big matrix's band is cut finer: 151936 rows of 952 bytes, chunks of at most 128 KiB (136 rows)
+    // a big matrix's band is cut finer: 151936 rows of 952 bytes, chunks of at most 128 KiB (136
+    // rows), or for matvecTop 16 chunks of 4·ceil(4748 / 16) = 1188 rows
     const big = splitRows(151936, 1, 2, 0.125, 952).bands![0];
-    expect(big).toEqual({ s: 75968 - 4 * 2374, e: 75968 - 4 * 2374 + 4 * 4748, ch: 136, count: Math.ceil((4 * 4748) / 136) });
+    expect(big).toEqual({ s: 75968 - 4 * 2374, e: 75968 - 4 * 2374 + 4 * 4748, ch: 136, count: Math.ceil((4 * 4748) / 136), coarse: { ch: 1188, count: 16 } });
   });
 
   for (const p of [2, 3, 4, 7]) {
@@ -64,6 +65,8 @@ describe('splitRows', () => {
               expect(ch % 4).toBe(0);
               expect(count).toBe(Math.ceil((e - s) / ch));
               expect(count).toBeLessThan(0x8000);
+              const { coarse } = bands[b];
+              expect(coarse.ch % 4 === 0 && coarse.ch >= ch && coarse.count === Math.ceil((e - s) / coarse.ch) && coarse.count <= 16).toBe(true);
             }
           }
         }
@@ -209,7 +212,8 @@ describe('PoolBackend with bands: any split gives the fixed split\'s bits', () =
     });
   }
 
-  it('matvecTop: logits and top ids as the fixed split, the same normaliser every run', () => {
+  // (the second shape's bands claim chunks of 12 rows, its matvecTop's of 32 on 2 threads, 24 on 3: Band.coarse)
+  it.each([[1003, 256], [2000, 8192]])('matvecTop [%i rows of %i]: logits and top ids as the fixed split, the same normaliser every run', (rows, cols) => {
     const data = quantisedWeights(GgmlType.Q8_0, rows, cols, 8);
     const spec = { name: 'output', type: GgmlType.Q8_0, rows, cols };
     const x = randomFloats(cols, 13);

@@ -92,6 +92,8 @@ interface Band {
   readonly e: number;
   readonly ch: number;
   readonly count: number;
+  /** The same band in at most BAND_CHUNKS chunks, for matvecTop (its sampling stats are per chunk, and cost more in small ones). */
+  readonly coarse: { readonly ch: number; readonly count: number };
 }
 
 interface PoolWeight extends WeightHandle {
@@ -201,6 +203,8 @@ interface Plan {
   readonly pos: Int32Array;
   /** The biases every thread adds to its rows (one token), or null. */
   readonly bias: BiasCopies | null;
+  /** Per unit (plan()) and boundary, the band as this round trip chunks it (null: none). */
+  readonly bands: readonly (readonly (Band | null)[])[];
 }
 
 /**
@@ -235,8 +239,9 @@ export function splitRows(rows: number, unit: number, p: number, band: number, r
   for (let b = 0; b < p - 1; b++) {
     const s = 4 * (Math.round((blocks * (b + 1)) / p) - (bb >> 1));
     const e = Math.min(rows, s + 4 * bb);
-    const ch = 4 * Math.max(1, Math.min(Math.ceil(bb / BAND_CHUNKS), Math.floor(CHUNK_BYTES / (4 * rowBytes))));
-    bands.push({ s, e, ch, count: Math.ceil((e - s) / ch) });
+    const big = 4 * Math.ceil(bb / BAND_CHUNKS);
+    const ch = Math.min(big, 4 * Math.max(1, Math.floor(CHUNK_BYTES / (4 * rowBytes))));
+    bands.push({ s, e, ch, count: Math.ceil((e - s) / ch), coarse: { ch: big, count: Math.ceil((e - s) / big) } });
   }
   const held = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? bands[i - 1].s : 0, i < p - 1 ? bands[i].e : rows]);
   const core = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? bands[i - 1].e : 0, i < p - 1 ? bands[i].s : rows]);
@@ -484,8 +489,8 @@ export class PoolBackend implements MatBackend {
     for (const po of plan.outs) {
       if (gated && po.i > 0) continue;
       const w = ws[po.i], s = po.slice, u = gated ? 0 : po.i;
-      const lo = s.part > 0 ? this.split(w, s.part - 1, u, s.k0) : s.k0;
-      const hi = this.split(w, s.part, u, s.k1);
+      const lo = s.part > 0 ? this.split(plan, s.part - 1, u, s.k0) : s.k0;
+      const hi = this.split(plan, s.part, u, s.k1);
       const out = outs[po.i];
       if (hi <= lo) continue;
       if (add) {
@@ -514,8 +519,8 @@ export class PoolBackend implements MatBackend {
   }
 
   /** Where the rows of w end that part b computed, b's rows meeting b + 1's (fixed: a part's core end `fixed`). */
-  private split(w: PoolWeight, b: number, u: number, fixed: number): number {
-    const band = b < this.parts.length - 1 ? w.bands?.[b] : undefined;
+  private split(plan: Plan, b: number, u: number, fixed: number): number {
+    const band = b < this.parts.length - 1 ? plan.bands[u][b] : null;
     if (!band) return fixed;
     return Math.min(band.e, band.s + (this.claims[b * CTRL.MAXJOBS + u] & 0xffff) * band.ch);
   }
@@ -527,10 +532,10 @@ export class PoolBackend implements MatBackend {
     for (const s of w.slices) {
       const p = s.part, slots = plan.slots[p];
       if (s.k1 > s.k0) sel.push(slots[0]);
-      const band = p < this.parts.length - 1 ? w.bands?.[p] : undefined;
+      const band = p < this.parts.length - 1 ? plan.bands[0][p] : null;
       if (!band) continue;
       const taken = this.claims[p * CTRL.MAXJOBS] & 0xffff;
-      const rightOfNext = p + 1 < this.parts.length - 1 && w.bands?.[p + 1] ? w.bands[p + 1].count : 0;
+      const rightOfNext = p + 1 < this.parts.length - 1 ? plan.bands[0][p + 1]?.count ?? 0 : 0;
       for (let k = 0; k < band.count; k++) sel.push(k < taken ? slots[1 + k] : plan.slots[p + 1][1 + rightOfNext + k]);
     }
     plan.sel.length = 0;
@@ -595,7 +600,12 @@ export class PoolBackend implements MatBackend {
     // the units of work (gated: gate and up together, split alike; otherwise each weight), and
     // their bands: right of part p is boundary p, left is p − 1; claim word b·MAXJOBS + unit
     const units: number[][] = gated ? [[0, 1]] : ws.map((_, i) => [i]);
-    const bandAt = (u: number, b: number): Band | null => (b >= 0 && b < P - 1 ? ws[units[u][0]].bands?.[b] ?? null : null);
+    // (matvecTop: the coarse chunks, see Band)
+    const bands = units.map((unit) => Array.from({ length: Math.max(0, P - 1) }, (_, b) => {
+      const band = ws[unit[0]].bands?.[b];
+      return band && want > 0 ? { ...band, ...band.coarse } : band ?? null;
+    }));
+    const bandAt = (u: number, b: number): Band | null => (b >= 0 && b < P - 1 ? bands[u][b] : null);
     // matvecTop's results per stats slot: f32 max, f64 sum at 8, i32 ids from 16 (sample_slice_top);
     // slots per part: core, its right band's chunks, its left band's chunks
     const sb = want > 0 ? 32 + Math.ceil(want / 4) * 16 : 0;
@@ -729,7 +739,7 @@ export class PoolBackend implements MatBackend {
       }
     }
     const maxSel = slots.reduce((c, sl) => c + sl.length, 0);
-    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, outs: outsAll, workers, resets, want, slots, sel: [], selSlots: [], pos: new Int32Array(maxSel), bias };
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, outs: outsAll, workers, resets, want, slots, sel: [], selSlots: [], pos: new Int32Array(maxSel), bias, bands };
   }
 
   /**
