@@ -30,8 +30,9 @@
 //   per 32 bytes two dots, a narrow and a pmaddwd.
 //   Q6_K (a scale per 16 elements, so a lane would mix two): the scale is folded into each
 //   weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi with both 7-bit; two dots
-//   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the
-//   activations' class sums kept beside them). Its activations are a second, per-sub-block copy.
+//   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the lo
+//   accumulators start at −4096·Σx, stored by the widening). Its activations are a second,
+//   per-sub-block copy.
 //   Measured on a Sapphire Rapids Xeon (Node 24): both beat pmaddubsw + pmaddwd + paddd per 16
 //   bytes (base: the earlier pmaddubsw kernel), Q4_K/Q5_K by ~1.4×, Q6_K by ~1.25× (gemm-ab).
 //   Q4_K/Q5_K register tile (row_q45K2): one row against two groups of four tokens, so each pair's
@@ -66,7 +67,8 @@
 //     x, plain:   i16[256], per 16 elements e0 e8 e1 e9 … e7 e15
 //     x, relaxed: per sub-block j, A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27 (classes 0-3)
 //                 and B (classes 4-7); stored as i8[256] in pairs of sub-blocks (putPairs), then
-//                 the class sums Σx (i32, classes 0-3, 4-7), then i8[256] A, B per sub-block (Q6_K)
+//                 −4096·Σx per class (i32, classes 0-3, 4-7: Q6_K's bias term), then i8[256] A, B
+//                 per sub-block (Q6_K)
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
@@ -231,8 +233,9 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
             csA = i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, ONES, csA));
             csB = i32x4.relaxed_dot_i8x16_i7x16_add_s(b1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(b0, ONES, csB));
           }
-          v128.store(xp, csA, 256);
-          v128.store(xp, csB, 272);
+          // Q6_K's bias term −4096·Σx per class, where its lo accumulators start (q6Join)
+          v128.store(xp, i32x4.sub(Z, i32x4.shl(csA, 12)), 256);
+          v128.store(xp, i32x4.sub(Z, i32x4.shl(csB, 12)), 272);
         } else {
           for (let k = 0; k < 16; k++) {
             const x = perm16(live ? v128.load(xb + (<usize>k << 4)) : Z);
@@ -729,10 +732,10 @@ const Q6_BIAS: i16 = 4096;
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
 }
 
-/** Relaxed Q6_K: the class sums lo + 128·hi − 4096·Σx (cs: the activations' class sums). */
+/** Relaxed Q6_K: the class sums lo + 128·hi (lo started at −4096·Σx, the bias term, from the widening). */
 // @ts-ignore: decorator
-@inline function q6Join(lo: v128, hi: v128, cs: v128): v128 {
-  return i32x4.sub(i32x4.add(lo, i32x4.shl(hi, 7)), i32x4.shl(cs, 12));
+@inline function q6Join(lo: v128, hi: v128): v128 {
+  return i32x4.add(lo, i32x4.shl(hi, 7));
 }
 
 /**
@@ -895,7 +898,9 @@ const Q6_BIAS: i16 = 4096;
       } else {
         // Q6_K: per token a lo and a hi accumulator (eight live), on the per-sub-block copy
         let l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128;
-        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        l0 = v128.load(xb, XK + 256); l1 = v128.load(xb, XK + XK_TOKEN + 256);
+        l2 = v128.load(xb, XK + 2 * XK_TOKEN + 256); l3 = v128.load(xb, XK + 3 * XK_TOKEN + 256);
+        h0 = Z; h1 = Z; h2 = Z; h3 = Z;
         pw = pb;
         px = xb + XK + XS;
         for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
@@ -913,11 +918,13 @@ const Q6_BIAS: i16 = 4096;
           l3 = vd(x, wl, l3);
           h3 = vd(x, wh, h3);
         }
-        a0l = q6Join(l0, h0, v128.load(xb, XK + 256));
-        a1l = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 256));
-        a2l = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 256));
-        a3l = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 256));
-        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        a0l = q6Join(l0, h0);
+        a1l = q6Join(l1, h1);
+        a2l = q6Join(l2, h2);
+        a3l = q6Join(l3, h3);
+        l0 = v128.load(xb, XK + 272); l1 = v128.load(xb, XK + XK_TOKEN + 272);
+        l2 = v128.load(xb, XK + 2 * XK_TOKEN + 272); l3 = v128.load(xb, XK + 3 * XK_TOKEN + 272);
+        h0 = Z; h1 = Z; h2 = Z; h3 = Z;
         pw = pb;
         px = xb + XK + XS;
         for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
@@ -935,10 +942,10 @@ const Q6_BIAS: i16 = 4096;
           l3 = vd(x, wl, l3);
           h3 = vd(x, wh, h3);
         }
-        a0h = q6Join(l0, h0, v128.load(xb, XK + 272));
-        a1h = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 272));
-        a2h = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 272));
-        a3h = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 272));
+        a0h = q6Join(l0, h0);
+        a1h = q6Join(l1, h1);
+        a2h = q6Join(l2, h2);
+        a3h = q6Join(l3, h3);
       }
     } else {
       let pw = pb, px = xb + XK;
