@@ -21,25 +21,27 @@
 // Plain SIMD: activations and weights widened to i16, pairs (e, e+8) side by side, so
 //   i32x4.dot_i16x8_s gives classes 0-3 from the first eight i16 and 4-7 from the next eight;
 //   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
-// Relaxed SIMD, K-quants: bytes stay bytes, (e, e+8, e+16, e+24) of a 32-element sub-block side by
-//   side, so each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd on CPUs with
-//   AVX-VNNI, V8 13+; deterministic because its second operand, the weight, is 7-bit) adds four
-//   products of one class and one sub-block.
-//   Q4_K, Q5_K: the lanes of two sub-blocks interleave, (2k c, 2k+1 c, 2k c', 2k+1 c'), so two
-//   dots narrowed to i16 line up with the scale pairs (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s:
-//   per 32 bytes two dots, a narrow and a pmaddwd.
-//   Q6_K (a scale per 16 elements, so a lane would mix two): the scale is folded into each
-//   weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi with both 7-bit; two dots
-//   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the lo
-//   accumulators start at −4096·Σx, stored by the widening). Its activations are a second,
-//   per-sub-block copy.
-//   Measured on a Sapphire Rapids Xeon (Node 24): both beat pmaddubsw + pmaddwd + paddd per 16
-//   bytes (base: the earlier pmaddubsw kernel), Q4_K/Q5_K by ~1.4×, Q6_K by ~1.25× (gemm-ab).
-//   Q4_K/Q5_K register tile (row_q45K2): one row against two groups of four tokens, so each pair's
-//   weights and scales are loaded once for eight tokens and the loop overhead is halved (~1.07×).
-//   The kernels are bound by the dot ports and the front end, not by loads: a tile of several rows
-//   would share the activation loads only, and its accumulators (rows × tokens, lo and hi for Q6_K)
-//   do not fit the 16 xmm registers.
+// Relaxed SIMD, K-quants: bytes stay bytes, elements of one class of a sub-block side by side.
+//   Q4_K, Q5_K: per pair of sub-blocks (2k, 2k + 1) two vectors of byte pairs, (c, c + 8) and
+//   (c + 16, c + 24) of sub-block 2k, then of 2k + 1, for four classes c; the i16 dot
+//   i16x8.relaxed_dot_i8x16_i7x16_s (pmaddubsw; deterministic because its second operand, the
+//   weight, is 7-bit and two products cannot saturate) of each, added, gives the four products of
+//   each (class, sub-block) in the i16 lanes (2k c, 2k+1 c), lined up with the scale pairs
+//   (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s: per 32 bytes two i16 dots, an add and a pmaddwd.
+//   Q6_K (a scale per 16 elements, so a lane would mix two): (e, e+8, e+16, e+24) of a sub-block
+//   in each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd with AVX-VNNI, V8 13+),
+//   the scale folded into each weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi
+//   with both 7-bit; two dots per 16 bytes into eight running accumulators, then lo + 128·hi −
+//   4096·Σx per class (the lo accumulators start at −4096·Σx, stored by the widening). Its
+//   activations are a second, per-sub-block copy.
+//   Register tile (Q4_K, Q5_K: row_q45K2): one row against two groups of four tokens, so each
+//   pair's weights and scales are loaded once for eight tokens. Measured on a Sapphire Rapids Xeon
+//   (Node 24, one thread, 256 × 768 by 128 tokens): ~1.05-1.2× the row-by-group kernel with two
+//   i8 dots and a narrow per 32 bytes (more under load: fewer instructions). These kernels are
+//   bound by the multiply ports (two per cycle, all dots and pmaddwd share them), the front end
+//   and, for Q6_K, the dots' 5-cycle latency, not by loads: a tile of several rows would share the
+//   activation loads only, and its accumulators (rows × tokens, lo and hi for Q6_K) do not fit in
+//   the 16 xmm registers.
 // Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
 //   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
 //   so one dot adds four products per token and a block needs no horizontal sums. Q4_0 / Q5_0:
@@ -113,14 +115,15 @@ const XS: usize = 288;
 
 /**
  * Relaxed: two sub-blocks' permA/permB vectors (a0, b0: sub-block 2k; a1, b1: 2k + 1) stored as
- * four vectors of lanes (2k c, 2k+1 c, 2k c', 2k+1 c') for the class pairs (0, 1), (2, 3), (4, 5), (6, 7).
+ * four vectors of byte pairs (2k c, 2k+1 c) for c = 0..3 (a0, a1) or 4..7 (b0, b1): the first of
+ * each two holds elements (c, c + 8) of the sub-block, the second (c + 16, c + 24).
  */
 // @ts-ignore: decorator
 @inline function putPairs(p: usize, a0: v128, b0: v128, a1: v128, b1: v128): void {
-  v128.store(p, v128.shuffle<i32>(a0, a1, 0, 4, 1, 5));
-  v128.store(p, v128.shuffle<i32>(a0, a1, 2, 6, 3, 7), 16);
-  v128.store(p, v128.shuffle<i32>(b0, b1, 0, 4, 1, 5), 32);
-  v128.store(p, v128.shuffle<i32>(b0, b1, 2, 6, 3, 7), 48);
+  v128.store(p, v128.shuffle<i16>(a0, a1, 0, 8, 2, 10, 4, 12, 6, 14));
+  v128.store(p, v128.shuffle<i16>(a0, a1, 1, 9, 3, 11, 5, 13, 7, 15), 16);
+  v128.store(p, v128.shuffle<i16>(b0, b1, 0, 8, 2, 10, 4, 12, 6, 14), 32);
+  v128.store(p, v128.shuffle<i16>(b0, b1, 1, 9, 3, 11, 5, 13, 7, 15), 48);
 }
 
 // ---- widening -----------------------------------------------------------------------------------
@@ -739,14 +742,15 @@ const Q6_BIAS: i16 = 4096;
 }
 
 /**
- * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. x1·w1 and x2·w2 give the
- * lanes (2k c, 2k+1 c, 2k c', 2k+1 c') of two class pairs (|sum| ≤ 4·31·127, exact in i16);
- * narrowed side by side they line up with the scales (sc_2k, sc_2k+1), so one i16 dot scales and
- * adds the two sub-blocks of each class.
+ * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. The i16 dots x1·w1 and x2·w2
+ * (pmaddubsw: two products per lane, |lane| ≤ 2·31·128, exact) give two products each of the
+ * lanes (2k c, 2k+1 c) for four classes c; added, every lane holds its four (≤ 15872, exact), lined
+ * up with the scales (sc_2k, sc_2k+1), so one i16 dot scales and adds the two sub-blocks of each
+ * class. No accumulator to zero and no narrowing: two fewer ops than two i8 dots and a narrow.
  */
 // @ts-ignore: decorator
 @inline function vpair(x1: v128, x2: v128, w1: v128, w2: v128, sc: v128): v128 {
-  return i32x4.dot_i16x8_s(i16x8.narrow_i32x4_s(vd(x1, w1, Z), vd(x2, w2, Z)), sc);
+  return i32x4.dot_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1), i16x8.relaxed_dot_i8x16_i7x16_s(x2, w2)), sc);
 }
 
 /** sums + f32(isum)·d lane-wise (addLanes: one class per lane). */
