@@ -158,6 +158,34 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
     }
   });
 
+  // The K-quants in the relaxed build pass one prepared row against two groups of four tokens at a
+  // time (Q4_K, Q5_K), then the odd group alone: token counts 1-9 (no pair, a pair with a partial
+  // second group, a pair and a lone group) and 128 (32 groups), one block per row (256) and 19
+  // (4864, qwen2-0.5b's ffn_down), row ranges that start and end inside a block of GEMM_ROWS rows.
+  it('K-quants: token counts 1-9 and 128, 256 and 4864 columns, ragged row ranges equal the reference', () => {
+    let seed = 6000;
+    for (const type of [GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
+      for (const [cols, rows, ns] of [[256, 11, [1, 2, 3, 4, 5, 6, 7, 8, 9, 128]], [4864, 6, [1, 5, 8, 9, 128]]] as [number, number, number[]][]) {
+        const data = quantisedWeights(type, rows, cols, seed++);
+        for (const n of ns) {
+          const x = activations(type, data, rows, cols, n, seed++);
+          const want = reference(type, data, rows, cols, x, n);
+          for (const [r0, r1] of [[0, rows], [1, rows - 2], [3, 4]]) {
+            const got = gemm(type, data, rows, cols, x, n, r0, r1);
+            const bits = new Uint32Array(got.buffer);
+            for (let t = 0; t < n; t++) {
+              for (let r = 0; r < rows; r++) {
+                const i = t * rows + r;
+                const ok = r < r0 || r >= r1 ? Number.isNaN(got[i]) : bits[i] === want[i];
+                if (!ok) expect.fail(`${ggmlTypeName(type)} cols=${cols} n=${n} rows [${r0}, ${r1}): token ${t} row ${r}: ${got[i]} vs reference ${new Float32Array(want.buffer)[i]}`);
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+
   // Q8_0 in the relaxed build dots w ^ (x < 0 ? 0xFF : 0) with |x| and adds Σ_{x<0} |x| per token
   // and block (from the widening): tokens whose quants are all negative (that term is the whole
   // Σ|x|), all positive (zero), all zero, ±127 in every element, a lone −127 among zeros, and

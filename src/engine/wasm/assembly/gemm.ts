@@ -21,19 +21,27 @@
 // Plain SIMD: activations and weights widened to i16, pairs (e, e+8) side by side, so
 //   i32x4.dot_i16x8_s gives classes 0-3 from the first eight i16 and 4-7 from the next eight;
 //   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
-// Relaxed SIMD, K-quants: bytes stay bytes, (e, e+8, e+16, e+24) of a 32-element sub-block side by
-//   side, so each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd on CPUs with
-//   AVX-VNNI, V8 13+; deterministic because its second operand, the weight, is 7-bit) adds four
-//   products of one class and one sub-block.
-//   Q4_K, Q5_K: the lanes of two sub-blocks interleave, (2k c, 2k+1 c, 2k c', 2k+1 c'), so two
-//   dots narrowed to i16 line up with the scale pairs (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s:
-//   per 32 bytes two dots, a narrow and a pmaddwd.
-//   Q6_K (a scale per 16 elements, so a lane would mix two): the scale is folded into each
-//   weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi with both 7-bit; two dots
-//   per 16 bytes into eight running accumulators, then lo + 128·hi − 4096·Σx per class (the
-//   activations' class sums kept beside them). Its activations are a second, per-sub-block copy.
-//   Measured on a Sapphire Rapids Xeon (Node 24): both beat pmaddubsw + pmaddwd + paddd per 16
-//   bytes (base: the earlier pmaddubsw kernel), Q4_K/Q5_K by ~1.4×, Q6_K by ~1.25× (gemm-ab).
+// Relaxed SIMD, K-quants: bytes stay bytes, elements of one class of a sub-block side by side.
+//   Q4_K, Q5_K: per pair of sub-blocks (2k, 2k + 1) two vectors of byte pairs, (c, c + 8) and
+//   (c + 16, c + 24) of sub-block 2k, then of 2k + 1, for four classes c; the i16 dot
+//   i16x8.relaxed_dot_i8x16_i7x16_s (pmaddubsw; deterministic because its second operand, the
+//   weight, is 7-bit and two products cannot saturate) of each, added, gives the four products of
+//   each (class, sub-block) in the i16 lanes (2k c, 2k+1 c), lined up with the scale pairs
+//   (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s: per 32 bytes two i16 dots, an add and a pmaddwd.
+//   Q6_K (a scale per 16 elements, so a lane would mix two): (e, e+8, e+16, e+24) of a sub-block
+//   in each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd with AVX-VNNI, V8 13+),
+//   the scale folded into each weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi
+//   with both 7-bit; two dots per 16 bytes into eight running accumulators, then lo + 128·hi −
+//   4096·Σx per class (the lo accumulators start at −4096·Σx, stored by the widening). Its
+//   activations are a second, per-sub-block copy.
+//   Register tile (Q4_K, Q5_K: row_q45K2): one row against two groups of four tokens, so each
+//   pair's weights and scales are loaded once for eight tokens. Measured on a Sapphire Rapids Xeon
+//   (Node 24, one thread, 256 × 768 by 128 tokens): ~1.05-1.2× the row-by-group kernel with two
+//   i8 dots and a narrow per 32 bytes (more under load: fewer instructions). These kernels are
+//   bound by the multiply ports (two per cycle, all dots and pmaddwd share them), the front end
+//   and, for Q6_K, the dots' 5-cycle latency, not by loads: a tile of several rows would share the
+//   activation loads only, and its accumulators (rows × tokens, lo and hi for Q6_K) do not fit in
+//   the 16 xmm registers.
 // Relaxed SIMD, 32-element formats: one lane per token. Each activation vector holds four bytes of
 //   each of the four tokens, and the weights' matching four bytes are broadcast (v128.load32_splat),
 //   so one dot adds four products per token and a block needs no horizontal sums. Q4_0 / Q5_0:
@@ -61,7 +69,8 @@
 //     x, plain:   i16[256], per 16 elements e0 e8 e1 e9 … e7 e15
 //     x, relaxed: per sub-block j, A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27 (classes 0-3)
 //                 and B (classes 4-7); stored as i8[256] in pairs of sub-blocks (putPairs), then
-//                 the class sums Σx (i32, classes 0-3, 4-7), then i8[256] A, B per sub-block (Q6_K)
+//                 −4096·Σx per class (i32, classes 0-3, 4-7: Q6_K's bias term), then i8[256] A, B
+//                 per sub-block (Q6_K)
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
@@ -106,14 +115,15 @@ const XS: usize = 288;
 
 /**
  * Relaxed: two sub-blocks' permA/permB vectors (a0, b0: sub-block 2k; a1, b1: 2k + 1) stored as
- * four vectors of lanes (2k c, 2k+1 c, 2k c', 2k+1 c') for the class pairs (0, 1), (2, 3), (4, 5), (6, 7).
+ * four vectors of byte pairs (2k c, 2k+1 c) for c = 0..3 (a0, a1) or 4..7 (b0, b1): the first of
+ * each two holds elements (c, c + 8) of the sub-block, the second (c + 16, c + 24).
  */
 // @ts-ignore: decorator
 @inline function putPairs(p: usize, a0: v128, b0: v128, a1: v128, b1: v128): void {
-  v128.store(p, v128.shuffle<i32>(a0, a1, 0, 4, 1, 5));
-  v128.store(p, v128.shuffle<i32>(a0, a1, 2, 6, 3, 7), 16);
-  v128.store(p, v128.shuffle<i32>(b0, b1, 0, 4, 1, 5), 32);
-  v128.store(p, v128.shuffle<i32>(b0, b1, 2, 6, 3, 7), 48);
+  v128.store(p, v128.shuffle<i16>(a0, a1, 0, 8, 2, 10, 4, 12, 6, 14));
+  v128.store(p, v128.shuffle<i16>(a0, a1, 1, 9, 3, 11, 5, 13, 7, 15), 16);
+  v128.store(p, v128.shuffle<i16>(b0, b1, 0, 8, 2, 10, 4, 12, 6, 14), 32);
+  v128.store(p, v128.shuffle<i16>(b0, b1, 1, 9, 3, 11, 5, 13, 7, 15), 48);
 }
 
 // ---- widening -----------------------------------------------------------------------------------
@@ -226,8 +236,9 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
             csA = i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, ONES, csA));
             csB = i32x4.relaxed_dot_i8x16_i7x16_add_s(b1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(b0, ONES, csB));
           }
-          v128.store(xp, csA, 256);
-          v128.store(xp, csB, 272);
+          // Q6_K's bias term −4096·Σx per class, where its lo accumulators start (q6Join)
+          v128.store(xp, i32x4.sub(Z, i32x4.shl(csA, 12)), 256);
+          v128.store(xp, i32x4.sub(Z, i32x4.shl(csB, 12)), 272);
         } else {
           for (let k = 0; k < 16; k++) {
             const x = perm16(live ? v128.load(xb + (<usize>k << 4)) : Z);
@@ -724,21 +735,22 @@ const Q6_BIAS: i16 = 4096;
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
 }
 
-/** Relaxed Q6_K: the class sums lo + 128·hi − 4096·Σx (cs: the activations' class sums). */
+/** Relaxed Q6_K: the class sums lo + 128·hi (lo started at −4096·Σx, the bias term, from the widening). */
 // @ts-ignore: decorator
-@inline function q6Join(lo: v128, hi: v128, cs: v128): v128 {
-  return i32x4.sub(i32x4.add(lo, i32x4.shl(hi, 7)), i32x4.shl(cs, 12));
+@inline function q6Join(lo: v128, hi: v128): v128 {
+  return i32x4.add(lo, i32x4.shl(hi, 7));
 }
 
 /**
- * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. x1·w1 and x2·w2 give the
- * lanes (2k c, 2k+1 c, 2k c', 2k+1 c') of two class pairs (|sum| ≤ 4·31·127, exact in i16);
- * narrowed side by side they line up with the scales (sc_2k, sc_2k+1), so one i16 dot scales and
- * adds the two sub-blocks of each class.
+ * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. The i16 dots x1·w1 and x2·w2
+ * (pmaddubsw: two products per lane, |lane| ≤ 2·31·128, exact) give two products each of the
+ * lanes (2k c, 2k+1 c) for four classes c; added, every lane holds its four (≤ 15872, exact), lined
+ * up with the scales (sc_2k, sc_2k+1), so one i16 dot scales and adds the two sub-blocks of each
+ * class. No accumulator to zero and no narrowing: two fewer ops than two i8 dots and a narrow.
  */
 // @ts-ignore: decorator
 @inline function vpair(x1: v128, x2: v128, w1: v128, w2: v128, sc: v128): v128 {
-  return i32x4.dot_i16x8_s(i16x8.narrow_i32x4_s(vd(x1, w1, Z), vd(x2, w2, Z)), sc);
+  return i32x4.dot_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1), i16x8.relaxed_dot_i8x16_i7x16_s(x2, w2)), sc);
 }
 
 /** sums + f32(isum)·d lane-wise (addLanes: one class per lane). */
@@ -767,6 +779,85 @@ const Q6_BIAS: i16 = 4096;
   s = f32x4.add(s, v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
   s = f32x4.add(s, v128.shuffle<i32>(t2, t3, 0, 1, 4, 5));
   return f32x4.add(s, v128.shuffle<i32>(t2, t3, 2, 3, 6, 7));
+}
+
+/** Lane i of v in every lane. */
+// @ts-ignore: decorator
+@inline function lane(v: v128, i: i32): v128 {
+  return i == 0 ? v128.shuffle<i32>(v, v, 0, 0, 0, 0) : i == 1 ? v128.shuffle<i32>(v, v, 1, 1, 1, 1) : i == 2 ? v128.shuffle<i32>(v, v, 2, 2, 2, 2) : v128.shuffle<i32>(v, v, 3, 3, 3, 3);
+}
+
+/** Relaxed Q4_K/Q5_K: Σ_j m_j·sum32_j of the prepared block at pb against the widened block at xb, one lane per token. */
+// @ts-ignore: decorator
+@inline function minSums(pb: usize, xb: usize): v128 {
+  const ms = i32x4.add(i32x4.dot_i16x8_s(v128.load(xb, 16), v128.load(pb, 528)), i32x4.dot_i16x8_s(v128.load(xb, 32), v128.load(pb, 544)));
+  return i32x4.add(ms, i32x4.add(i32x4.dot_i16x8_s(v128.load(xb, 48), v128.load(pb, 560)), i32x4.dot_i16x8_s(v128.load(xb, 64), v128.load(pb, 576))));
+}
+
+/**
+ * Relaxed Q4_K/Q5_K, the register tile: one prepared row against two groups of four tokens (widened
+ * at xg and xg + gs), written to out + t·os (tokens 4g..4g+3) and out + (4 + t)·os (live1 of the
+ * next four). Each pair of sub-blocks' weights and scales are loaded once for eight tokens (row_prepK:
+ * four); per token the float steps are row_prepK's, in its order.
+ */
+// @ts-ignore: decorator
+@inline function row_q45K2(p: usize, xg: usize, gs: usize, nb: i32, out: usize, os: usize, live1: i32): void {
+  let f0l = Z, f1l = Z, f2l = Z, f3l = Z, f4l = Z, f5l = Z, f6l = Z, f7l = Z;
+  let f0h = Z, f1h = Z, f2h = Z, f3h = Z, f4h = Z, f5h = Z, f6h = Z, f7h = Z;
+  let sumf = Z, sumg = Z;
+  let a0: v128, a1: v128, a2: v128, a3: v128, a4: v128, a5: v128, a6: v128, a7: v128;
+  for (let b = 0; b < nb; b++) {
+    const pb = p + <usize>b * PREP_K;
+    const xb = xg + <usize>b * WQ8_K_BLOCK;
+    const dw = v128.load32_splat(pb, 512), dx = v128.load(xb), dy = v128.load(xb + gs);
+    const d = f32x4.mul(dw, dx), e = f32x4.mul(dw, dy);
+    // classes 0-3 (a0-a3: group 0's tokens, a4-a7: group 1's), then 4-7
+    a0 = Z; a1 = Z; a2 = Z; a3 = Z; a4 = Z; a5 = Z; a6 = Z; a7 = Z;
+    for (let k = 0, pw = pb, px = xb + XK; k < 4; k++, pw += PAIR_Q45, px += 64) {
+      const w1 = v128.load(pw, 0), w2 = v128.load(pw, 16), sc = v128.load(pw, 64);
+      a0 = i32x4.add(a0, vpair(v128.load(px, 0), v128.load(px, 16), w1, w2, sc));
+      a4 = i32x4.add(a4, vpair(v128.load(px + gs, 0), v128.load(px + gs, 16), w1, w2, sc));
+      a1 = i32x4.add(a1, vpair(v128.load(px, XK_TOKEN + 0), v128.load(px, XK_TOKEN + 16), w1, w2, sc));
+      a5 = i32x4.add(a5, vpair(v128.load(px + gs, XK_TOKEN + 0), v128.load(px + gs, XK_TOKEN + 16), w1, w2, sc));
+      a2 = i32x4.add(a2, vpair(v128.load(px, 2 * XK_TOKEN + 0), v128.load(px, 2 * XK_TOKEN + 16), w1, w2, sc));
+      a6 = i32x4.add(a6, vpair(v128.load(px + gs, 2 * XK_TOKEN + 0), v128.load(px + gs, 2 * XK_TOKEN + 16), w1, w2, sc));
+      a3 = i32x4.add(a3, vpair(v128.load(px, 3 * XK_TOKEN + 0), v128.load(px, 3 * XK_TOKEN + 16), w1, w2, sc));
+      a7 = i32x4.add(a7, vpair(v128.load(px + gs, 3 * XK_TOKEN + 0), v128.load(px + gs, 3 * XK_TOKEN + 16), w1, w2, sc));
+    }
+    f0l = addLanes(f0l, a0, lane(d, 0));
+    f1l = addLanes(f1l, a1, lane(d, 1));
+    f2l = addLanes(f2l, a2, lane(d, 2));
+    f3l = addLanes(f3l, a3, lane(d, 3));
+    f4l = addLanes(f4l, a4, lane(e, 0));
+    f5l = addLanes(f5l, a5, lane(e, 1));
+    f6l = addLanes(f6l, a6, lane(e, 2));
+    f7l = addLanes(f7l, a7, lane(e, 3));
+    a0 = Z; a1 = Z; a2 = Z; a3 = Z; a4 = Z; a5 = Z; a6 = Z; a7 = Z;
+    for (let k = 0, pw = pb, px = xb + XK; k < 4; k++, pw += PAIR_Q45, px += 64) {
+      const w1 = v128.load(pw, 32), w2 = v128.load(pw, 48), sc = v128.load(pw, 64);
+      a0 = i32x4.add(a0, vpair(v128.load(px, 32), v128.load(px, 48), w1, w2, sc));
+      a4 = i32x4.add(a4, vpair(v128.load(px + gs, 32), v128.load(px + gs, 48), w1, w2, sc));
+      a1 = i32x4.add(a1, vpair(v128.load(px, XK_TOKEN + 32), v128.load(px, XK_TOKEN + 48), w1, w2, sc));
+      a5 = i32x4.add(a5, vpair(v128.load(px + gs, XK_TOKEN + 32), v128.load(px + gs, XK_TOKEN + 48), w1, w2, sc));
+      a2 = i32x4.add(a2, vpair(v128.load(px, 2 * XK_TOKEN + 32), v128.load(px, 2 * XK_TOKEN + 48), w1, w2, sc));
+      a6 = i32x4.add(a6, vpair(v128.load(px + gs, 2 * XK_TOKEN + 32), v128.load(px + gs, 2 * XK_TOKEN + 48), w1, w2, sc));
+      a3 = i32x4.add(a3, vpair(v128.load(px, 3 * XK_TOKEN + 32), v128.load(px, 3 * XK_TOKEN + 48), w1, w2, sc));
+      a7 = i32x4.add(a7, vpair(v128.load(px + gs, 3 * XK_TOKEN + 32), v128.load(px + gs, 3 * XK_TOKEN + 48), w1, w2, sc));
+    }
+    f0h = addLanes(f0h, a0, lane(d, 0));
+    f1h = addLanes(f1h, a1, lane(d, 1));
+    f2h = addLanes(f2h, a2, lane(d, 2));
+    f3h = addLanes(f3h, a3, lane(d, 3));
+    f4h = addLanes(f4h, a4, lane(e, 0));
+    f5h = addLanes(f5h, a5, lane(e, 1));
+    f6h = addLanes(f6h, a6, lane(e, 2));
+    f7h = addLanes(f7h, a7, lane(e, 3));
+    const dmin = v128.load32_splat(pb, 516);
+    sumf = f32x4.sub(sumf, f32x4.mul(f32x4.mul(dmin, dx), f32x4.convert_i32x4_s(minSums(pb, xb))));
+    sumg = f32x4.sub(sumg, f32x4.mul(f32x4.mul(dmin, dy), f32x4.convert_i32x4_s(minSums(pb, xb + gs))));
+  }
+  put4(out, os, laneTotal4(sumf, f0l, f1l, f2l, f3l, f0h, f1h, f2h, f3h), 4);
+  put4(out + (os << 2), os, laneTotal4(sumg, f4l, f5l, f6l, f7l, f4h, f5h, f6h, f7h), live1);
 }
 
 /**
@@ -811,7 +902,9 @@ const Q6_BIAS: i16 = 4096;
       } else {
         // Q6_K: per token a lo and a hi accumulator (eight live), on the per-sub-block copy
         let l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128;
-        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        l0 = v128.load(xb, XK + 256); l1 = v128.load(xb, XK + XK_TOKEN + 256);
+        l2 = v128.load(xb, XK + 2 * XK_TOKEN + 256); l3 = v128.load(xb, XK + 3 * XK_TOKEN + 256);
+        h0 = Z; h1 = Z; h2 = Z; h3 = Z;
         pw = pb;
         px = xb + XK + XS;
         for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
@@ -829,11 +922,13 @@ const Q6_BIAS: i16 = 4096;
           l3 = vd(x, wl, l3);
           h3 = vd(x, wh, h3);
         }
-        a0l = q6Join(l0, h0, v128.load(xb, XK + 256));
-        a1l = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 256));
-        a2l = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 256));
-        a3l = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 256));
-        l0 = Z; l1 = Z; l2 = Z; l3 = Z; h0 = Z; h1 = Z; h2 = Z; h3 = Z;
+        a0l = q6Join(l0, h0);
+        a1l = q6Join(l1, h1);
+        a2l = q6Join(l2, h2);
+        a3l = q6Join(l3, h3);
+        l0 = v128.load(xb, XK + 272); l1 = v128.load(xb, XK + XK_TOKEN + 272);
+        l2 = v128.load(xb, XK + 2 * XK_TOKEN + 272); l3 = v128.load(xb, XK + 3 * XK_TOKEN + 272);
+        h0 = Z; h1 = Z; h2 = Z; h3 = Z;
         pw = pb;
         px = xb + XK + XS;
         for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
@@ -851,10 +946,10 @@ const Q6_BIAS: i16 = 4096;
           l3 = vd(x, wl, l3);
           h3 = vd(x, wh, h3);
         }
-        a0h = q6Join(l0, h0, v128.load(xb, XK + 272));
-        a1h = q6Join(l1, h1, v128.load(xb, XK + XK_TOKEN + 272));
-        a2h = q6Join(l2, h2, v128.load(xb, XK + 2 * XK_TOKEN + 272));
-        a3h = q6Join(l3, h3, v128.load(xb, XK + 3 * XK_TOKEN + 272));
+        a0h = q6Join(l0, h0);
+        a1h = q6Join(l1, h1);
+        a2h = q6Join(l2, h2);
+        a3h = q6Join(l3, h3);
       }
     } else {
       let pw = pb, px = xb + XK;
@@ -937,6 +1032,15 @@ export function gemm_scratch_bytes(cols: i32): i32 {
       else prep_32(kind, dst, src, nb, -1);
     }
     let g = 0;
+    if (ASC_FEATURE_RELAXED_SIMD && (kind == 5 || kind == 6)) {
+      // pairs of groups through the register tile, then the odd group
+      for (; g + 1 < groups; g += 2) {
+        const xg = xw + <usize>g * groupBytes;
+        const o = out + (<usize>(g * 4 * outStride) << 2);
+        const live1 = min<i32>(4, n - g * 4 - 4);
+        for (let r = rb; r < re; r++) row_q45K2(scratch + <usize>(r - rb) * prepBytes, xg, groupBytes, nb, o + (<usize>r << 2), os, live1);
+      }
+    }
     if (ASC_FEATURE_RELAXED_SIMD && !k) {
       // pairs of groups through the register tile, then the odd group
       const rows = re - rb;
