@@ -242,6 +242,35 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
       .toMatch(/^The conversation needs \d+ tokens but the context holds 64\. Start a new chat or load the model with a larger context\./);
   });
 
+  it('loads the model on the thread count set in Settings (the worker pool for 2) and replies on it', async () => {
+    const threads = page.getByRole('spinbutton', { name: 'Threads' });
+    expect(await threads.inputValue()).toBe('0');
+    await threads.fill('2');
+    await threads.press('Enter');
+    await page.getByRole('button', { name: 'Reload with 2 threads' }).click();
+    await expect.poll(() => page.locator('.engine-bar.ready').textContent(), { timeout: 30_000 }).toMatch(/ · context 64 · 2 threads · wasm-\w+-pool · /);
+    await page.getByRole('button', { name: 'New chat' }).click();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Tom had a red kite');
+    await box.press('Enter');
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 30_000 });
+    await screenshot(page, 'app-16-two-threads');
+    // Back to automatic: nothing to offer (what it picks shows after the next load).
+    await threads.fill('0');
+    await threads.press('Enter');
+    await expect.poll(() => page.getByRole('button', { name: /^Reload with/ }).count()).toBe(0);
+    // This chat goes again, so the conversations are the two the next test expects.
+    const nav = page.getByRole('navigation', { name: 'Conversations' });
+    const mine = nav.getByRole('listitem').filter({ hasText: /^Tom had a red kite/ });
+    await mine.hover();
+    const title = (await mine.locator('.chat-title').textContent()) ?? '';
+    await mine.getByRole('button', { name: `Delete ${title}` }).click();
+    await mine.getByRole('button', { name: `Confirm delete ${title}` }).click();
+    await expect.poll(() => nav.getByRole('listitem').count()).toBe(2);
+  });
+
   it('renames one conversation and deletes another, and finds both changes after a reload', async () => {
     const nav = page.getByRole('navigation', { name: 'Conversations' });
     await expect.poll(() => nav.getByRole('listitem').count()).toBe(2);

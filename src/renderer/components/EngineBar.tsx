@@ -12,6 +12,7 @@ export function EngineBar({ model }: { model: OpenedModel }) {
   const load = useEngine((s) => s.load);
   const cancelLoad = useEngine((s) => s.cancelLoad);
   const contextSize = useSettings((s) => s.settings?.contextSize);
+  const threads = useSettings((s) => s.settings?.threads);
   const id = model.entry.id;
 
   if (!model.runnable) {
@@ -50,8 +51,11 @@ export function EngineBar({ model }: { model: OpenedModel }) {
     );
   }
   if (engineHas(state, id) && (state.status === 'ready' || state.status === 'busy')) {
-    // A context size changed in Settings applies at the next load: offer that load here.
+    // A context size or thread count changed in Settings applies at the next load: offer that load
+    // here (threads 0, automatic, offers nothing: what it picks shows after a load).
     const wanted = contextSize !== undefined && contextSize !== state.contextSize ? contextSize : null;
+    const wantedThreads = state.status === 'ready' && threads !== undefined && threads > 0 && threads !== state.threads ? threads : null;
+    const offer = [wanted !== null ? `context ${wanted}` : '', wantedThreads !== null ? `${wantedThreads} ${wantedThreads === 1 ? 'thread' : 'threads'}` : ''].filter(Boolean).join(', ');
     return (
       <div className="engine-bar ready">
         <span className="dot" aria-hidden="true" />
@@ -59,9 +63,9 @@ export function EngineBar({ model }: { model: OpenedModel }) {
           {state.modelName} loaded · context {state.contextSize}
           {state.status === 'ready' && ` · ${state.threads} ${state.threads === 1 ? 'thread' : 'threads'} · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`}
         </span>
-        {wanted !== null && (
+        {offer !== '' && (
           <button type="button" className="small-button" disabled={state.status === 'busy'} onClick={() => void load(id)}>
-            Reload with context {wanted}
+            Reload with {offer}
           </button>
         )}
       </div>

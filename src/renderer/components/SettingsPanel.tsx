@@ -6,7 +6,7 @@ import { useChat } from '../store/chat.js';
 import { useSettings } from '../store/settings.js';
 
 interface FieldSpec {
-  key: keyof SamplingSettings;
+  key: string;
   label: string;
   min: number;
   max: number;
@@ -14,7 +14,7 @@ interface FieldSpec {
   hint: string;
 }
 
-const FIELDS: FieldSpec[] = [
+const FIELDS: (FieldSpec & { key: keyof SamplingSettings })[] = [
   { key: 'temperature', label: 'Temperature', min: 0, max: 5, step: 0.05, hint: '0 always picks the most likely token' },
   { key: 'topK', label: 'Top-k', min: 0, max: 1000, step: 1, hint: '0 = off' },
   { key: 'topP', label: 'Top-p', min: 0, max: 1, step: 0.01, hint: '1 = off' },
@@ -76,6 +76,11 @@ export function SettingsPanel() {
         spec={{ key: 'maxTokens', label: 'Context size', min: 16, max: 1_048_576, step: 1, hint: 'tokens; applies the next time the model loads' }}
         value={settings.contextSize}
         onCommit={(n) => void update({ contextSize: n })}
+      />
+      <NumberField
+        spec={{ key: 'threads', label: 'Threads', min: 0, max: 256, step: 1, hint: '0 = automatic: every core (one for a model under 16 MiB); applies the next time the model loads' }}
+        value={settings.threads}
+        onCommit={(n) => void update({ threads: n })}
       />
       {error && <p className="line line-error">{error}</p>}
     </aside>
