@@ -7,7 +7,7 @@
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGgufHeaderSync } from '../../src/engine/gguf/file.js';
 import { getArray } from '../../src/engine/gguf/keys.js';
@@ -19,6 +19,17 @@ const DEMO = `${ROOT}/resources/models/stories260K.gguf`;
 const DROPPED = sharedModel('tinyllamas-stories-260k-q8_0.gguf');
 const VOCAB_ONLY = sharedModel('llama.cpp-vocab/ggml-vocab-llama-spm.gguf');
 const OTHER_ARCH = sharedModel('llama.cpp-vocab/ggml-vocab-bert-bge.gguf');
+
+/** Send `text` from the message box; wait for the reply's first words and for the reply to end. */
+async function sendAndWait(page: Page, text: string): Promise<Locator> {
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill(text);
+  await box.press('Enter');
+  const reply = page.getByRole('article', { name: 'Reply' }).last();
+  await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
+  await page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 30_000 });
+  return reply;
+}
 
 describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against the dev harness', () => {
   let harness: RunningHarness;
@@ -97,12 +108,8 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     const maxTokens = page.getByRole('spinbutton', { name: 'Max tokens' });
     await maxTokens.fill('24');
     await maxTokens.press('Enter');
+    const reply = await sendAndWait(page, 'Once upon a time');
     const box = page.getByRole('textbox', { name: 'Message' });
-    await box.fill('Once upon a time');
-    await box.press('Enter');
-    const reply = page.getByRole('article', { name: 'Reply' }).last();
-    await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
-    await page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 30_000 });
     const first = await reply.locator('.stats').textContent();
     expect(first).toMatch(/^24 tokens · first token .+ · [\d.]+ tokens\/s · max tokens reached/);
     await reply.getByText('Show prompt').click();
@@ -250,12 +257,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await page.getByRole('button', { name: 'Reload with 2 threads' }).click();
     await expect.poll(() => page.locator('.engine-bar.ready').textContent(), { timeout: 30_000 }).toMatch(/ · context 64 · 2 threads · wasm-\w+-pool · /);
     await page.getByRole('button', { name: 'New chat' }).click();
-    const box = page.getByRole('textbox', { name: 'Message' });
-    await box.fill('Tom had a red kite');
-    await box.press('Enter');
-    const reply = page.getByRole('article', { name: 'Reply' }).last();
-    await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
-    await page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 30_000 });
+    await sendAndWait(page, 'Tom had a red kite');
     await screenshot(page, 'app-16-two-threads');
     // Back to automatic: nothing to offer (what it picks shows after the next load).
     await threads.fill('0');
