@@ -12,10 +12,10 @@
 //   F16_FLUSH=1 ...  the same with subnormal halves set to ±0: no marked groups (their cost)
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { readGgufHeaderSync, readTensorBytesSync } from '../src/engine/gguf/file.js';
 import { hasRelaxedSimd } from '../src/engine/wasm/loader.js';
 import { cpuMs } from './cpu-ms.js';
+import { rigLoop, startRig } from './worker-rig.js';
 
 const [dirA, dirB] = [process.argv[2], process.argv[3]];
 const COLS = Number(process.argv[4] ?? 896);
@@ -66,49 +66,23 @@ const src = `
   for (let i = 0; i < cols; i++) xs[i] = Math.sin(i * 0.7) * 3;
   const res = [0, 1].map((k) => { exs[k].matvec_f16(out, ws[k], rb, 0, rows, x, cols); return new Uint32Array(memory.buffer, out, rows).slice(); });
   if (res[0].some((v, i) => v !== res[1][i])) throw new Error('A and B differ');
-  const g = new Int32Array(go);
-  Atomics.add(g, 1, 1); Atomics.notify(g, 1);
-  let round = 0;
-  for (;;) {
-    Atomics.wait(g, 0, round);
-    round = Atomics.load(g, 0);
-    if (round < 0) break;
+  ${rigLoop(`
     const what = Atomics.load(g, 2);
     const reps = Atomics.load(g, 3);
     for (let r = 0; r < reps; r++) {
       if (what === 2) ex.mem_sum(p, Math.floor(rows * rb / 64) * 64);
       else exs[what].matvec_f16(out, ws[what], rb, 0, rows, x, cols);
-    }
-    Atomics.add(g, 1, 1); Atomics.notify(g, 1);
-  }`;
+    }`)}`;
 
-/** Workers of one size; run(what) → best seconds per pass over all rounds. */
-async function rig(threads: number, bytes: number) {
-  const go = new Int32Array(new SharedArrayBuffer(16));
-  const workers = Array.from({ length: threads }, () => new Worker(src, { eval: true, workerData: { modules, bytes, cols: COLS, tile, go: go.buffer } }));
-  const waitCount = (want: number) => {
-    for (let c = Atomics.load(go, 1); c < want; c = Atomics.load(go, 1)) Atomics.wait(go, 1, c);
-  };
-  waitCount(threads);
-  let round = 0;
+/** Workers of one size; once(what, reps) → seconds per pass of one round (what: 0 A, 1 B, 2 mem_sum). */
+function rig(threads: number, bytes: number) {
+  const r = startRig(src, threads, { modules, bytes, cols: COLS, tile });
   const once = (what: number, reps: number) => {
-    Atomics.store(go, 1, 0);
-    Atomics.store(go, 2, what);
-    Atomics.store(go, 3, reps);
-    const t0 = performance.now();
-    Atomics.store(go, 0, ++round);
-    Atomics.notify(go, 0);
-    waitCount(threads);
-    return (performance.now() - t0) / 1000 / reps;
+    Atomics.store(r.go, 2, what);
+    Atomics.store(r.go, 3, reps);
+    return r.round() / 1000 / reps;
   };
-  return {
-    once,
-    close: async () => {
-      Atomics.store(go, 0, -1);
-      Atomics.notify(go, 0);
-      await Promise.all(workers.map((w) => w.terminate()));
-    },
-  };
+  return { once, close: () => r.close() };
 }
 
 console.log(`matvec_f16 A=${dirA} B=${dirB}, ${file}, Node ${process.versions.node}, cols ${COLS}, best of ${ROUNDS} alternating rounds; GB/s of stored weight bytes, all threads`);
@@ -116,7 +90,7 @@ console.log(`${'where'.padEnd(6)} ${'thr'.padStart(3)} ${'MiB'.padStart(6)} ${'r
 for (const [where, mibPerThread] of ([['L2', 1], ['L3', 24], ['DRAM', 400]] as const).filter(([w]) => WHERE.includes(w))) {
   for (const threads of THREADS) {
     const per = (where === 'DRAM' ? mibPerThread / threads : mibPerThread) * 2 ** 20;
-    const r = await rig(threads, per);
+    const r = rig(threads, per);
     const reps = Math.max(1, Math.round((64 * 2 ** 20) / per));
     const best = [Infinity, Infinity, Infinity];
     for (let k = 0; k < 3; k++) r.once(k, 1);

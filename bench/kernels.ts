@@ -19,7 +19,6 @@
 // Each figure is the best of several runs (the least disturbed by other processes). The scalar
 // column times 128 rows only: it runs at well under 1 GB/s and the rate does not depend on rows.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import { PoolBackend } from '../src/engine/backend/pool.js';
 import { ScalarBackend } from '../src/engine/backend/scalar.js';
 import type { MatBackend } from '../src/engine/backend/types.js';
@@ -30,6 +29,7 @@ import { newSharedMemory } from '../src/engine/wasm/arena.js';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { KERNEL_TYPES } from '../src/engine/wasm/layout.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';
+import { rigLoop, startRig } from './worker-rig.js';
 
 const ROWS = 4096;
 const COLS = 8192;
@@ -83,7 +83,6 @@ async function bandwidthN(n: number): Promise<number> {
  * has its own kernel instance (ex) over a memory with `bytes` bytes at p, prepared once by `prep`.
  */
 async function inParallel(n: number, bytes: number, prep: string, step: string): Promise<number> {
-  const go = new Int32Array(new SharedArrayBuffer(8));
   const src = `
     const { workerData } = require('node:worker_threads');
     const { module, bytes, go } = workerData;
@@ -91,33 +90,11 @@ async function inParallel(n: number, bytes: number, prep: string, step: string):
     const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
     const p = Math.ceil(ex.heap_base() / 64) * 64;
     ${prep}
-    const g = new Int32Array(go);
-    Atomics.add(g, 1, 1); Atomics.notify(g, 1);
-    let round = 0;
-    for (;;) {
-      Atomics.wait(g, 0, round);
-      round = Atomics.load(g, 0);
-      if (round < 0) break;
-      ${step}
-      Atomics.add(g, 1, 1); Atomics.notify(g, 1);
-    }`;
-  const workers = Array.from({ length: n }, () => new Worker(src, { eval: true, workerData: { module: km.module, bytes, go: go.buffer } }));
-  const waitCount = (want: number) => {
-    for (let c = Atomics.load(go, 1); c < want; c = Atomics.load(go, 1)) Atomics.wait(go, 1, c);
-  };
-  waitCount(n);
+    ${rigLoop(step)}`;
+  const rig = startRig(src, n, { module: km.module, bytes });
   let b = Infinity;
-  for (let round = 1; round <= 6; round++) {
-    Atomics.store(go, 1, 0);
-    const t0 = performance.now();
-    Atomics.store(go, 0, round);
-    Atomics.notify(go, 0);
-    waitCount(n);
-    b = Math.min(b, performance.now() - t0);
-  }
-  Atomics.store(go, 0, -1);
-  Atomics.notify(go, 0);
-  await Promise.all(workers.map((w) => w.terminate()));
+  for (let round = 1; round <= 6; round++) b = Math.min(b, rig.round());
+  await rig.close();
   return b;
 }
 
