@@ -199,12 +199,18 @@ interface Plan {
   readonly want: number;
   readonly slots: readonly (readonly StatsSlot[])[];
   readonly sel: SliceTop[];
-  readonly selSlots: StatsSlot[];
   readonly pos: Int32Array;
   /** The biases every thread adds to its rows (one token), or null. */
   readonly bias: BiasCopies | null;
   /** Per unit (plan()) and boundary, the band as this round trip chunks it (null: none). */
   readonly bands: readonly (readonly (Band | null)[])[];
+}
+
+/** sel + the slot's piece, its max and normaliser read from what sample_slice_top wrote there. */
+function takeStats(sel: SliceTop[], slot: StatsSlot): void {
+  slot.top.max = slot.f32[0];
+  slot.top.sum = slot.f64[1];
+  sel.push(slot.top);
 }
 
 /**
@@ -433,10 +439,6 @@ export class PoolBackend implements MatBackend {
       return;
     }
     const plan = this.run([out], [w as PoolWeight], x, 1, { want });
-    for (const slot of plan.selSlots) {
-      slot.top.max = slot.f32[0];
-      slot.top.sum = slot.f64[1];
-    }
     mergeSliceTops(stats, out, plan.sel, plan.pos);
   }
 
@@ -525,21 +527,22 @@ export class PoolBackend implements MatBackend {
     return Math.min(band.e, band.s + (this.claims[b * CTRL.MAXJOBS + u] & 0xffff) * band.ch);
   }
 
-  /** plan.sel ← matvecTop's stats pieces in row order: each part's core, then the band chunks by who took them. */
+  /**
+   * plan.sel ← matvecTop's stats pieces in row order (each part's core, then the band chunks by who
+   * took them), their max and normaliser read from the slots the kernels wrote.
+   */
   private selectStats(plan: Plan): void {
-    const w = plan.ws[0], sel = plan.selSlots;
+    const w = plan.ws[0], sel = plan.sel;
     sel.length = 0;
     for (const s of w.slices) {
       const p = s.part, slots = plan.slots[p];
-      if (s.k1 > s.k0) sel.push(slots[0]);
+      if (s.k1 > s.k0) takeStats(sel, slots[0]);
       const band = p < this.parts.length - 1 ? plan.bands[0][p] : null;
       if (!band) continue;
       const taken = this.claims[p * CTRL.MAXJOBS] & 0xffff;
       const rightOfNext = p + 1 < this.parts.length - 1 ? plan.bands[0][p + 1]?.count ?? 0 : 0;
-      for (let k = 0; k < band.count; k++) sel.push(k < taken ? slots[1 + k] : plan.slots[p + 1][1 + rightOfNext + k]);
+      for (let k = 0; k < band.count; k++) takeStats(sel, k < taken ? slots[1 + k] : plan.slots[p + 1][1 + rightOfNext + k]);
     }
-    plan.sel.length = 0;
-    for (const slot of sel) plan.sel.push(slot.top);
   }
 
   /** Whether this thread writes weight i's rows straight into `out` (one token, out in its memory; not the up of a gated pair, not added). */
@@ -739,7 +742,7 @@ export class PoolBackend implements MatBackend {
       }
     }
     const maxSel = slots.reduce((c, sl) => c + sl.length, 0);
-    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, outs: outsAll, workers, resets, want, slots, sel: [], selSlots: [], pos: new Int32Array(maxSel), bias, bands };
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, outs: outsAll, workers, resets, want, slots, sel: [], pos: new Int32Array(maxSel), bias, bands };
   }
 
   /**
