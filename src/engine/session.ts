@@ -192,7 +192,8 @@ export class Session {
   constructor(readonly model: LoadedModel, profile: Profile | null = null) {
     this.state = createRunState(model.model, model.contextSize);
     this.state.profile = profile;
-    if (profile && 'waitMeter' in model.model.backend) model.model.backend.waitMeter = profile;
+    // (a pool reports its workers' waits to the last session made on it: this one's profile, or none)
+    if ('waitMeter' in model.model.backend) model.model.backend.waitMeter = profile;
   }
 
   /** Positions of the context in use. */
