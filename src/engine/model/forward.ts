@@ -10,7 +10,7 @@ import type { ArchSpec } from './arch.js';
 import { attention, createAttentionScratch, type AttentionMode, type AttentionScratch } from './attention.js';
 import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
-import { createKvCache, kvStore, type KvCache } from './kv-cache.js';
+import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
 
@@ -356,9 +356,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (s.split) continue; // the split attention stores them
       // into the cache
       if (W) {
-        const kBad = W.k.kvStore(s.cache.k[l].byteOffset + p * kvDimK * 2, s.k.byteOffset + t * kvDimK * 4, kvDimK);
-        const vBad = W.k.kvStore(s.cache.v[l].byteOffset + p * kvDimV * 2, s.v.byteOffset + t * kvDimV * 4, kvDimV);
-        if (kBad || vBad) s.cache.nonFinite[l] = 1; // sticky: attention scans the rows from now on
+        kvStoreKernels(s.cache, W.k, l, p, s.k.byteOffset + t * kvDimK * 4, s.v.byteOffset + t * kvDimV * 4);
       } else {
         kvStore(s.cache, l, p, s.k, t * kvDimK, s.v, t * kvDimV);
       }

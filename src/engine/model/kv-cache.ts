@@ -2,6 +2,7 @@
 // llama.cpp's default cache (llama-context.cpp: type_k = type_v = GGML_TYPE_F16). Storing the same
 // rounded values is what keeps Pantheon's attention on llama.cpp's numbers.
 
+import type { KernelInstance } from '../wasm/instance.js';
 import { f32ToF16Bits } from './fp16.js';
 
 export interface KvCache {
@@ -48,6 +49,16 @@ export function kvStore(c: KvCache, layer: number, pos: number, k: Float32Array,
   for (let i = 0; i < c.kvDimK; i++) bad |= isInfNaNHalf((kc[kb + i] = f32ToF16Bits(k[kOff + i])));
   for (let i = 0; i < c.kvDimV; i++) bad |= isInfNaNHalf((vc[vb + i] = f32ToF16Bits(v[vOff + i])));
   if (bad) c.nonFinite[layer] = 1;
+}
+
+/**
+ * kvStore with the WebAssembly kernels: one position's keys and values, f32 at byte addresses kp and
+ * vp of k's memory, into cache rows that live there (and the layer's nonFinite flag, from kv_store).
+ */
+export function kvStoreKernels(c: KvCache, k: KernelInstance, layer: number, pos: number, kp: number, vp: number): void {
+  const kBad = k.kvStore(c.k[layer].byteOffset + pos * c.kvDimK * 2, kp, c.kvDimK);
+  const vBad = k.kvStore(c.v[layer].byteOffset + pos * c.kvDimV * 2, vp, c.kvDimV);
+  if (kBad || vBad) c.nonFinite[layer] = 1;
 }
 
 /** 1 when half bits h are an infinity or NaN (exponent 31). */
