@@ -209,10 +209,10 @@ function weights(suffix: 'f16' | 'bf16' | 'f32', count: number, seed: number, sc
   });
 }
 
-/** [rows, cols, r0, r1, n]: tails of 1-15 columns, partial row ranges, batches with 1-3 tokens past a group of four. */
+/** [rows, cols, r0, r1, n]: tails of 1-15 columns, partial row ranges (one over several matvec streams and an odd tail), batches with 1-3 tokens past a group of four. */
 const SHAPES: [number, number, number, number, number][] = [
   [1, 16, 0, 1, 1], [3, 7, 0, 3, 6], [5, 33, 1, 5, 4], [9, 771, 0, 9, 9], [10, 1000, 2, 9, 5], [4, 2048, 0, 4, 8],
-  [3, ROW_MAX, 0, 3, 5], [2, ROW_MAX + 12, 0, 2, 5],
+  [3, ROW_MAX, 0, 3, 5], [2, ROW_MAX + 12, 0, 2, 5], [37, 64, 3, 36, 2],
 ];
 
 function syntheticCases(): Case[] {

@@ -6,7 +6,7 @@
 // order is fixed (dot_f16) and every kernel here keeps it: matvec and matmul agree bit for bit
 // (tests/wasm/bitexact-float.test.ts computes the same order independently).
 
-import { f16, hsumF } from './common';
+import { STREAMS, f16, hsumF } from './common';
 
 const Z: v128 = i32x4.splat(0);
 
@@ -609,13 +609,15 @@ const TILE_S: usize = memory.data(64, 16);
 // dequant_T(out, w, cols): one row of W → f32.
 
 export function matvec_f32(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  // rows r0 + k and r0 + half + k together, as matvec_f16
-  const half = (r1 - r0) >> 1;
-  for (let r = r0; r < r0 + half; r++) {
-    const rb = r + half;
-    dot2_f32(out + (<usize>r << 2), out + (<usize>rb << 2), w + <usize>r * rowBytes, w + <usize>rb * rowBytes, xq, cols);
+  // rows in STREAMS parts, two parts a call, as matvec_f16
+  const q = (r1 - r0) / STREAMS;
+  for (let k = 0; k < q; k++) {
+    for (let g = 0; g < STREAMS; g += 2) {
+      const ra = r0 + g * q + k, rb = ra + q;
+      dot2_f32(out + (<usize>ra << 2), out + (<usize>rb << 2), w + <usize>ra * rowBytes, w + <usize>rb * rowBytes, xq, cols);
+    }
   }
-  if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_f32(w + <usize>(r1 - 1) * rowBytes, xq, cols));
+  for (let r = r0 + STREAMS * q; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f32(w + <usize>r * rowBytes, xq, cols));
 }
 export function matmul_f32(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
@@ -632,16 +634,21 @@ export function matvec_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_f16(w + <usize>r * rowBytes, xq, cols));
   } else if (cols <= ROW_MAX && scaleX(ROW, xq, cols & ~15)) {
     const mb = markBytes(cols); // a stored row's bitmap precedes its halves
-    // rows r0 + k and r0 + half + k together: two sequential weight streams in separate pages,
-    // which the hardware prefetcher follows better than two adjacent rows
-    const half = (r1 - r0) >> 1;
-    for (let r = r0; r < r0 + half; r++) {
-      const wa = w + <usize>r * rowBytes, wb = w + <usize>(r + half) * rowBytes;
-      dot2_f16_marked(out + (<usize>r << 2), out + (<usize>(r + half) << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
+    // the range in STREAMS parts of q rows, two parts a call (rows ra and ra + q): sequential
+    // weight streams in separate pages, which the hardware prefetcher follows better than
+    // adjacent rows (common.ts STREAMS); then the last rows (fewer than STREAMS) in pairs
+    const q = (r1 - r0) / STREAMS;
+    for (let k = 0; k < q; k++) {
+      for (let g = 0; g < STREAMS; g += 2) {
+        const ra = r0 + g * q + k;
+        const wa = w + <usize>ra * rowBytes, wb = w + <usize>(ra + q) * rowBytes;
+        dot2_f16_marked(out + (<usize>ra << 2), out + (<usize>(ra + q) << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
+      }
     }
-    if (((r1 - r0) & 1) != 0) {
-      const wa = w + <usize>(r1 - 1) * rowBytes; // the last row with itself
-      dot2_f16_marked(out + (<usize>(r1 - 1) << 2), out + (<usize>(r1 - 1) << 2), wa, wa, wa - mb, wa - mb, ROW, xq, cols);
+    for (let r = r0 + STREAMS * q; r < r1; r += 2) {
+      const rb = min(r + 1, r1 - 1); // the last row alone: with itself
+      const wa = w + <usize>r * rowBytes, wb = w + <usize>rb * rowBytes;
+      dot2_f16_marked(out + (<usize>r << 2), out + (<usize>rb << 2), wa, wb, wa - mb, wb - mb, ROW, xq, cols);
     }
   } else {
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotStored(w + <usize>r * rowBytes, xq, cols));

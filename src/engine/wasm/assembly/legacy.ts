@@ -18,7 +18,7 @@
 // The relaxed build stores Q4_0 in groups of four rows interleaved (layout.ts), one row per lane of
 // each dot, so its matvec needs no sum4 (dotG4_q4_0).
 
-import { Dot4, TOKEN_BLOCK, f16, q8Aux, q8Scales, rows4, sum4 } from './common';
+import { Dot4, STREAMS, TOKEN_BLOCK, f16, q8Aux, q8Scales, rows4, sum4 } from './common';
 import { Q4G_BLOCK, q4Grouped } from './layout';
 
 // ---- vector constants ---------------------------------------------------------------------------
@@ -525,8 +525,9 @@ function dotG4_q4_0(o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i3
  * out[r] = row r · xq for r in [r0, r1) of a Q4_0 tensor at w in the build's layout (layout.ts).
  * Relaxed: r1 is a multiple of 4 or the tensor's last row + 1 (its last r1 % 4 rows are then in
  * ggml's layout); r0 is any row (a partial first group is computed whole and stored in part). The
- * groups go four at a time through dotG4_q4_0, one from each quarter of the range: four sequential
- * streams, as rows4's (one stream, or two, measured 10-25% slower from L3 and DRAM, Node 24).
+ * groups go four at a time through dotG4_q4_0, each step one group from each of STREAMS parts of
+ * the range: STREAMS sequential streams, as rows4's (one stream, or two, measured 10-25% slower
+ * from L3 and DRAM than four, Node 24).
  */
 export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   if (!q4Grouped()) {
@@ -540,11 +541,13 @@ export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
     g0 += 4;
   }
   if (g0 < t) {
-    const groups = (t - g0) >> 2, q = groups >> 2;
+    const groups = (t - g0) >> 2, q = groups / STREAMS;
     const gb = 4 * rowBytes, ob: usize = <usize>q << 4;
     const base = w + <usize>g0 * rowBytes, o = out + (<usize>g0 << 2);
-    for (let i = 0; i < q; i++) dotG4_q4_0(o + (<usize>i << 4), ob, base + <usize>i * gb, <usize>q * gb, xq, cols);
-    for (let i = 4 * q; i < groups; i++) v128.store(o + (<usize>i << 4), dotG_q4_0(base + <usize>i * gb, xq, cols));
+    for (let i = 0; i < q; i++) {
+      for (let k = 0; k < STREAMS; k += 4) dotG4_q4_0(o + (<usize>(k * q + i) << 4), ob, base + <usize>(k * q + i) * gb, <usize>q * gb, xq, cols);
+    }
+    for (let i = STREAMS * q; i < groups; i++) v128.store(o + (<usize>i << 4), dotG_q4_0(base + <usize>i * gb, xq, cols));
   }
   if (max(r0, t) < r1) rows4(dot4_q4_0, out, w, rowBytes, max(r0, t), r1, xq, cols);
 }

@@ -1,0 +1,77 @@
+// Two kernel builds A/B in one process, pass by pass: qwen2-0.5b's per-layer products as a generated
+// token meets them (q, k, v, o, gate, up, down × 24 layers, and the tied 151936 × 896 Q8_0 output
+// unless `noout`) on a pool of THREADS threads per build, the two pools alternating passes (the
+// idle one's workers asleep), so the host's drift falls on both alike. Prints each build's median
+// ms per pass and GB/s, and the median of the paired ratios B/A.
+//
+//   node bin/run-ts.mjs bench/build-ab.ts DIR_A DIR_B [TYPE=Q8_0] [THREADS=2] [PASSES=40] [noout]
+//   (DIR_*: folders holding kernels-relaxed.wasm / kernels.wasm, e.g. copies of build/wasm)
+import { PoolBackend } from '../src/engine/backend/pool.js';
+import { ggmlTypeByName, rowBytes } from '../src/engine/gguf/ggml-types.js';
+import { quantizeRows } from '../src/engine/quant/index.js';
+
+const [dirA, dirB] = process.argv.slice(2, 4);
+if (!dirA || !dirB) throw new Error('usage: build-ab.ts DIR_A DIR_B [TYPE] [THREADS] [PASSES] [noout]');
+const type = ggmlTypeByName(process.argv[4] ?? 'Q8_0')!;
+const threads = Number(process.argv[5] ?? 2);
+const passes = Number(process.argv[6] ?? 40);
+const withOut = process.argv[7] !== 'noout';
+const shapes: [number, number][] = [[896, 896], [128, 896], [128, 896], [896, 896], [4864, 896], [4864, 896], [896, 4864]];
+
+const data = new Map<string, Uint8Array>();
+function weights(t: number, rows: number, cols: number): Uint8Array {
+  const k = `${t}:${rows}x${cols}`;
+  let d = data.get(k);
+  if (!d) {
+    const f = new Float32Array(rows * cols);
+    let s = 1;
+    for (let i = 0; i < f.length; i++) { s = (s * 1103515245 + 12345) >>> 0; f[i] = ((s >>> 8) / 2 ** 24 - 0.5) * 0.04; }
+    d = quantizeRows(t, f, rows, cols);
+    data.set(k, d);
+  }
+  return d;
+}
+
+const q8 = ggmlTypeByName('Q8_0')!;
+function build(dir: string) {
+  const be = new PoolBackend({ threads, dir });
+  const ws = [];
+  for (let l = 0; l < 24; l++) for (const [r, c] of shapes) {
+    const d = weights(type, r, c);
+    ws.push(be.addWeight({ name: `w${l}-${r}`, type, rows: r, cols: c }, (dst, off) => dst.set(d.subarray(off, off + dst.length))));
+  }
+  if (withOut) {
+    // one 8192-row tile of the output, repeated (quantising 136M values would take minutes)
+    const tile = weights(q8, 8192, 896);
+    ws.push(be.addWeight({ name: 'output', type: q8, rows: 151936, cols: 896 }, (dst, off) => { for (let o = 0; o < dst.length; o++) dst[o] = tile[(off + o) % tile.length]; }));
+  }
+  return { be, ws };
+}
+const bytes = shapes.reduce((b, [r, c]) => b + r * rowBytes(type, c), 0) * 24 + (withOut ? 151936 * rowBytes(q8, 896) : 0);
+const A = build(dirA), B = build(dirB);
+const xs = new Map<number, Float32Array>([[896, new Float32Array(896).map((_, i) => Math.sin(i))], [4864, new Float32Array(4864).map((_, i) => Math.cos(i))]]);
+const outs = new Map<number, Float32Array>([[896, new Float32Array(896)], [4864, new Float32Array(4864)], [128, new Float32Array(128)], [151936, new Float32Array(151936)]]);
+
+function pass(v: ReturnType<typeof build>): number {
+  v.be.hold?.(true);
+  const t0 = performance.now();
+  for (const w of v.ws) v.be.matvec(outs.get(w.spec.rows)!, w, xs.get(w.spec.cols)!);
+  const ms = performance.now() - t0;
+  v.be.hold?.(false);
+  return ms;
+}
+for (let i = 0; i < 3; i++) { pass(A); pass(B); }
+const ta: number[] = [], tb: number[] = [], ratio: number[] = [];
+for (let i = 0; i < passes; i++) {
+  let a: number, b: number;
+  if (i % 2) { a = pass(A); b = pass(B); } else { b = pass(B); a = pass(A); }
+  ta.push(a); tb.push(b); ratio.push(a / b);
+}
+const med = (v: number[]) => { const s = [...v].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const line = (name: string, t: number[]) => `${name}: ${med(t).toFixed(2)} ms per pass, ${(bytes / med(t) / 1e6).toFixed(1)} GB/s`;
+console.log(`${process.argv[4] ?? 'Q8_0'}, ${threads} thread(s), ${passes} alternating passes of ${(bytes / 2 ** 20).toFixed(0)} MiB`);
+console.log(line(`A ${dirA}`, ta));
+console.log(line(`B ${dirB}`, tb));
+console.log(`speed B/A (median of pairs): ${med(ratio).toFixed(3)}; B faster in ${ratio.filter((r) => r > 1).length} of ${passes}`);
+A.be.dispose?.(); B.be.dispose?.();
+process.exit(0);
