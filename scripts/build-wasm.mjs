@@ -18,7 +18,8 @@ const VARIANTS = {
 const COMMON = [
   `${SRC}/index.ts`, '-O3', '--noAssert', '--runtime', 'stub',
   '--enable', 'simd', '--enable', 'threads',
-  '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536',
+  // initialMemory: the static data (tables, per-instance scratch) fits in 4 pages (arena.ts MIN_PAGES)
+  '--importMemory', '--sharedMemory', '--initialMemory', '4', '--maximumMemory', '65536',
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7);

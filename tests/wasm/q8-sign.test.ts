@@ -4,7 +4,9 @@
 // pmaddubsw could saturate (|w ^ m| = 128 against |x| = 127). Here matvec_q8_0 and matmul_q8_0 are
 // compared BIT FOR BIT (as Uint32) with the scalar reference (ggml_vec_dot_q8_0_generic's float
 // order) on adversarial weights: dense −128, every byte value in every position, all-±127
-// activations, and random blocks with many −128 at several widths; in both builds.
+// activations, and random blocks with many −128 at several widths (up to 32768 columns, whose
+// activation terms matvec prepares once per call, and past it, where dot4_q8_0 makes them per block);
+// in both builds.
 // bitexact-legacy.test.ts covers the ordinary cases (random bytes, ggml-quantised, every half as a
 // scale, real tensors).
 //
@@ -124,7 +126,7 @@ function cases(): Case[] {
   add('every byte in every position', 256, 256, 0, 256, 2, blocks(256, 256, (r, j) => r + j), extremeActivation(2, 256, seed++));
   add('every byte, ordinary activations', 256, 96, 0, 256, 3, blocks(256, 96, (r, j) => r * 7 + j), randomFloats(3 * 96, seed++, 2));
   // random blocks with a quarter of the quants −128, several widths (896 = qwen2 0.5B's), partial groups of four rows
-  for (const [rows, cols, r0, r1, n] of [[1, 32, 0, 1, 1], [7, 352, 1, 7, 4], [9, 896, 0, 9, 2], [6, 2272, 2, 5, 1], [10, 160, 0, 10, 70]]) {
+  for (const [rows, cols, r0, r1, n] of [[1, 32, 0, 1, 1], [7, 352, 1, 7, 4], [9, 896, 0, 9, 2], [6, 2272, 2, 5, 1], [10, 160, 0, 10, 70], [3, 32768, 0, 3, 1], [5, 32800, 1, 5, 1]]) {
     const w = randomBlocks(Q8, rows, cols, seed++);
     const r = rng(seed++);
     for (let i = 0; i < w.length; i++) if (i % BLOCK >= 2 && r() < 0.25) w[i] = 0x80;

@@ -8,10 +8,12 @@ import { EngineError } from '../../shared/errors.js';
 export const WASM_PAGE = 65536;
 /** 4 GiB: the wasm32 limit, and the maximum the kernel module declares. */
 export const MAX_PAGES = 65536;
+/** Pages the kernel module declares at least (scripts/build-wasm.mjs --initialMemory): its static data. */
+export const MIN_PAGES = 4;
 
-/** A new shared memory of `bytes` (rounded up to pages), growable to 4 GiB. */
+/** A new shared memory of `bytes` (rounded up to pages, at least MIN_PAGES), growable to 4 GiB. */
 export function newSharedMemory(bytes: number): WebAssembly.Memory {
-  return new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / WASM_PAGE)), maximum: MAX_PAGES, shared: true });
+  return new WebAssembly.Memory({ initial: Math.max(MIN_PAGES, Math.ceil(bytes / WASM_PAGE)), maximum: MAX_PAGES, shared: true });
 }
 
 export class Arena {
