@@ -4,8 +4,11 @@
 // idle one's workers asleep), so the host's drift falls on both alike. Prints each build's median
 // ms per pass and GB/s, and the median of the paired ratios B/A.
 //
-//   node bin/run-ts.mjs bench/build-ab.ts DIR_A DIR_B [TYPE=Q8_0] [THREADS=2] [PASSES=40] [noout]
+//   node bin/run-ts.mjs bench/build-ab.ts DIR_A DIR_B [TYPE=Q8_0] [THREADS=2] [PASSES=40] [noout|model]
 //   (DIR_*: folders holding kernels-relaxed.wasm / kernels.wasm, e.g. copies of build/wasm)
+// `model` makes the calls as the forward pass does (q, k, v in one matmulShared with biases, gate
+// and up in one matmulGated, o and down added into the residual by matvecAdd, the output through
+// matvecTop with 40 top logits) instead of one matvec per matrix.
 import { PoolBackend } from '../src/engine/backend/pool.js';
 import { ggmlTypeByName, rowBytes } from '../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
@@ -16,6 +19,7 @@ const type = ggmlTypeByName(process.argv[4] ?? 'Q8_0')!;
 const threads = Number(process.argv[5] ?? 2);
 const passes = Number(process.argv[6] ?? 40);
 const withOut = process.argv[7] !== 'noout';
+const asModel = process.argv[7] === 'model';
 const shapes: [number, number][] = [[896, 896], [128, 896], [128, 896], [896, 896], [4864, 896], [4864, 896], [896, 4864]];
 
 const data = new Map<string, Uint8Array>();
@@ -52,10 +56,25 @@ const A = build(dirA), B = build(dirB);
 const xs = new Map<number, Float32Array>([[896, new Float32Array(896).map((_, i) => Math.sin(i))], [4864, new Float32Array(4864).map((_, i) => Math.cos(i))]]);
 const outs = new Map<number, Float32Array>([[896, new Float32Array(896)], [4864, new Float32Array(4864)], [128, new Float32Array(128)], [151936, new Float32Array(151936)]]);
 
+const bias = (n: number) => new Float32Array(n).map((_, i) => Math.sin(i) * 0.01);
+const biases = [bias(896), bias(128), bias(128)];
+const qkv = [new Float32Array(896), new Float32Array(128), new Float32Array(128)];
+const resid = new Float32Array(896);
+const stats = { want: 40, valid: false, max: 0, sum: 0, count: 0, ids: new Int32Array(64) };
+/** One layer as forward.ts calls it: ws = q, k, v, o, gate, up, down. */
+function layer(be: PoolBackend, ws: ReturnType<PoolBackend['addWeight']>[]): void {
+  be.matmulShared(qkv, ws.slice(0, 3), xs.get(896)!, 1, biases);
+  be.matvecAdd(resid, ws[3], xs.get(896)!);
+  be.matmulGated(outs.get(4864)!, ws[4], ws[5], xs.get(896)!, 1);
+  be.matvecAdd(resid, ws[6], xs.get(4864)!);
+}
 function pass(v: ReturnType<typeof build>): number {
   v.be.hold?.(true);
   const t0 = performance.now();
-  for (const w of v.ws) v.be.matvec(outs.get(w.spec.rows)!, w, xs.get(w.spec.cols)!);
+  if (asModel) {
+    for (let l = 0; l < 24; l++) layer(v.be, v.ws.slice(7 * l, 7 * l + 7));
+    if (withOut) v.be.matvecTop(outs.get(151936)!, v.ws[v.ws.length - 1], xs.get(896)!, stats);
+  } else for (const w of v.ws) v.be.matvec(outs.get(w.spec.rows)!, w, xs.get(w.spec.cols)!);
   const ms = performance.now() - t0;
   v.be.hold?.(false);
   return ms;
