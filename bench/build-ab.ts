@@ -8,7 +8,8 @@
 //   (DIR_*: folders holding kernels-relaxed.wasm / kernels.wasm, e.g. copies of build/wasm)
 // `model` makes the calls as the forward pass does (q, k, v in one matmulShared with biases, gate
 // and up in one matmulGated, o and down added into the residual by matvecAdd, the output through
-// matvecTop with 40 top logits) instead of one matvec per matrix.
+// matvecTop with 40 top logits) instead of one matvec per matrix. BAND_A=… BAND_B=… give the two
+// pools different PoolOptions.band (the same DIR twice then compares the split instead of builds).
 import { PoolBackend } from '../src/engine/backend/pool.js';
 import { ggmlTypeByName, rowBytes } from '../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
@@ -37,8 +38,8 @@ function weights(t: number, rows: number, cols: number): Uint8Array {
 }
 
 const q8 = ggmlTypeByName('Q8_0')!;
-function build(dir: string) {
-  const be = new PoolBackend({ threads, dir });
+function build(dir: string, band?: number) {
+  const be = new PoolBackend({ threads, dir, band });
   const ws = [];
   for (let l = 0; l < 24; l++) for (const [r, c] of shapes) {
     const d = weights(type, r, c);
@@ -52,7 +53,9 @@ function build(dir: string) {
   return { be, ws };
 }
 const bytes = shapes.reduce((b, [r, c]) => b + r * rowBytes(type, c), 0) * 24 + (withOut ? 151936 * rowBytes(q8, 896) : 0);
-const A = build(dirA), B = build(dirB);
+// BAND_A / BAND_B: the pools' PoolOptions.band (default: the pool's), to A/B the split itself
+const bandOf = (v?: string) => (v === undefined ? undefined : Number(v));
+const A = build(dirA, bandOf(process.env.BAND_A)), B = build(dirB, bandOf(process.env.BAND_B));
 const xs = new Map<number, Float32Array>([[896, new Float32Array(896).map((_, i) => Math.sin(i))], [4864, new Float32Array(4864).map((_, i) => Math.cos(i))]]);
 const outs = new Map<number, Float32Array>([[896, new Float32Array(896)], [4864, new Float32Array(4864)], [128, new Float32Array(128)], [151936, new Float32Array(151936)]]);
 
