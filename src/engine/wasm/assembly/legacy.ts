@@ -359,17 +359,27 @@ function dot4_q5_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
   return acc;
 }
 
-/** vecDotQ8_0: sumf += sumi·(d_w·d_x). */
-function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+/**
+ * vecDotQ8_0: sumf += sumi·(d_w·d_x). `prepared` (relaxed build): the activation's terms per block
+ * come from prepQ8's scratch instead of being made here from x (a constant: two loops).
+ */
+// @ts-ignore: decorator
+@inline function dot4q8(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32, prepared: bool): v128 {
   const nb = cols >> 5;
   const dp = q8Scales(xq, cols);
   let acc = f32x4.splat(0);
   let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
-    const xb = xq + (<usize>b << 5);
-    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
-    const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
-    const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
+    let xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128;
+    if (prepared) {
+      const p = Q8X + <usize>b * 80;
+      xe0 = v128.load(p); xo0 = v128.load(p, 16); xe1 = v128.load(p, 32); xo1 = v128.load(p, 48); c = v128.load(p, 64);
+    } else {
+      const xb = xq + (<usize>b << 5);
+      const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+      xe0 = nlXe(x0); xo0 = nlXo(x0); xe1 = nlXe(x1); xo1 = nlXo(x1);
+      c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
+    }
     const s = sum4(q8Sum(a0, xe0, xo0, xe1, xo1, c), q8Sum(a1, xe0, xo0, xe1, xo1, c),
       q8Sum(a2, xe0, xo0, xe1, xo1, c), q8Sum(a3, xe0, xo0, xe1, xo1, c));
     const dd = f32x4.mul(f16At(a0, a1, a2, a3), v128.load32_splat(dp + (<usize>b << 2)));
@@ -377,6 +387,9 @@ function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     a0 += 34; a1 += 34; a2 += 34; a3 += 34;
   }
   return acc;
+}
+function dot4_q8_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  return dot4q8(p0, p1, p2, p3, xq, cols, false);
 }
 
 /** vecDotIq4Nl: sumf += (d_x·d_w)·sumi. */
@@ -442,20 +455,7 @@ function prepQ8(xq: usize, cols: i32): void {
 }
 /** dot4_q8_0 with the activation terms from prepQ8 (relaxed build). */
 function dot4_q8_0p(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
-  const nb = cols >> 5;
-  const dp = q8Scales(xq, cols);
-  let acc = f32x4.splat(0);
-  let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
-  for (let b = 0; b < nb; b++) {
-    const p = Q8X + <usize>b * 80;
-    const xe0 = v128.load(p), xo0 = v128.load(p, 16), xe1 = v128.load(p, 32), xo1 = v128.load(p, 48), c = v128.load(p, 64);
-    const s = sum4(q8Sum(a0, xe0, xo0, xe1, xo1, c), q8Sum(a1, xe0, xo0, xe1, xo1, c),
-      q8Sum(a2, xe0, xo0, xe1, xo1, c), q8Sum(a3, xe0, xo0, xe1, xo1, c));
-    const dd = f32x4.mul(f16At(a0, a1, a2, a3), v128.load32_splat(dp + (<usize>b << 2)));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
-    a0 += 34; a1 += 34; a2 += 34; a3 += 34;
-  }
-  return acc;
+  return dot4q8(p0, p1, p2, p3, xq, cols, true);
 }
 
 export function matvec_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
