@@ -1,8 +1,10 @@
 // Two kernel builds A/B in one process, pass by pass: qwen2-0.5b's per-layer products as a generated
 // token meets them (q, k, v, o, gate, up, down × 24 layers, and the tied 151936 × 896 Q8_0 output
-// unless `noout`) on a pool of THREADS threads per build, the two pools alternating passes (the
+// unless `noout`; SHAPE=110m: the llama 110M's 12 layers and 32000-row output) on a pool of THREADS threads per build, the two pools alternating passes (the
 // idle one's workers asleep), so the host's drift falls on both alike. Prints each build's median
-// ms per pass and GB/s, and the median of the paired ratios B/A.
+// ms per pass and GB/s, and the median of the paired ratios B/A. The pool built second has run up
+// to 5% faster here with the same build on both sides: run it both ways (A B, then B A) and take
+// √(ratio₁ / ratio₂); A/A that way gave 0.986–0.994.
 //
 //   node bin/run-ts.mjs bench/build-ab.ts DIR_A DIR_B [TYPE=Q8_0] [THREADS=2] [PASSES=40] [noout|model]
 //   (DIR_*: folders holding kernels-relaxed.wasm / kernels.wasm, e.g. copies of build/wasm)
@@ -21,7 +23,10 @@ const threads = Number(process.argv[5] ?? 2);
 const passes = Number(process.argv[6] ?? 40);
 const withOut = process.argv[7] !== 'noout';
 const asModel = process.argv[7] === 'model';
-const shapes: [number, number][] = [[896, 896], [128, 896], [128, 896], [896, 896], [4864, 896], [4864, 896], [896, 4864]];
+// SHAPE=110m: the llama 110M's layers instead (12 of them, n_embd 768, ffn 2048, no GQA, vocab 32000)
+const small = process.env.SHAPE === '110m';
+const [nLayer, nEmbd, nKv, nFf, nVocab] = small ? [12, 768, 768, 2048, 32000] : [24, 896, 128, 4864, 151936];
+const shapes: [number, number][] = [[nEmbd, nEmbd], [nKv, nEmbd], [nKv, nEmbd], [nEmbd, nEmbd], [nFf, nEmbd], [nFf, nEmbd], [nEmbd, nFf]];
 
 const data = new Map<string, Uint8Array>();
 function weights(t: number, rows: number, cols: number): Uint8Array {
@@ -41,42 +46,42 @@ const q8 = ggmlTypeByName('Q8_0')!;
 function build(dir: string, band?: number) {
   const be = new PoolBackend({ threads, dir, band });
   const ws = [];
-  for (let l = 0; l < 24; l++) for (const [r, c] of shapes) {
+  for (let l = 0; l < nLayer; l++) for (const [r, c] of shapes) {
     const d = weights(type, r, c);
     ws.push(be.addWeight({ name: `w${l}-${r}`, type, rows: r, cols: c }, (dst, off) => dst.set(d.subarray(off, off + dst.length))));
   }
   if (withOut) {
     // one 8192-row tile of the output, repeated (quantising 136M values would take minutes)
-    const tile = weights(q8, 8192, 896);
-    ws.push(be.addWeight({ name: 'output', type: q8, rows: 151936, cols: 896 }, (dst, off) => { for (let o = 0; o < dst.length; o++) dst[o] = tile[(off + o) % tile.length]; }));
+    const tile = weights(q8, 8192, nEmbd);
+    ws.push(be.addWeight({ name: 'output', type: q8, rows: nVocab, cols: nEmbd }, (dst, off) => { for (let o = 0; o < dst.length; o++) dst[o] = tile[(off + o) % tile.length]; }));
   }
   return { be, ws };
 }
-const bytes = shapes.reduce((b, [r, c]) => b + r * rowBytes(type, c), 0) * 24 + (withOut ? 151936 * rowBytes(q8, 896) : 0);
+const bytes = shapes.reduce((b, [r, c]) => b + r * rowBytes(type, c), 0) * nLayer + (withOut ? nVocab * rowBytes(q8, nEmbd) : 0);
 // BAND_A / BAND_B: the pools' PoolOptions.band (default: the pool's), to A/B the split itself
 const bandOf = (v?: string) => (v === undefined ? undefined : Number(v));
 const A = build(dirA, bandOf(process.env.BAND_A)), B = build(dirB, bandOf(process.env.BAND_B));
-const xs = new Map<number, Float32Array>([[896, new Float32Array(896).map((_, i) => Math.sin(i))], [4864, new Float32Array(4864).map((_, i) => Math.cos(i))]]);
-const outs = new Map<number, Float32Array>([[896, new Float32Array(896)], [4864, new Float32Array(4864)], [128, new Float32Array(128)], [151936, new Float32Array(151936)]]);
+const xs = new Map<number, Float32Array>([[nEmbd, new Float32Array(nEmbd).map((_, i) => Math.sin(i))], [nFf, new Float32Array(nFf).map((_, i) => Math.cos(i))]]);
+const outs = new Map<number, Float32Array>([nEmbd, nFf, nKv, nVocab].map((n) => [n, new Float32Array(n)]));
 
 const bias = (n: number) => new Float32Array(n).map((_, i) => Math.sin(i) * 0.01);
-const biases = [bias(896), bias(128), bias(128)];
-const qkv = [new Float32Array(896), new Float32Array(128), new Float32Array(128)];
-const resid = new Float32Array(896);
+const biases = small ? undefined : [bias(nEmbd), bias(nKv), bias(nKv)]; // qwen2 has q/k/v biases, llama none
+const qkv = [new Float32Array(nEmbd), new Float32Array(nKv), new Float32Array(nKv)];
+const resid = new Float32Array(nEmbd);
 const stats = { want: 40, valid: false, max: 0, sum: 0, count: 0, ids: new Int32Array(64) };
 /** One layer as forward.ts calls it: ws = q, k, v, o, gate, up, down. */
 function layer(be: PoolBackend, ws: ReturnType<PoolBackend['addWeight']>[]): void {
-  be.matmulShared(qkv, ws.slice(0, 3), xs.get(896)!, 1, biases);
-  be.matvecAdd(resid, ws[3], xs.get(896)!);
-  be.matmulGated(outs.get(4864)!, ws[4], ws[5], xs.get(896)!, 1);
-  be.matvecAdd(resid, ws[6], xs.get(4864)!);
+  be.matmulShared(qkv, ws.slice(0, 3), xs.get(nEmbd)!, 1, biases);
+  be.matvecAdd(resid, ws[3], xs.get(nEmbd)!);
+  be.matmulGated(outs.get(nFf)!, ws[4], ws[5], xs.get(nEmbd)!, 1);
+  be.matvecAdd(resid, ws[6], xs.get(nFf)!);
 }
 function pass(v: ReturnType<typeof build>): number {
   v.be.hold?.(true);
   const t0 = performance.now();
   if (asModel) {
-    for (let l = 0; l < 24; l++) layer(v.be, v.ws.slice(7 * l, 7 * l + 7));
-    if (withOut) v.be.matvecTop(outs.get(151936)!, v.ws[v.ws.length - 1], xs.get(896)!, stats);
+    for (let l = 0; l < nLayer; l++) layer(v.be, v.ws.slice(7 * l, 7 * l + 7));
+    if (withOut) v.be.matvecTop(outs.get(nVocab)!, v.ws[v.ws.length - 1], xs.get(nEmbd)!, stats);
   } else for (const w of v.ws) v.be.matvec(outs.get(w.spec.rows)!, w, xs.get(w.spec.cols)!);
   const ms = performance.now() - t0;
   v.be.hold?.(false);
