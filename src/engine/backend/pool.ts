@@ -278,8 +278,6 @@ export class PoolBackend implements MatBackend {
   private readonly otherBuffers = new WeakSet<ArrayBufferLike>();
   /** A word of this thread's memory that inKernelMemory writes to tell its buffers apart. */
   private readonly probe: number;
-  private readonly swiglu: Kernel;
-  private readonly sliceTop: Kernel;
   private readonly addF32: Kernel;
 
   constructor(opts: PoolOptions = {}) {
@@ -296,8 +294,6 @@ export class PoolBackend implements MatBackend {
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
     this.fns = names.map((n) => this.main.kernel(n));
     this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
-    this.swiglu = this.main.kernel('swiglu');
-    this.sliceTop = this.main.kernel('sample_slice_top');
     this.addF32 = this.main.kernel('add_f32');
     this.probe = this.main.arena.alloc(4, 4);
     const base = this.main.heapBase;
