@@ -1,7 +1,8 @@
 // Kernel throughput: GB/s of weight bytes streamed through matvec, per ggml type, for the scalar
 // TypeScript reference, WebAssembly SIMD on one thread, and the worker pool on N threads; beside
 // the machine's memory bandwidth measured in the same run with a wasm read loop (mem_sum) over a
-// 512 MiB buffer, on 1 and N threads. Matrix: 4096 rows × 8192 columns.
+// 512 MiB buffer, on 1 and N threads, and on one thread as 1-16 streams at once (the reason the
+// matvecs read eight, assembly/common.ts STREAMS). Matrix: 4096 rows × 8192 columns.
 //
 //   npm run bench:kernels                      all types
 //   npm run bench:kernels -- q8_0,q4_K         some types
@@ -69,6 +70,15 @@ function bandwidth1(): number {
   const p = k.arena.alloc(BW_BYTES);
   k.arena.u8(p, BW_BYTES).fill(1);
   return BW_BYTES / best(() => k.call('mem_sum', p, BW_BYTES)) / 1e9;
+}
+
+/** One thread reading BW_BYTES in 1 MiB pieces, each as k sequential streams: GB/s per k (common.ts STREAMS). */
+function streams1(ks: number[]): number[] {
+  const k = new KernelInstance(km, newSharedMemory(BW_BYTES + 2 ** 20));
+  const p = k.arena.alloc(BW_BYTES);
+  k.arena.u8(p, BW_BYTES).fill(1);
+  const piece = 2 ** 20;
+  return ks.map((n) => BW_BYTES / best(() => { for (let o = 0; o < BW_BYTES; o += piece) k.call('mem_sum_streams', p + o, piece, n); }) / 1e9);
 }
 
 /** N threads each summing their own 512 MiB / N at the same moment; aggregate GB/s. */
@@ -249,7 +259,9 @@ console.log(`Pantheon kernels: ${matrixMiB ? `[rows, ${COLS}] of about ${matrixM
 console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}`);
 const bw1 = bandwidth1();
 const bwN = THREADS > 1 ? await bandwidthN(THREADS) : bw1;
-console.log(`memory bandwidth (wasm read loop over ${BW_BYTES / 2 ** 20} MiB): 1 thread ${bw1.toFixed(2)} GB/s, ${THREADS} threads ${bwN.toFixed(2)} GB/s\n`);
+console.log(`memory bandwidth (wasm read loop over ${BW_BYTES / 2 ** 20} MiB): 1 thread ${bw1.toFixed(2)} GB/s, ${THREADS} threads ${bwN.toFixed(2)} GB/s`);
+const ks = [1, 2, 4, 8, 16];
+console.log(`1 thread, 1 MiB pieces read as k streams: ${streams1(ks).map((g, i) => `k=${ks[i]} ${g.toFixed(1)}`).join(', ')} GB/s\n`);
 console.log(`${'type'.padEnd(7)} ${pad('MiB', 7)} ${pad('scalar', 7)} ${pad('simd×1', 7)} ${pad('% bw1', 6)} ${pad(`pool×${THREADS}`, 7)} ${pad('% bwN', 6)}`);
 for (const type of types) {
   const rows = matrixMiB ? Math.ceil((matrixMiB * 2 ** 20) / rowBytes(type, COLS) / 4) * 4 : ROWS;

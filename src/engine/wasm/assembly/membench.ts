@@ -51,39 +51,19 @@ export function dot_peak_macs(): i32 {
   return i32x4.add(s, i32x4.dot_i16x8_s(a, b));
 }
 
-/** TMP: k interleaved streams over [p, p + n), each n/k bytes, 64 B per stream per step. */
-export function mem_sum_k(p: usize, n: usize, k: i32): i32 {
+/**
+ * Reads bytes [p, p + n) as k sequential streams of n/k bytes each (n a multiple of 64·k), 64 bytes
+ * of each per step: what one thread gets from memory with k streams at once (bench/kernels.ts; why
+ * the matvecs read STREAMS of them, common.ts). Returns a checksum so nothing is elided.
+ */
+export function mem_sum_streams(p: usize, n: usize, k: i32): i32 {
   let a = i32x4.splat(0);
   const len = n / <usize>k;
-  if (k == 2) {
-    for (let q: usize = 0; q < len; q += 64) {
-      a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(p + q), v128.load(p + q, 16)), i32x4.add(v128.load(p + q, 32), v128.load(p + q, 48))));
-      a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(p + len + q), v128.load(p + len + q, 16)), i32x4.add(v128.load(p + len + q, 32), v128.load(p + len + q, 48))));
+  for (let q: usize = 0; q < len; q += 64) {
+    for (let s = 0; s < k; s++) {
+      const b = p + <usize>s * len + q;
+      a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(b), v128.load(b, 16)), i32x4.add(v128.load(b, 32), v128.load(b, 48))));
     }
-  } else if (k == 4) {
-    for (let q: usize = 0; q < len; q += 64) {
-      for (let s = 0; s < 4; s++) { const b = p + <usize>s * len + q; a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(b), v128.load(b, 16)), i32x4.add(v128.load(b, 32), v128.load(b, 48)))); }
-    }
-  } else if (k == 8) {
-    for (let q: usize = 0; q < len; q += 64) {
-      for (let s = 0; s < 8; s++) { const b = p + <usize>s * len + q; a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(b), v128.load(b, 16)), i32x4.add(v128.load(b, 32), v128.load(b, 48)))); }
-    }
-  } else if (k == 16) {
-    for (let q: usize = 0; q < len; q += 64) {
-      for (let s = 0; s < 16; s++) { const b = p + <usize>s * len + q; a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(b), v128.load(b, 16)), i32x4.add(v128.load(b, 32), v128.load(b, 48)))); }
-    }
-  } else {
-    for (let q: usize = 0; q < n; q += 64) a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(p + q), v128.load(p + q, 16)), i32x4.add(v128.load(p + q, 32), v128.load(p + q, 48))));
   }
   return i32x4.extract_lane(a, 0) ^ i32x4.extract_lane(a, 3);
-}
-
-/** TMP: one stream, plus a load `ahead` bytes ahead every 64 B (software prefetch by load). */
-export function mem_sum_pf(p: usize, n: usize, ahead: usize): i32 {
-  let a = i32x4.splat(0), z = 0;
-  for (let q: usize = 0; q < n; q += 64) {
-    z ^= load<u8>(p + q + ahead);
-    a = i32x4.add(a, i32x4.add(i32x4.add(v128.load(p + q), v128.load(p + q, 16)), i32x4.add(v128.load(p + q, 32), v128.load(p + q, 48))));
-  }
-  return i32x4.extract_lane(a, 0) ^ i32x4.extract_lane(a, 3) ^ z;
 }
