@@ -190,7 +190,10 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
   // and block (from the widening): tokens whose quants are all negative (that term is the whole
   // Σ|x|), all positive (zero), all zero, ±127 in every element, a lone −127 among zeros, and
   // random, against weight bytes of every value (−128 included), in tiles, odd groups and odd rows.
-  it('Q8_0: adversarial activations (all negative, all positive, zeros, ±127) equal the reference', () => {
+  // Where the dot takes an unsigned second operand exactly (x64 with AVX-VNNI), gemm_q8_0 runs the
+  // unsigned-weight loop (w + 128 against x); gemm_q8u_allow(0) forces the sign-flip loop: both run.
+  it.each([1, 0])('Q8_0 (unsigned-weight loop allowed: %i): adversarial activations (all negative, all positive, zeros, ±127) equal the reference', (allow) => {
+    if (simd === 'relaxed') k.call('gemm_q8u_allow', allow);
     const type = GgmlType.Q8_0;
     const [rows, cols] = [7, 192];
     const patterns: ((i: number, r: number) => number)[] = [
@@ -226,6 +229,26 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
         }
       }
     }
+    if (simd === 'relaxed') {
+      if (!allow) expect(k.call('gemm_q8u_active')).toBe(0);
+      k.call('gemm_q8u_allow', 1);
+    }
+  });
+
+  it.runIf(simd === 'relaxed')('Q8_0: the unsigned-weight check agrees with the dot instruction as a separate module runs it', () => {
+    // the same three lanes' inputs as gemm.ts U8_CHECK, in a module of one function: the engine's
+    // relaxed dot on (−127 ×4 | 127 ×4 | 1, −1, 2, −2) and (255 ×8 | 128, 129, 200, 7)
+    const a = [0x81, 0x81, 0x81, 0x81, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0xff, 0x02, 0xfe, 0x03, 0x04, 0x05, 0x06];
+    const b = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x81, 0xc8, 0x07, 0x01, 0x02, 0x03, 0x04];
+    const lanes: number[] = [];
+    for (let lane = 0; lane < 4; lane++) {
+      const body = [0x00, 0xfd, 0x0c, ...a, 0xfd, 0x0c, ...b, 0xfd, 0x0c, ...new Array<number>(16).fill(0), 0xfd, 0x93, 0x02, 0xfd, 0x1b, lane, 0x0b];
+      const bytes = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00, 0x0a, body.length + 2, 0x01, body.length, ...body]);
+      lanes.push((new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.f as () => number)());
+    }
+    // exact unsigned bytes: −127·255·4, 127·255·4, 128 − 129 + 400 − 14, 3 + 8 + 15 + 24
+    const exact = lanes.join() === [-129540, 129540, 385, 50].join();
+    expect(k.call('gemm_q8u_active'), `the dot gave ${lanes.join(', ')}`).toBe(exact ? 1 : 0);
   });
 
   it('WasmBackend.matmul (widen + gemm) equals the reference bit for bit', () => {
@@ -242,7 +265,7 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
   });
 });
 
-interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[] }
+interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[]; q8u: number }
 
 /** In the page: quantise, widen and gemm each case with one kernel build; the outputs. */
 function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): number[][] {
@@ -266,6 +289,7 @@ function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): num
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     for (let t = 0; t < c.n; t++) ex[`quantize_${c.act}`](xq + t * c.ab, x + t * c.cols * 4, c.cols);
     ex[`widen_${c.act}`](xw, xq, c.n, c.cols, c.ab);
+    ex.gemm_q8u_allow(c.q8u);
     ex[`gemm_${c.suffix}`](out, w, c.rb, 0, c.rows, xw, c.cols, c.n, c.rows, scratch);
     return [...new Float32Array(memory.buffer, out, c.n * c.rows)];
   });
@@ -282,8 +306,11 @@ it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels
       for (const n of [5, 12]) {
         const x = activations(type, data, rows, cols, n, seed++);
         const ab = actBytes(kt.act, cols);
-        cases.push({ suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(type, cols), ab, wb: widenBytes(kt.act, n, cols), sb: gemmScratchBytes(cols), n, w: [...data], x: [...x] });
-        want.push(reference(type, data, rows, cols, x, n));
+        // Q8_0 through both of its loops (unsigned weights where the dot allows, and the sign flip)
+        for (const q8u of type === GgmlType.Q8_0 ? [1, 0] : [1]) {
+          cases.push({ suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(type, cols), ab, wb: widenBytes(kt.act, n, cols), sb: gemmScratchBytes(cols), n, w: [...data], x: [...x], q8u });
+          want.push(reference(type, data, rows, cols, x, n));
+        }
       }
     }
   }
@@ -292,6 +319,6 @@ it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels
     expect(probe).toBe(22);
     const dir = join(loadKernelModule({ simd: 'simd' }).path, '..');
     const got = await page.evaluate(gemmInPage, { wasm: [...readFileSync(join(dir, 'kernels-relaxed.wasm'))], cases });
-    cases.forEach((c, i) => expect(new Uint32Array(new Float32Array(got[i]).buffer), `${c.suffix} n=${c.n} case ${i}`).toEqual(want[i]));
+    cases.forEach((c, i) => expect(new Uint32Array(new Float32Array(got[i]).buffer), `${c.suffix} n=${c.n} q8u=${c.q8u} case ${i}`).toEqual(want[i]));
   });
 });

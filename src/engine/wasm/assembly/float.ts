@@ -516,63 +516,83 @@ function storeHalves(w: usize, cols: i32): void {
 }
 
 // ---- prompt matmul ----------------------------------------------------------------------------
-// matmul_f16 / _bf16 widen each weight row to f32 once (dequant_*: the very values dot_f16 /
-// dot_bf16 multiply) into ROW, then dot it with the tokens four at a time, each token's lanes
-// adding in dot_f16's order, so every result equals matvec's bit for bit. dot_f16 keeps four
-// accumulators per token; sixteen would not fit the 16 SIMD registers, so the columns go in two
-// passes with two accumulators per token: 16i+0..7 (a0, a1, whose sum s_t = a0 + a1 waits in
-// TILE_S), then 16i+8..15 (a2, a3); the result is hsumF(s_t + (a2 + a3)), then the tail columns.
+// matmul_f16 / _bf16 widen weight rows to f32 two at a time (dequant_*: the very values dot_f16 /
+// dot_bf16 multiply) into ROW and ROW2, then dot the pair with
+// the tokens four at a time (tile2x4), each token's lanes adding in dot_f16's order, so every
+// result equals matvec's bit for bit. dot_f16 keeps four accumulators a0-a3 per token (lanes of
+// columns 16i + 4k + j); two rows × four tokens × four would need 32 registers, so the tile makes
+// one pass per accumulator k with eight (one per row and token), 16 columns a step: two weight
+// loads and four activation loads feed eight products, where one row against four tokens needed
+// eight activation loads (two passes of two accumulators). The passes run over chunks of CHUNK
+// columns, so a chunk's activations (4 · 2 KiB) and rows (2 · 2 KiB) come from L2 once and stay in
+// L1 for the other three passes; the accumulators wait in TACC between chunks. The result is
+// hsumF((a0 + a1) + (a2 + a3)), then the columns past the last 16 one by one.
 
-/** Longest row matmul widens (48 KiB of static data, in the first 64 KiB page with the rest); longer rows take dot_f16 / dot_bf16 per token. */
+/** Longest row matmul widens (48 KiB each for ROW, ROW2); longer rows take dot_f16 / dot_bf16 per token. */
 const ROW_MAX: i32 = 12288;
-/** Per-instance scratch (every thread's instance has its own memory): one widened row, s_t. */
+/** Per-instance scratch (every thread's instance has its own memory): the two widened rows. */
 const ROW: usize = memory.data(ROW_MAX << 2, 16);
-const TILE_S: usize = memory.data(64, 16);
+const ROW2: usize = memory.data(ROW_MAX << 2, 16);
+/** Columns per chunk of tile2x4. */
+const CHUNK: i32 = 512;
+/** tile2x4's accumulators: [k 0-3][row 0-1][token 0-3] f32x4. */
+const TACC: usize = memory.data(512, 16);
 
-/** One pass of dot4: columns 16i + off/4 .. + 7 of the widened row w with 4 tokens (x + t·xs). */
+/**
+ * One pass of tile2x4: accumulator k of rows wa (and wb when two) with tokens x + t·xs, t < 4,
+ * over columns [i0, i1) (multiples of 16), from and back to TACC.
+ */
 // @ts-ignore: decorator
-@inline function pass4(w: usize, x: usize, xs: usize, c16: i32, off: usize, last: bool, out: usize, outStride: usize): void {
-  let p0 = f32x4.splat(0), p1 = f32x4.splat(0), p2 = f32x4.splat(0), p3 = f32x4.splat(0);
-  let q0 = f32x4.splat(0), q1 = f32x4.splat(0), q2 = f32x4.splat(0), q3 = f32x4.splat(0);
-  for (let i = 0; i < c16; i += 16) {
-    const b = (<usize>i << 2) + off;
-    const lo = v128.load(w + b), hi = v128.load(w + b, 16);
-    const o = x + b;
-    p0 = f32x4.add(p0, f32x4.mul(lo, v128.load(o)));
-    q0 = f32x4.add(q0, f32x4.mul(hi, v128.load(o, 16)));
-    p1 = f32x4.add(p1, f32x4.mul(lo, v128.load(o + xs)));
-    q1 = f32x4.add(q1, f32x4.mul(hi, v128.load(o + xs, 16)));
-    p2 = f32x4.add(p2, f32x4.mul(lo, v128.load(o + 2 * xs)));
-    q2 = f32x4.add(q2, f32x4.mul(hi, v128.load(o + 2 * xs, 16)));
-    p3 = f32x4.add(p3, f32x4.mul(lo, v128.load(o + 3 * xs)));
-    q3 = f32x4.add(q3, f32x4.mul(hi, v128.load(o + 3 * xs, 16)));
+@inline function tilePass(wa: usize, wb: usize, two: bool, x: usize, xs: usize, i0: i32, i1: i32, k: i32): void {
+  const acc = TACC + (<usize>k << 7);
+  let a0 = v128.load(acc), a1 = v128.load(acc, 16), a2 = v128.load(acc, 32), a3 = v128.load(acc, 48);
+  let b0 = Z, b1 = Z, b2 = Z, b3 = Z;
+  if (two) { b0 = v128.load(acc, 64); b1 = v128.load(acc, 80); b2 = v128.load(acc, 96); b3 = v128.load(acc, 112); }
+  const x1 = x + xs, x2 = x + 2 * xs, x3 = x + 3 * xs;
+  for (let o = (<usize>i0 << 2) + (<usize>k << 4), e = <usize>i1 << 2; o < e; o += 64) {
+    const u = v128.load(wa + o);
+    const v = two ? v128.load(wb + o) : Z;
+    let xv = v128.load(x + o);
+    a0 = f32x4.add(a0, f32x4.mul(u, xv));
+    if (two) b0 = f32x4.add(b0, f32x4.mul(v, xv));
+    xv = v128.load(x1 + o);
+    a1 = f32x4.add(a1, f32x4.mul(u, xv));
+    if (two) b1 = f32x4.add(b1, f32x4.mul(v, xv));
+    xv = v128.load(x2 + o);
+    a2 = f32x4.add(a2, f32x4.mul(u, xv));
+    if (two) b2 = f32x4.add(b2, f32x4.mul(v, xv));
+    xv = v128.load(x3 + o);
+    a3 = f32x4.add(a3, f32x4.mul(u, xv));
+    if (two) b3 = f32x4.add(b3, f32x4.mul(v, xv));
   }
-  if (!last) {
-    v128.store(TILE_S, f32x4.add(p0, q0));
-    v128.store(TILE_S, f32x4.add(p1, q1), 16);
-    v128.store(TILE_S, f32x4.add(p2, q2), 32);
-    v128.store(TILE_S, f32x4.add(p3, q3), 48);
-  } else {
-    store<f32>(out, hsumF(f32x4.add(v128.load(TILE_S), f32x4.add(p0, q0))));
-    store<f32>(out + outStride, hsumF(f32x4.add(v128.load(TILE_S, 16), f32x4.add(p1, q1))));
-    store<f32>(out + 2 * outStride, hsumF(f32x4.add(v128.load(TILE_S, 32), f32x4.add(p2, q2))));
-    store<f32>(out + 3 * outStride, hsumF(f32x4.add(v128.load(TILE_S, 48), f32x4.add(p3, q3))));
-  }
+  v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
+  if (two) { v128.store(acc, b0, 64); v128.store(acc, b1, 80); v128.store(acc, b2, 96); v128.store(acc, b3, 112); }
 }
 
-/** out[t·outStride] = the widened row w · (x + t·xs) for t < 4, in dot_f16's order. */
+/** hsumF((a0 + a1) + (a2 + a3)) of TACC's row rr, token t, plus the tail columns [c16, cols) of w · x. */
 // @ts-ignore: decorator
-@inline function dot4(out: usize, outStride: usize, w: usize, x: usize, xs: usize, cols: i32): void {
+@inline function tileFinish(rr: usize, t: usize, w: usize, x: usize, c16: i32, cols: i32): f32 {
+  const p = TACC + (rr << 6) + (t << 4);
+  let s = hsumF(f32x4.add(f32x4.add(v128.load(p), v128.load(p, 128)), f32x4.add(v128.load(p, 256), v128.load(p, 384))));
+  for (let i = c16; i < cols; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(x + (<usize>i << 2));
+  return s;
+}
+
+/**
+ * out + 4rr + t·os = row rr (wa, and wb when two) · token t (x + t·xs) for t < 4, in dot_f16's order.
+ */
+// @ts-ignore: decorator
+@inline function tile2x4(out: usize, os: usize, wa: usize, wb: usize, two: bool, x: usize, xs: usize, cols: i32): void {
   const c16 = cols & ~15;
-  pass4(w, x, xs, c16, 0, false, out, outStride);
-  pass4(w, x, xs, c16, 32, true, out, outStride);
-  for (let i = c16; i < cols; i++) {
-    const v = load<f32>(w + (<usize>i << 2));
-    const o = x + (<usize>i << 2);
-    store<f32>(out, load<f32>(out) + v * load<f32>(o));
-    store<f32>(out + outStride, load<f32>(out + outStride) + v * load<f32>(o + xs));
-    store<f32>(out + 2 * outStride, load<f32>(out + 2 * outStride) + v * load<f32>(o + 2 * xs));
-    store<f32>(out + 3 * outStride, load<f32>(out + 3 * outStride) + v * load<f32>(o + 3 * xs));
+  for (let p: usize = 0; p < 512; p += 16) v128.store(TACC + p, Z);
+  for (let c = 0; c < c16; c += CHUNK) {
+    const e = min(c + CHUNK, c16);
+    for (let k = 0; k < 4; k++) tilePass(wa, wb, two, x, xs, c, e, k);
+  }
+  for (let t: usize = 0; t < 4; t++) {
+    const xt = x + t * xs;
+    store<f32>(out + t * os, tileFinish(0, t, wa, xt, c16, cols));
+    if (two) store<f32>(out + t * os + 4, tileFinish(1, t, wb, xt, c16, cols));
   }
 }
 
@@ -593,13 +613,20 @@ const TILE_S: usize = memory.data(64, 16);
   return s;
 }
 
-/** out[t·outStride + r] = ROW · x_t for every token, ROW holding row r widened. */
+/**
+ * out[t·outStride + r (+ 1 when two)] = row r at wa (and row r + 1 at wb) · x_t for every token:
+ * four tokens at a time through tile2x4, the rest one by one.
+ */
 // @ts-ignore: decorator
-@inline function rowTimesTokens(out: usize, r: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+@inline function rowsTimesTokens(out: usize, r: i32, wa: usize, wb: usize, two: bool, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   const os = <usize>outStride << 2;
   let t = 0;
-  for (; t + 4 <= n; t += 4) dot4(out + (<usize>(t * outStride + r) << 2), os, ROW, xq + <usize>t * xqStride, xqStride, cols);
-  for (; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot1(ROW, xq + <usize>t * xqStride, cols));
+  for (; t + 4 <= n; t += 4) tile2x4(out + (<usize>(t * outStride + r) << 2), os, wa, wb, two, xq + <usize>t * xqStride, xqStride, cols);
+  for (; t < n; t++) {
+    const o = out + (<usize>(t * outStride + r) << 2), x = xq + <usize>t * xqStride;
+    store<f32>(o, dot1(wa, x, cols));
+    if (two) store<f32>(o, dot1(wb, x, cols), 4);
+  }
 }
 
 // ---- exported kernels -------------------------------------------------------------------------
@@ -690,18 +717,24 @@ export function layout_f16(p: usize, rows: i32, cols: i32): void {
 
 export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   const stored = isStored(rowBytes, cols);
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    if (cols > ROW_MAX) {
+  if (cols > ROW_MAX) {
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
       for (let t = 0; t < n; t++) {
         const x = xq + <usize>t * xqStride;
         store<f32>(out + (<usize>(t * outStride + r) << 2), stored ? dotStored(wr, x, cols) : dot_f16(wr, x, cols));
       }
-    } else {
-      if (stored) widenRow(ROW, wr, cols, true); // constant flags: one loop each
-      else widenRow(ROW, wr, cols, false);
-      rowTimesTokens(out, r, xq, cols, n, xqStride, outStride);
     }
+    return;
+  }
+  for (let r = r0; r < r1; r += 2) {
+    const wr = w + <usize>r * rowBytes, two = r + 1 < r1;
+    if (stored) widenRow(ROW, wr, cols, true); // constant flags: one loop each
+    else widenRow(ROW, wr, cols, false);
+    if (!two) { rowsTimesTokens(out, r, ROW, 0, false, xq, cols, n, xqStride, outStride); break; }
+    if (stored) widenRow(ROW2, wr + rowBytes, cols, true);
+    else widenRow(ROW2, wr + rowBytes, cols, false);
+    rowsTimesTokens(out, r, ROW, ROW2, true, xq, cols, n, xqStride, outStride);
   }
 }
 /** One row of plain halves → f32 (ggml's F16 row; stored rows: dequant_row_f16). */
@@ -728,14 +761,19 @@ export function matvec_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_bf16(w + <usize>(r1 - 1) * rowBytes, xq, cols));
 }
 export function matmul_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    if (cols > ROW_MAX) {
+  if (cols > ROW_MAX) {
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
       for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_bf16(wr, xq + <usize>t * xqStride, cols));
-    } else {
-      dequant_bf16(ROW, wr, cols);
-      rowTimesTokens(out, r, xq, cols, n, xqStride, outStride);
     }
+    return;
+  }
+  for (let r = r0; r < r1; r += 2) {
+    const wr = w + <usize>r * rowBytes, two = r + 1 < r1;
+    dequant_bf16(ROW, wr, cols);
+    if (!two) { rowsTimesTokens(out, r, ROW, 0, false, xq, cols, n, xqStride, outStride); break; }
+    dequant_bf16(ROW2, wr + rowBytes, cols);
+    rowsTimesTokens(out, r, ROW, ROW2, true, xq, cols, n, xqStride, outStride);
   }
 }
 export function dequant_bf16(out: usize, w: usize, cols: i32): void {

@@ -49,8 +49,9 @@
 //   (as legacy.ts q8Sum): the 7-bit operand is |x| (a q8_0 activation is never −128) and the signed
 //   weight is flipped where x < 0, w ^ m with m = (x < 0 ? 0xFF : 0): there (−w − 1)·|x| = w·x + x,
 //   so Σ w·x = Σ (w ^ m)·|x| + Σ_{x<0} |x|, the last term per token and block from the widening
-//   (corr); one xor and one dot per 16 products. Register tile (tile_prep32): four rows by two
-//   groups of four tokens, the integer sums starting at the offset −8·Σx (Q8_0: corr) etc., so
+//   (corr); one xor and one dot per 16 products. Where the dot reads its second operand as an
+//   unsigned byte, exactly, Q8_0 takes the weight there instead (Q8U, below): one dot per 16.
+//   Register tile (tile_prep32): four rows by two groups of four tokens, the integer sums starting at the offset −8·Σx (Q8_0: corr) etc., so
 //   each broadcast weight feeds two dots and each activation vector four, and per block, row and
 //   group only the float step is left (Node 24, 2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
 //
@@ -93,6 +94,45 @@ const XK: usize = 144;
 const XK_TOKEN: usize = 576;
 /** Relaxed: offset of the per-sub-block copy (Q6_K) in a token's activations. */
 const XS: usize = 288;
+
+// ---- Q8_0 with the weight as an unsigned byte (Q8U) ---------------------------------------------
+// Relaxed SIMD leaves i32x4.relaxed_dot_i8x16_i7x16_add_s implementation-defined when its second
+// operand has the top bit set. Where it is one vpdpbusd (x64 with AVX-VNNI, V8 in Liftoff and
+// TurboFan alike: both call the same macro-assembler routine) the second operand is an unsigned
+// byte and nothing saturates, so Q8_0 can take the weight as that operand, w + 128 = w ^ 0x80,
+// against the signed activation: Σ x·(w + 128) − 128·Σx = Σ x·w exactly, one dot per 16 products
+// as Q4_0 (no sign flip per dot as in the Q8_0 loop above). gemm_q8_0 checks, in its own body so
+// the check is compiled and lowered as the loop is, that the dot multiplies unsigned bytes without
+// saturating (pmaddubsw would, at 2·255·127) or reading them as signed (Arm's sdot); otherwise it
+// keeps the Q8_0 loop. The float steps are Q8_0's, so both give the same bits.
+
+/** gemmLoop's kind for Q8_0 with unsigned weights (negative: none of the `kind >= …` branches of the others). */
+const Q8U: i32 = -1;
+/** Bytes of the check: first operand (signed), second operand (unsigned), the exact i32x4 result. */
+const U8_CHECK: usize = memory.data<u8>([
+  0x81, 0x81, 0x81, 0x81, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0xff, 0x02, 0xfe, 0x03, 0x04, 0x05, 0x06, // −127 ×4, 127 ×4, 1, −1, 2, −2, 3, 4, 5, 6
+  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x81, 0xc8, 0x07, 0x01, 0x02, 0x03, 0x04, // 255 ×8, 128, 129, 200, 7, 1, 2, 3, 4
+  0xfc, 0x05, 0xfe, 0xff, 0x04, 0xfa, 0x01, 0x00, 0x81, 0x01, 0x00, 0x00, 0x32, 0x00, 0x00, 0x00, // −129540, 129540, 385, 50
+], 16);
+/** Tests turn Q8U off to run the Q8_0 loop on machines where the check passes. */
+let q8uAllowed = true;
+
+/** True when the relaxed dot multiplies its second operand as unsigned bytes, exactly (see above). */
+// @ts-ignore: decorator
+@inline function dotTakesU8(): bool {
+  const r = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.load(U8_CHECK), v128.load(U8_CHECK, 16), Z);
+  return i32x4.all_true(i32x4.eq(r, v128.load(U8_CHECK, 32)));
+}
+
+/** Whether gemm_q8_0 may take the unsigned-weight loop (1, the default) where the dot allows it; 0 forces the Q8_0 loop. */
+export function gemm_q8u_allow(on: i32): void {
+  q8uAllowed = on != 0;
+}
+
+/** 1 when gemm_q8_0 would take the unsigned-weight loop here. */
+export function gemm_q8u_active(): i32 {
+  return ASC_FEATURE_RELAXED_SIMD && q8uAllowed && dotTakesU8() ? 1 : 0;
+}
 
 // ---- permutations -------------------------------------------------------------------------------
 
@@ -300,7 +340,7 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
 // @ts-ignore: decorator
 @inline function prep_32(kind: i32, dst: usize, w: usize, nb: i32, k: i32): void {
   const bm = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-  const bsz: usize = kind == 0 ? 34 : kind == 1 ? (k >= 0 ? Q4G_BLOCK : 18) : kind == 2 ? 22 : kind == 3 ? 20 : 24;
+  const bsz: usize = kind == 0 || kind == Q8U ? 34 : kind == 1 ? (k >= 0 ? Q4G_BLOCK : 18) : kind == 2 ? 22 : kind == 3 ? 20 : 24;
   for (let b = 0; b < nb; b++) {
     const pb = dst + <usize>b * PREP32_BS;
     const wb = w + <usize>b * bsz;
@@ -308,6 +348,10 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
     if (kind == 0) {
       w0 = v128.load(wb, 2);
       w1 = v128.load(wb, 18);
+    } else if (kind == Q8U) {
+      // w + 128 as an unsigned byte
+      w0 = v128.xor(v128.load(wb, 2), i8x16.splat(-128));
+      w1 = v128.xor(v128.load(wb, 18), i8x16.splat(-128));
     } else if (kind == 1 || kind == 3) {
       // Q4_0: x = d·(q − 8); Q4_1: x = d·q + m. Low nibbles are elements 0-15, high 16-31
       const q = kind == 1 && k >= 0 ? q4gQs(wb, <usize>k) : v128.load(wb + (kind == 1 ? 2 : 4));
@@ -332,7 +376,7 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
       }
     }
     if (ASC_FEATURE_RELAXED_SIMD) {
-      // unsigned codes (Q4_0, Q5_0 without their offset); Q8_0: the signed weights
+      // unsigned codes (Q4_0, Q5_0 without their offset, Q8U's w + 128); Q8_0: the signed weights
       v128.store(pb, w0);
       v128.store(pb, w1, 16);
     } else {
@@ -402,6 +446,7 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
     isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
     if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
     else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
+    else if (kind == Q8U) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 7));
   } else {
     const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
     isum = fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224));
@@ -461,12 +506,13 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
   if (rows > 3) put4(out + 12, os, a3, live);
 }
 
-/** Relaxed: where a block's integer sums start, the weights' offset: Q4_0 −8·Σx, Q5_0 −16·Σx, Q8_0 Σ_{x<0} |x|; else 0. */
+/** Relaxed: where a block's integer sums start, the weights' offset: Q4_0 −8·Σx, Q5_0 −16·Σx, Q8U −128·Σx, Q8_0 Σ_{x<0} |x|; else 0. */
 // @ts-ignore: decorator
 @inline function isum0(kind: i32, xb: usize): v128 {
   if (kind == 0) return v128.load(xb, WX_CORR);
   if (kind == 1) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 3));
   if (kind == 2) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 4));
+  if (kind == Q8U) return i32x4.sub(Z, i32x4.shl(v128.load(xb, 16), 7));
   return Z;
 }
 
@@ -512,29 +558,30 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
     let s00 = i0, s01 = i1, s10 = i0, s11 = i1, s20 = i0, s21 = i1, s30 = i0, s31 = i1;
     // per v = 0..7, elements 4v..4v+3 of both groups' tokens (x, y) against the four weights of
     // each row at 4v, broadcast (c)
-    let q = pb, xv = xb;
-    for (let v = 0; v < 8; v++, q += 4, xv += 16) {
+    // constant offsets from q and xv (V8 folds them into the loads' addresses), q the loop counter
+    let xv = xb;
+    for (let q = pb, qe = pb + 32; q < qe; q += 4, xv += 16) {
       const x = v128.load(xv, 32), y = v128.load(xv, WX_REL + 32);
       let c = v128.load32_splat(q);
       if (kind == 0) {
         // one group at a time: |x| and x < 0 of one group live with the four broadcast weights
         let a = i8x16.abs(x), m = i8x16.lt_s(x, Z);
         s00 = vdQ8(c, a, m, s00);
-        if (has1) s10 = vdQ8(v128.load32_splat(q + ps), a, m, s10);
-        if (has2) s20 = vdQ8(v128.load32_splat(q + 2 * ps), a, m, s20);
-        if (has3) s30 = vdQ8(v128.load32_splat(q + 3 * ps), a, m, s30);
+        if (has1) s10 = vdQ8(v128.load32_splat(q, PREP_32), a, m, s10);
+        if (has2) s20 = vdQ8(v128.load32_splat(q, 2 * PREP_32), a, m, s20);
+        if (has3) s30 = vdQ8(v128.load32_splat(q, 3 * PREP_32), a, m, s30);
         a = i8x16.abs(y);
         m = i8x16.lt_s(y, Z);
         s01 = vdQ8(c, a, m, s01);
-        if (has1) s11 = vdQ8(v128.load32_splat(q + ps), a, m, s11);
-        if (has2) s21 = vdQ8(v128.load32_splat(q + 2 * ps), a, m, s21);
-        if (has3) s31 = vdQ8(v128.load32_splat(q + 3 * ps), a, m, s31);
+        if (has1) s11 = vdQ8(v128.load32_splat(q, PREP_32), a, m, s11);
+        if (has2) s21 = vdQ8(v128.load32_splat(q, 2 * PREP_32), a, m, s21);
+        if (has3) s31 = vdQ8(v128.load32_splat(q, 3 * PREP_32), a, m, s31);
       } else {
         s00 = vd(x, c, s00);
         s01 = vd(y, c, s01);
-        if (has1) { c = v128.load32_splat(q + ps); s10 = vd(x, c, s10); s11 = vd(y, c, s11); }
-        if (has2) { c = v128.load32_splat(q + 2 * ps); s20 = vd(x, c, s20); s21 = vd(y, c, s21); }
-        if (has3) { c = v128.load32_splat(q + 3 * ps); s30 = vd(x, c, s30); s31 = vd(y, c, s31); }
+        if (has1) { c = v128.load32_splat(q, PREP_32); s10 = vd(x, c, s10); s11 = vd(y, c, s11); }
+        if (has2) { c = v128.load32_splat(q, 2 * PREP_32); s20 = vd(x, c, s20); s21 = vd(y, c, s21); }
+        if (has3) { c = v128.load32_splat(q, 3 * PREP_32); s30 = vd(x, c, s30); s31 = vd(y, c, s31); }
       }
     }
     const dx = v128.load(xb), dy = v128.load(yb);
@@ -1078,7 +1125,9 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 }
 
 export function gemm_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
-  gemmLoop(0, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+  // the check is inlined here, so it is compiled with, and lowered like, the loop it chooses
+  if (ASC_FEATURE_RELAXED_SIMD && q8uAllowed && dotTakesU8()) gemmLoop(Q8U, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+  else gemmLoop(0, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
 export function gemm_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   gemmLoop(1, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
