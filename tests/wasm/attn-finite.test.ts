@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
-import { loadKernelModule } from '../../src/engine/wasm/loader.js';
+import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { CHROMIUM, inChromium } from '../chromium.js';
 import { randomFloats } from './gen.js';
 
@@ -67,6 +67,36 @@ describe('kv_store reports infinities and NaNs; attn_f16 finite = 1 skips the sc
       const want = [...row].map(f32ToF16Bits);
       expect([...new Uint16Array(k.arena.memory.buffer, dst, 64)], `${x}`).toEqual(want);
       expect(bad, `${x}`).toBe(want.some((h) => (h & 0x7c00) === 0x7c00));
+    }
+  });
+
+  // kv_store converts eight lanes at a time (the normal halves' formula, with the subnormal, zero,
+  // infinity and NaN lanes replaced) and the last n % 8 one by one: every f32 class in every lane
+  // position, rounding ties, and the range edges, in both builds (relaxed where this engine has it).
+  it.each(hasRelaxedSimd() ? (['simd', 'relaxed'] as const) : (['simd'] as const))('kv_store (%s build): random f32 bit patterns, ties and range edges equal f32ToF16Bits in every lane', (simd) => {
+    const kk = new WasmBackend({ simd }).kernels;
+    const bits = new Uint32Array(4096 + 61);
+    let s = 12345;
+    for (let i = 0; i < bits.length; i++) bits[i] = s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const edges = [
+      0x00000000, 0x80000000, 0x00000001, 0x33000000, 0x33000001, 0x337fffff, 0x38000000, 0x387fffff, 0x38800000, 0x38800fff, 0x38801000, 0x38801001,
+      0x38803000, 0x3f801000, 0x3f803000, 0x477fe000, 0x477fefff, 0x477ff000, 0x477fffff, 0x47800000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7f800001,
+      0x7fc00000, 0xffffffff, 0x3f800000, 0xbf800000,
+    ];
+    edges.forEach((e, i) => { bits[(i * 37) % bits.length] = e; bits[bits.length - 1 - i] = e; });
+    const f = new Float32Array(bits.buffer);
+    for (const n of [bits.length, 8, 7, 13]) {
+      const src = kk.arena.alloc(n * 4), dst = kk.arena.alloc(n * 2);
+      for (let at = 0; at + n <= f.length; at += n) {
+        kk.arena.f32(src, n).set(f.subarray(at, at + n));
+        const bad = kk.kvStore(dst, src, n);
+        const want = [...f.subarray(at, at + n)].map(f32ToF16Bits);
+        expect([...new Uint16Array(kk.arena.memory.buffer, dst, n)], `n=${n} at ${at}`).toEqual(want);
+        expect(bad, `n=${n} at ${at}`).toBe(want.some((h) => (h & 0x7c00) === 0x7c00));
+        if (n === bits.length) break;
+      }
+      kk.arena.free(src, n * 4);
+      kk.arena.free(dst, n * 2);
     }
   });
 

@@ -1116,12 +1116,51 @@ export function attn_f32_batch(
  */
 export function kv_store(dst: usize, src: usize, n: i32): i32 {
   let bad: u32 = 0;
-  for (let i = 0; i < n; i++) {
+  let i = 0;
+  let b8 = i16x8.splat(0);
+  for (; i + 8 <= n; i += 8) {
+    const h = i16x8.narrow_i32x4_u(toHalf4(v128.load(src + (<usize>i << 2))), toHalf4(v128.load(src + (<usize>i << 2), 16)));
+    v128.store(dst + (<usize>i << 1), h);
+    const e = v128.load(KH, 128);
+    b8 = v128.or(b8, i16x8.eq(v128.and(h, e), e)); // exponent 31
+  }
+  bad = <u32>v128.any_true(b8);
+  for (; i < n; i++) {
     const h = f32ToF16Bits(load<f32>(src + (<usize>i << 2)));
     store<u16>(dst + (<usize>i << 1), <u16>h);
     bad |= <u32>((h & 0x7c00) == 0x7c00);
   }
   return <i32>bad;
+}
+
+/** toHalf4's constants (loaded: see K). */
+const KH: usize = memory.data<u32>([
+  0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, //  0 |x|
+  0xc8000fff, 0xc8000fff, 0xc8000fff, 0xc8000fff, // 16 rebias to the half exponent, and round (+ 0xfff + odd bit)
+  0x00000001, 0x00000001, 0x00000001, 0x00000001, // 32
+  0x4b800000, 0x4b800000, 0x4b800000, 0x4b800000, // 48 2^24
+  0x4b000000, 0x4b000000, 0x4b000000, 0x4b000000, // 64 2^23
+  0x477ff000, 0x477ff000, 0x477ff000, 0x477ff000, // 80 65520: rounds to infinity
+  0x00007c00, 0x00007c00, 0x00007c00, 0x00007c00, // 96 half infinity
+  0x00007e00, 0x00007e00, 0x00007e00, 0x00007e00, // 112 half quiet NaN
+  0x7c007c00, 0x7c007c00, 0x7c007c00, 0x7c007c00, // 128 the half exponent in each i16
+], 16);
+
+/**
+ * f32ToF16Bits of four lanes, as u32 lanes: the normal formula everywhere, then the lanes below
+ * 2^-14 (subnormal halves and zero: |x|·2^24 rounded to an integer, half to even, by adding 2^23
+ * as the scalar form's nearest does), at or above 65520 (infinity) and NaN replaced, and the sign
+ * put back.
+ */
+// @ts-ignore: decorator
+@inline function toHalf4(x: v128): v128 {
+  const ax = v128.and(x, v128.load(KH));
+  let h = i32x4.shr_u(i32x4.add(i32x4.add(ax, v128.load(KH, 16)), v128.and(i32x4.shr_u(ax, 13), v128.load(KH, 32))), 13);
+  const sub = i32x4.sub(f32x4.add(f32x4.mul(ax, v128.load(KH, 48)), v128.load(KH, 64)), v128.load(KH, 64));
+  h = v128.bitselect(sub, h, i32x4.lt_s(ax, kv(K_MIN)));
+  h = v128.bitselect(v128.load(KH, 96), h, i32x4.ge_s(ax, v128.load(KH, 80)));
+  h = v128.bitselect(v128.load(KH, 112), h, i32x4.gt_s(ax, kv(K_EXP)));
+  return v128.or(h, v128.and(i32x4.shr_u(x, 16), kv(K_HSIGN)));
 }
 
 /** f32 → half bits exactly as fp16.ts f32ToF16Bits (NaN → quiet 0x7e00). */
