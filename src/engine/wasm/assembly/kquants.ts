@@ -317,39 +317,43 @@ const KC: usize = memory.data<u8>([
   return hsumF(acc) - accm;
 }
 
+/** isum + quarter (n, v) of a Q6_K block: its 64 elements in four groups of 16 (quants 32n + 16v … of ql's halves), each with its scale. */
+// @ts-ignore: decorator
+@inline function q6Quarter(isum: v128, wb: usize, xb: usize, n: i32, v: i32): v128 {
+  const ql = wb + (<usize>n << 6) + (<usize>v << 4);
+  const a = v128.load(ql);
+  const c = v128.load(ql, 32);
+  const h = v128.load(wb + 128 + (<usize>n << 5) + (<usize>v << 4));
+  const xv = xb + (<usize>n << 7) + (<usize>v << 4);
+  const sc = wb + 192 + (<usize>n << 3) + <usize>v;
+  // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
+  const m = v128.load(KC, 16);
+  const q1 = v128.or(lo4k(a), v128.and(i16x8.shl(h, 4), m));
+  const q2 = v128.or(lo4k(c), v128.and(i16x8.shl(h, 2), m));
+  const q3 = v128.or(hi4k(a), v128.and(h, m));
+  const q4 = v128.or(hi4k(c), v128.and(i16x8.shr_u(h, 2), m));
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    isum = dotSc(isum, q1, v128.load(xv), <i32>load<i8>(sc));
+    isum = dotSc(isum, q2, v128.load(xv, 32), <i32>load<i8>(sc, 2));
+    isum = dotSc(isum, q3, v128.load(xv, 64), <i32>load<i8>(sc, 4));
+    return dotSc(isum, q4, v128.load(xv, 96), <i32>load<i8>(sc, 6));
+  }
+  isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc));
+  return i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4));
+}
+
 /** One Q6_K block's integer sum Σ_g sc_g·Σ (q − 32)·x as four i32 lanes (bs: the activation block's bsums). */
 // @ts-ignore: decorator
 @inline function q6KSum(wb: usize, xb: usize, bs: usize): v128 {
   const scv = v128.load(wb, 192);
   // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
   let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 5);
-  for (let n = 0; n < 2; n++) {
-    const ql = wb + (<usize>n << 6);
-    const qh = wb + 128 + (<usize>n << 5);
-    const xn = xb + (<usize>n << 7);
-    const sc = wb + 192 + (<usize>n << 3);
-    for (let v = 0; v < 2; v++) {
-      const a = v128.load(ql + (<usize>v << 4));
-      const c = v128.load(ql + 32 + (<usize>v << 4));
-      const h = v128.load(qh + (<usize>v << 4));
-      const xv = xn + (<usize>v << 4);
-      // qh bit pairs moved straight to bits 4–5 (one shift and one mask each)
-      const m = v128.load(KC, 16);
-      const q1 = v128.or(lo4k(a), v128.and(i16x8.shl(h, 4), m));
-      const q2 = v128.or(lo4k(c), v128.and(i16x8.shl(h, 2), m));
-      const q3 = v128.or(hi4k(a), v128.and(h, m));
-      const q4 = v128.or(hi4k(c), v128.and(i16x8.shr_u(h, 2), m));
-      if (ASC_FEATURE_RELAXED_SIMD) {
-        isum = dotSc(isum, q1, v128.load(xv), <i32>load<i8>(sc + v));
-        isum = dotSc(isum, q2, v128.load(xv, 32), <i32>load<i8>(sc + 2 + v));
-        isum = dotSc(isum, q3, v128.load(xv, 64), <i32>load<i8>(sc + 4 + v));
-        isum = dotSc(isum, q4, v128.load(xv, 96), <i32>load<i8>(sc + 6 + v));
-      } else {
-        isum = i32x4.add(isum, pairB(dot256m(evenB(q1), oddB(q1), v128.load(xv)), dot256m(evenB(q2), oddB(q2), v128.load(xv, 32)), sc + v));
-        isum = i32x4.add(isum, pairB(dot256m(evenB(q3), oddB(q3), v128.load(xv, 64)), dot256m(evenB(q4), oddB(q4), v128.load(xv, 96)), sc + 4 + v));
-      }
-    }
-  }
+  // the four quarters (n, v) written out with constant n and v, so every offset below folds into
+  // its load (V8 then computes no addresses in the block)
+  isum = q6Quarter(isum, wb, xb, 0, 0);
+  isum = q6Quarter(isum, wb, xb, 0, 1);
+  isum = q6Quarter(isum, wb, xb, 1, 0);
+  isum = q6Quarter(isum, wb, xb, 1, 1);
   return isum;
 }
 
