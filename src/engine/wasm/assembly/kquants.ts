@@ -467,27 +467,96 @@ const KC: usize = memory.data<u8>([
   return hsumF(acc);
 }
 
+/**
+ * IQ4_XS sub-block ib (32 elements) of the block at wb: Σ kvalues_iq4nl[q]·x as four i32 lanes,
+ * times its scale ls − 32. The relaxed build as legacy.ts nlSum: the table value flipped where
+ * x < 0 (w ^ xo), dotted with |x|, starting from c = Σ_{x<0} |x| (xe, xo, c from iq4Terms, shared
+ * by the rows of dot4_iq4_xs); the plain build widens both to i16 (x0, x1 in xe0, xe1).
+ */
+// @ts-ignore: decorator
+@inline function iq4xsSub(isum: v128, wb: usize, ib: i32, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
+  const sh = <i32>load<u16>(wb, 2);
+  const ls = ((<i32>load<u8>(wb + 4 + <usize>(ib >> 1)) >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
+  const q = v128.load(wb + 8 + (<usize>ib << 4));
+  const t = v128.load(IQ4NL);
+  let s: v128;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    // nibbles are in range, so the relaxed swizzle is exact
+    s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(i8x16.relaxed_swizzle(t, lo4k(q)), xo0), xe0, c);
+    s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(i8x16.relaxed_swizzle(t, hi4k(q)), xo1), xe1, s);
+  } else {
+    s = dotS(i8x16.swizzle(t, hi4k(q)), xe1, dotS(i8x16.swizzle(t, lo4k(q)), xe0, Z));
+  }
+  return mulAdd(isum, s, ls - 32);
+}
+
+/**
+ * The activation's terms for iq4xsSub at xg (32 bytes): relaxed xe = |x| (a Q8_K activation is
+ * never −128), xo = x < 0, c = Σ_{x<0} |x| spread over four lanes; plain: x itself in xe0, xe1.
+ */
+// @ts-ignore: decorator
+@inline function iq4Terms(xg: usize, out: usize): void {
+  const x0 = v128.load(xg), x1 = v128.load(xg, 16);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const xe0 = i8x16.abs(x0), xo0 = i8x16.lt_s(x0, Z), xe1 = i8x16.abs(x1), xo1 = i8x16.lt_s(x1, Z);
+    v128.store(out, xe0);
+    v128.store(out, xo0, 16);
+    v128.store(out, xe1, 32);
+    v128.store(out, xo1, 48);
+    v128.store(out, i32x4.neg(i32x4.relaxed_dot_i8x16_i7x16_add_s(xo1, xe1, i32x4.relaxed_dot_i8x16_i7x16_add_s(xo0, xe0, Z))), 64);
+  } else {
+    v128.store(out, x0);
+    v128.store(out, x1, 32);
+  }
+}
+
+/** Scratch of iq4Terms for the eight sub-blocks of one block (80 bytes each). */
+const IQ4X: usize = memory.data(8 * 80, 16);
+
 // @ts-ignore: decorator
 @inline function dot_iq4_xs(w: usize, xq: usize, cols: i32): f32 {
   const nb = cols >> 8;
   const dp = qKScales(xq, cols);
-  const kv = i8x16(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
   let acc = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 136;
     const xb = xq + (<usize>b << 8);
-    const sh = <i32>load<u16>(wb, 2);
     let isum = Z;
     for (let ib = 0; ib < 8; ib++) {
-      const ls = ((<i32>load<u8>(wb + 4 + (ib >> 1)) >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
-      const q = v128.load(wb + 8 + (<usize>ib << 4));
-      const xg = xb + (<usize>ib << 5);
-      const s = dotS(i8x16.swizzle(kv, hi4(q)), v128.load(xg, 16), dotS(i8x16.swizzle(kv, lo4(q)), v128.load(xg), Z));
-      isum = mulAdd(isum, s, ls - 32);
+      const tp = IQ4X + <usize>ib * 80;
+      iq4Terms(xb + (<usize>ib << 5), tp);
+      isum = iq4xsSub(isum, wb, ib, v128.load(tp), v128.load(tp, 16), v128.load(tp, 32), v128.load(tp, 48), v128.load(tp, 64));
     }
     acc = fmaI(acc, isum, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
   }
   return hsumF(acc);
+}
+
+/** dot_iq4_xs of four rows, lane k row k's bits: the activation's terms made once per block for all four. */
+function dot4_iq4_xs(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  for (let b = 0; b < nb; b++) {
+    const o = <usize>b * 136;
+    const xb = xq + (<usize>b << 8);
+    for (let ib = 0; ib < 8; ib++) iq4Terms(xb + (<usize>ib << 5), IQ4X + <usize>ib * 80);
+    let s0 = Z, s1 = Z, s2 = Z, s3 = Z;
+    for (let ib = 0; ib < 8; ib++) {
+      const tp = IQ4X + <usize>ib * 80;
+      const xe0 = v128.load(tp), xo0 = v128.load(tp, 16), xe1 = v128.load(tp, 32), xo1 = v128.load(tp, 48), c = v128.load(tp, 64);
+      s0 = iq4xsSub(s0, p0 + o, ib, xe0, xo0, xe1, xo1, c);
+      s1 = iq4xsSub(s1, p1 + o, ib, xe0, xo0, xe1, xo1, c);
+      s2 = iq4xsSub(s2, p2 + o, ib, xe0, xo0, xe1, xo1, c);
+      s3 = iq4xsSub(s3, p3 + o, ib, xe0, xo0, xe1, xo1, c);
+    }
+    const dx = load<f32>(dp + (<usize>b << 2));
+    acc0 = fmaI(acc0, s0, f16(load<u16>(p0 + o)) * dx);
+    acc1 = fmaI(acc1, s1, f16(load<u16>(p1 + o)) * dx);
+    acc2 = fmaI(acc2, s2, f16(load<u16>(p2 + o)) * dx);
+    acc3 = fmaI(acc3, s3, f16(load<u16>(p3 + o)) * dx);
+  }
+  return hsumF4(acc0, acc1, acc2, acc3);
 }
 
 // @ts-ignore: decorator
@@ -788,7 +857,7 @@ export function matmul_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   }
 }
 export function matvec_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_iq4_xs(w + <usize>r * rowBytes, xq, cols));
+  rows4(dot4_iq4_xs, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   for (let r = r0; r < r1; r++) {
