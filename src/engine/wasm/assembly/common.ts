@@ -237,6 +237,22 @@ export const STREAMS: i32 = 8;
 }
 
 /**
+ * out[t·outStride + r] = row r · x_t for t < n (x_t at xq + t·xqStride): tokens in cache blocks of
+ * TOKEN_BLOCK, within a block each group of four rows against every token while it sits in L1.
+ * Each output is computed exactly as by rows4, so it equals matvec's bit for bit.
+ */
+// @ts-ignore: decorator
+@inline export function rows4Batch(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
+    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
+    for (let r = r0; r < r1; r += 4) {
+      const r4 = min<i32>(r + 4, r1);
+      for (let t = t0; t < t1; t++) rows4(dot, out + (<usize>(t * outStride) << 2), w, rowBytes, r, r4, xq + <usize>t * xqStride, cols);
+    }
+  }
+}
+
+/**
  * a·b + c in both f64 lanes: relaxed madd in the relaxed build (fused or not, as the engine likes),
  * else mul then add. For sums whose error bound holds either way (ffn.ts swiglu, sample.ts exp sums).
  */

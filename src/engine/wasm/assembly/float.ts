@@ -517,9 +517,9 @@ function storeHalves(w: usize, cols: i32): void {
 
 // ---- prompt matmul ----------------------------------------------------------------------------
 // matmul_f16 / _bf16 widen weight rows to f32 two at a time (dequant_*: the very values dot_f16 /
-// dot_bf16 multiply) into ROW and ROW2, then dot the pair with
-// the tokens four at a time (tile2x4), each token's lanes adding in dot_f16's order, so every
-// result equals matvec's bit for bit. dot_f16 keeps four accumulators a0-a3 per token (lanes of
+// dot_bf16 multiply) into ROW and ROW2, then dot the pair with the tokens four at a time
+// (tile2x4), each token's lanes adding in dot_f16's order, so every result equals matvec's bit
+// for bit. dot_f16 keeps four accumulators a0-a3 per token (lanes of
 // columns 16i + 4k + j); two rows × four tokens × four would need 32 registers, so the tile makes
 // one pass per accumulator k with eight (one per row and token), 16 columns a step: two weight
 // loads and four activation loads feed eight products, where one row against four tokens needed
@@ -629,6 +629,42 @@ const TACC: usize = memory.data(512, 16);
   }
 }
 
+/** Row w widened to f32 at dst: BF16 (bf16), or F16 stored (layout_f16) or plain (constant flags: one loop each). */
+// @ts-ignore: decorator
+@inline function widenHalves(bf16: bool, stored: bool, dst: usize, w: usize, cols: i32): void {
+  if (bf16) dequant_bf16(dst, w, cols);
+  else if (stored) widenRow(dst, w, cols, true);
+  else widenRow(dst, w, cols, false);
+}
+
+/**
+ * matmul_f16 / matmul_bf16: rows widened two at a time into ROW and ROW2 against the tokens
+ * (rowsTimesTokens); rows longer than ROW_MAX take the one-token dot per token.
+ */
+// @ts-ignore: decorator
+@inline function matmulHalves(bf16: bool, stored: bool, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  if (cols > ROW_MAX) {
+    for (let r = r0; r < r1; r++) {
+      const wr = w + <usize>r * rowBytes;
+      for (let t = 0; t < n; t++) {
+        const x = xq + <usize>t * xqStride;
+        store<f32>(out + (<usize>(t * outStride + r) << 2), bf16 ? dot_bf16(wr, x, cols) : stored ? dotStored(wr, x, cols) : dot_f16(wr, x, cols));
+      }
+    }
+    return;
+  }
+  for (let r = r0; r < r1; r += 2) {
+    const wr = w + <usize>r * rowBytes;
+    widenHalves(bf16, stored, ROW, wr, cols);
+    if (r + 1 == r1) {
+      rowsTimesTokens(out, r, ROW, 0, false, xq, cols, n, xqStride, outStride);
+      break;
+    }
+    widenHalves(bf16, stored, ROW2, wr + rowBytes, cols);
+    rowsTimesTokens(out, r, ROW, ROW2, true, xq, cols, n, xqStride, outStride);
+  }
+}
+
 // ---- exported kernels -------------------------------------------------------------------------
 // matvec_T(out, w, rowBytes, r0, r1, xq, cols): out[r] = W[r,:]·x for r in [r0, r1).
 // matmul_T(..., n, xqStride, outStride): out[t·outStride + r] = W[r,:]·x_t; each row is read once
@@ -716,26 +752,7 @@ export function layout_f16(p: usize, rows: i32, cols: i32): void {
 }
 
 export function matmul_f16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  const stored = isStored(rowBytes, cols);
-  if (cols > ROW_MAX) {
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = 0; t < n; t++) {
-        const x = xq + <usize>t * xqStride;
-        store<f32>(out + (<usize>(t * outStride + r) << 2), stored ? dotStored(wr, x, cols) : dot_f16(wr, x, cols));
-      }
-    }
-    return;
-  }
-  for (let r = r0; r < r1; r += 2) {
-    const wr = w + <usize>r * rowBytes, two = r + 1 < r1;
-    if (stored) widenRow(ROW, wr, cols, true); // constant flags: one loop each
-    else widenRow(ROW, wr, cols, false);
-    if (!two) { rowsTimesTokens(out, r, ROW, 0, false, xq, cols, n, xqStride, outStride); break; }
-    if (stored) widenRow(ROW2, wr + rowBytes, cols, true);
-    else widenRow(ROW2, wr + rowBytes, cols, false);
-    rowsTimesTokens(out, r, ROW, ROW2, true, xq, cols, n, xqStride, outStride);
-  }
+  matmulHalves(false, isStored(rowBytes, cols), out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 /** One row of plain halves → f32 (ggml's F16 row; stored rows: dequant_row_f16). */
 export function dequant_f16(out: usize, w: usize, cols: i32): void {
@@ -761,20 +778,7 @@ export function matvec_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
   if (((r1 - r0) & 1) != 0) store<f32>(out + (<usize>(r1 - 1) << 2), dot_bf16(w + <usize>(r1 - 1) * rowBytes, xq, cols));
 }
 export function matmul_bf16(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  if (cols > ROW_MAX) {
-    for (let r = r0; r < r1; r++) {
-      const wr = w + <usize>r * rowBytes;
-      for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_bf16(wr, xq + <usize>t * xqStride, cols));
-    }
-    return;
-  }
-  for (let r = r0; r < r1; r += 2) {
-    const wr = w + <usize>r * rowBytes, two = r + 1 < r1;
-    dequant_bf16(ROW, wr, cols);
-    if (!two) { rowsTimesTokens(out, r, ROW, 0, false, xq, cols, n, xqStride, outStride); break; }
-    dequant_bf16(ROW2, wr + rowBytes, cols);
-    rowsTimesTokens(out, r, ROW, ROW2, true, xq, cols, n, xqStride, outStride);
-  }
+  matmulHalves(true, false, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function dequant_bf16(out: usize, w: usize, cols: i32): void {
   let i = 0;

@@ -51,9 +51,10 @@
 //   so Σ w·x = Σ (w ^ m)·|x| + Σ_{x<0} |x|, the last term per token and block from the widening
 //   (corr); one xor and one dot per 16 products. Where the dot reads its second operand as an
 //   unsigned byte, exactly, Q8_0 takes the weight there instead (Q8U, below): one dot per 16.
-//   Register tile (tile_prep32): four rows by two groups of four tokens, the integer sums starting at the offset −8·Σx (Q8_0: corr) etc., so
-//   each broadcast weight feeds two dots and each activation vector four, and per block, row and
-//   group only the float step is left (Node 24, 2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
+//   Register tile (tile_prep32): four rows by two groups of four tokens, the integer sums starting
+//   at the offset −8·Σx (Q8_0: corr) etc. (isum0), so each broadcast weight feeds two dots and each
+//   activation vector four, and per block, row and group only the float step is left (Node 24,
+//   2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
 //   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x                            288 B
@@ -131,7 +132,13 @@ export function gemm_q8u_allow(on: i32): void {
 
 /** 1 when gemm_q8_0 would take the unsigned-weight loop here. */
 export function gemm_q8u_active(): i32 {
-  return ASC_FEATURE_RELAXED_SIMD && q8uAllowed && dotTakesU8() ? 1 : 0;
+  return useQ8U() ? 1 : 0;
+}
+
+/** gemm_q8_0's choice: the relaxed build, allowed, and a dot that takes unsigned bytes. */
+// @ts-ignore: decorator
+@inline function useQ8U(): bool {
+  return ASC_FEATURE_RELAXED_SIMD && q8uAllowed && dotTakesU8();
 }
 
 // ---- permutations -------------------------------------------------------------------------------
@@ -444,9 +451,7 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
     // one lane per token: each dot takes four weights (broadcast) against four bytes of each token
     // (Q8_0 has its own loop in rows_prep32)
     isum = i32x4.add(dot32(pb, xb), dot32(pb + 4, xb + 16));
-    if (kind == 1) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 3));
-    else if (kind == 2) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 4));
-    else if (kind == Q8U) isum = i32x4.sub(isum, i32x4.shl(v128.load(xb, 16), 7));
+    if (kind < 3) isum = i32x4.add(isum, isum0(kind, xb)); // the weights' offset (Q4_0, Q5_0, Q8U)
   } else {
     const a = v128.load(pb), bb = v128.load(pb, 16), c = v128.load(pb, 32), d = v128.load(pb, 48);
     isum = fold4(d32(a, bb, c, d, xb + 32), d32(a, bb, c, d, xb + 96), d32(a, bb, c, d, xb + 160), d32(a, bb, c, d, xb + 224));
@@ -1126,7 +1131,7 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 
 export function gemm_q8_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   // the check is inlined here, so it is compiled with, and lowered like, the loop it chooses
-  if (ASC_FEATURE_RELAXED_SIMD && q8uAllowed && dotTakesU8()) gemmLoop(Q8U, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+  if (useQ8U()) gemmLoop(Q8U, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
   else gemmLoop(0, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
 export function gemm_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {

@@ -12,7 +12,7 @@
 // bsums, as ggml_vec_dot_*_q8_K do), then scales it by d_w·d_x in f32. matvec of Q2_K…Q6_K takes
 // four rows per pass (dot4_*, rows4), each row summed exactly as by its one-row dot_* (matvec1_*).
 
-import { Dot4, SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, rows4, whi, wlo } from './common';
+import { Dot4, SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, rows4, rows4Batch, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
 
 const Z: v128 = i32x4.splat(0);
@@ -513,26 +513,7 @@ const KC: usize = memory.data<u8>([
 /** Scratch of iq4Terms for the eight sub-blocks of one block (80 bytes each). */
 const IQ4X: usize = memory.data(8 * 80, 16);
 
-// @ts-ignore: decorator
-@inline function dot_iq4_xs(w: usize, xq: usize, cols: i32): f32 {
-  const nb = cols >> 8;
-  const dp = qKScales(xq, cols);
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const wb = w + <usize>b * 136;
-    const xb = xq + (<usize>b << 8);
-    let isum = Z;
-    for (let ib = 0; ib < 8; ib++) {
-      const tp = IQ4X + <usize>ib * 80;
-      iq4Terms(xb + (<usize>ib << 5), tp);
-      isum = iq4xsSub(isum, wb, ib, v128.load(tp), v128.load(tp, 16), v128.load(tp, 32), v128.load(tp, 48), v128.load(tp, 64));
-    }
-    acc = fmaI(acc, isum, f16(load<u16>(wb)) * load<f32>(dp + (<usize>b << 2)));
-  }
-  return hsumF(acc);
-}
-
-/** dot_iq4_xs of four rows, lane k row k's bits: the activation's terms made once per block for all four. */
+/** IQ4_XS, four rows (lane k: row k), the activation's terms made once per block for all four. */
 function dot4_iq4_xs(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
   const nb = cols >> 8;
   const dp = qKScales(xq, cols);
@@ -860,10 +841,7 @@ export function matvec_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1
   rows4(dot4_iq4_xs, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_iq4_xs(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows4Batch(dot4_iq4_xs, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_tq1_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_tq1_0(w + <usize>r * rowBytes, xq, cols));

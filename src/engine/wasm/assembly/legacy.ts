@@ -18,7 +18,7 @@
 // The relaxed build stores Q4_0 in groups of four rows interleaved (layout.ts), one row per lane of
 // each dot, so its matvec needs no sum4 (dotG4_q4_0).
 
-import { Dot4, STREAMS, TOKEN_BLOCK, f16, q8Aux, q8Scales, rows4, sum4 } from './common';
+import { Dot4, STREAMS, f16, q8Aux, q8Scales, rows4, rows4Batch, sum4 } from './common';
 import { Q4G_BLOCK, q4Grouped } from './layout';
 
 // ---- vector constants ---------------------------------------------------------------------------
@@ -414,22 +414,6 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
 
 // ---- rows of a matrix -----------------------------------------------------------------------------
 
-
-/**
- * out[t·outStride + r] = row r · x_t for t < n (x_t at xq + t·xqStride): tokens in cache blocks of
- * TOKEN_BLOCK, within a block each group of four rows against every token while it sits in L1.
- * Each output is computed exactly as by rows4, so it equals matvec's bit for bit.
- */
-// @ts-ignore: decorator
-@inline function rows4Batch(dot: Dot4, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-    const t1 = min<i32>(n, t0 + TOKEN_BLOCK);
-    for (let r = r0; r < r1; r += 4) {
-      const r4 = min<i32>(r + 4, r1);
-      for (let t = t0; t < t1; t++) rows4(dot, out + (<usize>(t * outStride) << 2), w, rowBytes, r, r4, xq + <usize>t * xqStride, cols);
-    }
-  }
-}
 
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
