@@ -17,7 +17,7 @@ import { GgmlType, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-typ
 import { dequantizeRow, matmul } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, rowLayout, widenBytes } from '../../src/engine/wasm/layout.js';
-import { hasRelaxedSimd, loadKernelModule, relaxedProbe, type SimdLevel } from '../../src/engine/wasm/loader.js';
+import { hasRelaxedSimd, loadKernelModule, relaxedDotModule, relaxedProbe, type SimdLevel } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
@@ -236,16 +236,11 @@ describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit
   });
 
   it.runIf(simd === 'relaxed')('Q8_0: the unsigned-weight check agrees with the dot instruction as a separate module runs it', () => {
-    // the same three lanes' inputs as gemm.ts U8_CHECK, in a module of one function: the engine's
-    // relaxed dot on (−127 ×4 | 127 ×4 | 1, −1, 2, −2) and (255 ×8 | 128, 129, 200, 7)
-    const a = [0x81, 0x81, 0x81, 0x81, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0xff, 0x02, 0xfe, 0x03, 0x04, 0x05, 0x06];
-    const b = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x81, 0xc8, 0x07, 0x01, 0x02, 0x03, 0x04];
-    const lanes: number[] = [];
-    for (let lane = 0; lane < 4; lane++) {
-      const body = [0x00, 0xfd, 0x0c, ...a, 0xfd, 0x0c, ...b, 0xfd, 0x0c, ...new Array<number>(16).fill(0), 0xfd, 0x93, 0x02, 0xfd, 0x1b, lane, 0x0b];
-      const bytes = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00, 0x0a, body.length + 2, 0x01, body.length, ...body]);
-      lanes.push((new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.f as () => number)());
-    }
+    // the same inputs as gemm.ts U8_CHECK, in a module of one function: the engine's relaxed dot on
+    // (−127 ×4 | 127 ×4 | 1, −1, 2, −2 | 3, 4, 5, 6) and (255 ×8 | 128, 129, 200, 7 | 1, 2, 3, 4)
+    const a = [-127, -127, -127, -127, 127, 127, 127, 127, 1, -1, 2, -2, 3, 4, 5, 6];
+    const b = [255, 255, 255, 255, 255, 255, 255, 255, 128, 129, 200, 7, 1, 2, 3, 4];
+    const lanes = [0, 1, 2, 3].map((lane) => (new WebAssembly.Instance(new WebAssembly.Module(relaxedDotModule(a, b, lane))).exports.f as () => number)());
     // exact unsigned bytes: −127·255·4, 127·255·4, 128 − 129 + 400 − 14, 3 + 8 + 15 + 24
     const exact = lanes.join() === [-129540, 129540, 385, 50].join();
     expect(k.call('gemm_q8u_active'), `the dot gave ${lanes.join(', ')}`).toBe(exact ? 1 : 0);

@@ -41,11 +41,16 @@ export interface KernelModule {
 const PROBE_EXPECTED = 22;
 
 export function relaxedProbe(): Uint8Array<ArrayBuffer> {
-  const pad = new Array<number>(12).fill(0);
-  const a = [0xfd, 0x0c, 0xfd, 0x05, 0xf9, 0x09, ...pad];
-  const b = [0xfd, 0x0c, 0x01, 0x02, 0x03, 0x04, ...pad];
-  const c = [0xfd, 0x0c, ...new Array<number>(16).fill(0)];
-  const body = [0x00, ...a, ...b, ...c, 0xfd, 0x93, 0x02, 0xfd, 0x1b, 0x00, 0x0b];
+  return relaxedDotModule([-3, 5, -7, 9], [1, 2, 3, 4], 0);
+}
+
+/**
+ * A module of one function "f" returning lane `lane` of i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, 0),
+ * a and b 16 bytes each (shorter arrays padded with zeros; values taken as bytes, −1 = 0xff).
+ */
+export function relaxedDotModule(a: number[], b: number[], lane: number): Uint8Array<ArrayBuffer> {
+  const bytes16 = (v: number[]) => [...v, ...new Array<number>(16 - v.length).fill(0)].map((x) => x & 0xff);
+  const body = [0x00, 0xfd, 0x0c, ...bytes16(a), 0xfd, 0x0c, ...bytes16(b), 0xfd, 0x0c, ...bytes16([]), 0xfd, 0x93, 0x02, 0xfd, 0x1b, lane, 0x0b];
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
     0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type section: () -> i32
