@@ -35,6 +35,13 @@ const ROPE_CASES = [{
   n: N_TOKENS,
 }];
 const TOP_K = 10;
+
+/** The CPU's model name and whether it has AMX: ggml multiplies F16 weights differently with AMX (tests/model/reference-backend.ts). */
+function recordingCpu() {
+  const info = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.*)$/m.exec(info)?.[1] ?? 'unknown';
+  return { model, amx: /^flags\s*:.*\bamx_tile\b/m.test(info) };
+}
 // Settings of the reference run (written into each golden file).
 const SETTINGS = { threads: 1, contextSize: 512, batchSize: 512, flashAttention: 'auto' };
 
@@ -122,6 +129,7 @@ async function record(path) {
       model: basename(path),
       sha256: sha256(path),
       llamaCpp: LLAMA_CPP_LABEL,
+      cpu: recordingCpu(),
       settings: {
         ...SETTINGS,
         sampler: 'greedy (temperature 0, no penalties); EOG tokens are fed back, not a stop',

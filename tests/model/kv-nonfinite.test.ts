@@ -40,7 +40,7 @@ describe.skipIf(!HAVE_SHARED || !existsSync(sharedModel(FILE)))('KV cache flags 
       // the last layer's keys (and values) overflow: its attention norm's weights × 1e6 (an earlier
       // layer would carry infinities into the layers after it)
       const last = nLayer - 1;
-      const w = m.w.layers[last].attnNorm;
+      const w = m.w.layers[last].attnNorm!;
       const saved = w.slice();
       for (let i = 0; i < w.length; i++) w[i] *= 1e6;
       const fast = run(false);

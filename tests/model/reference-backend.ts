@@ -32,6 +32,8 @@ export function amxTakes(spec: WeightSpec): boolean {
 
 export class ReferenceCpuBackend implements MatBackend {
   readonly name = 'reference-cpu (test)';
+  /** amx: the recording machine had AMX (goldens without a `cpu` field: the AMX Xeon of bench/README.md). */
+  constructor(private readonly amx = true) {}
   readonly threads = 1;
   private next = 0;
   private bytes = 0;
@@ -49,7 +51,7 @@ export class ReferenceCpuBackend implements MatBackend {
     const f = new Float32Array(spec.rows * spec.cols);
     for (let r = 0; r < spec.rows; r++) dequantizeRow(spec.type, raw, r * rb, f.subarray(r * spec.cols, (r + 1) * spec.cols), spec.cols);
     this.bytes += f.byteLength;
-    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && !amxTakes(spec) };
+    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && !(this.amx && amxTakes(spec)) };
     return h;
   }
 

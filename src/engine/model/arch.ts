@@ -36,11 +36,51 @@ export interface ArchSpec {
   readonly ropeFactors: 'freqs' | 'longShort' | 'none';
   /** Metadata key of the norm epsilon. */
   readonly epsKey: 'attention.layer_norm_rms_epsilon' | 'attention.layer_norm_epsilon';
+  /** attn_norm / ffn_norm before attention and FFN (false: olmo2 has only post-norms). */
+  readonly preNorms: boolean;
+  /** post_attention_norm / post_ffw_norm on the attention and FFN outputs before the residual (gemma2, gemma3, olmo2). */
+  readonly postNorms: boolean;
+  /** q/k norm weights span every head ([nHead·headDimK], olmo2) instead of one head. */
+  readonly qkNormFull: boolean;
+  /**
+   * Sliding window on a layer pattern (llama_hparams::set_swa_pattern): every `period`-th layer is
+   * global, the rest see {arch}.attention.sliding_window positions (period from
+   * attention.sliding_window_pattern when the file has it). `window` is the default when the key is
+   * absent (0: no sliding window then). null: no pattern.
+   */
+  readonly swa: { readonly period: number; readonly window: number } | null;
+  /**
+   * RoPE of the sliding-window layers (llama_model::get_rope_freq_base/scale): 'inherit' the
+   * global base and scale unless rope.freq_base_swa is set (gemma2); 'base10k' base 10000 unless
+   * set, scale 1 (gemma3); 'plain' the global base, scale 1 and no YaRN (olmo2's graph).
+   */
+  readonly swaRope: 'inherit' | 'base10k' | 'plain';
+  /** Every n-th layer (1-based) has no RoPE (smollm3: 4); 0 for none. */
+  readonly noRopeStep: number;
+  /**
+   * q is scaled by 1/sqrt(head_dim), or 1/sqrt(n_embd / n_head) for the 27B shape (this block
+   * count), ignoring attention.scale (gemma2, gemma3: f_attention_scale in their load_arch_hparams).
+   */
+  readonly gemmaQueryScale: number;
+  /** The output matrix is always token_embd (gemma, gemma2: llama.cpp never reads output.weight). */
+  readonly alwaysTied: boolean;
+  /** Reads attn_logit_softcapping / final_logit_softcapping (llama.cpp defaults 50 / 30; gemma2). */
+  readonly softcaps: boolean;
+  /** Reads final_logit_softcapping alone (default 0: none; gemma3). */
+  readonly finalSoftcap: boolean;
+  /** Reads embedding_scale, residual_scale and logit_scale (granite). */
+  readonly graniteScales: boolean;
+  /** Reads attention.temperature_scale: q × log(⌊pos / n_ctx_orig⌋ + 1)·scale + 1 (mistral3). */
+  readonly attnTemperature: boolean;
+  /** Reads rope.scaling.yarn_beta_fast / yarn_beta_slow / yarn_log_multiplier (mistral3). */
+  readonly yarnKeys: boolean;
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {
   rope: 'norm', norm: 'rms', ffn: 'swiglu', fusedGateUp: false, parallel: false, embedScale: false,
   scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon',
+  preNorms: true, postNorms: false, qkNormFull: false, swa: null, swaRope: 'inherit', noRopeStep: 0, gemmaQueryScale: 0,
+  alwaysTied: false, softcaps: false, finalSoftcap: false, graniteScales: false, attnTemperature: false, yarnKeys: false,
 };
 
 function arch(name: string, over: Partial<ArchSpec>): ArchSpec {
@@ -67,7 +107,28 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   // src/models/gemma.cpp: embeddings × sqrt(n_embd), GELU-gated FFN, output tied to token_embd.
   // The RMSNorm weights need no +1: convert_hf_to_gguf.py (GemmaModel.modify_tensors) adds the 1
   // when it writes the file.
-  gemma: arch('gemma', { rope: 'neox', ffn: 'geglu', embedScale: true, scaleQ: true }),
+  gemma: arch('gemma', { rope: 'neox', ffn: 'geglu', embedScale: true, scaleQ: true, alwaysTied: true }),
+  // src/models/gemma2.cpp: gemma plus post-attention and post-FFN norms, sliding window (default
+  // 4096) on every other layer, tanh soft-capping of attention logits and of the final logits.
+  gemma2: arch('gemma2', {
+    rope: 'neox', ffn: 'geglu', embedScale: true, scaleQ: true, alwaysTied: true, postNorms: true,
+    swa: { period: 2, window: 4096 }, swaRope: 'inherit', gemmaQueryScale: 46, softcaps: true,
+  }),
+  // src/models/gemma3.cpp: gemma2's sandwich norms, per-head q/k norms, 5 local layers to 1 global
+  // (when the file has a sliding window), local RoPE base 10000, optional final soft-capping.
+  gemma3: arch('gemma3', {
+    rope: 'neox', ffn: 'geglu', embedScale: true, scaleQ: true, postNorms: true, qkNorm: true,
+    swa: { period: 6, window: 0 }, swaRope: 'base10k', gemmaQueryScale: 62, finalSoftcap: true,
+  }),
+  // src/models/olmo2.cpp: no pre-norms, post-attention and post-FFN norms, q/k RMSNorm over all
+  // heads at once, attention scale 1/sqrt(head_dim); OLMo 3's sliding window (period 4) when present.
+  olmo2: arch('olmo2', { rope: 'neox', preNorms: false, postNorms: true, qkNorm: true, qkNormFull: true, swa: { period: 4, window: 0 }, swaRope: 'plain' }),
+  // src/models/smollm3.cpp: llama with no RoPE on every 4th layer.
+  smollm3: arch('smollm3', { noRopeStep: 4 }),
+  // src/models/granite.cpp: llama with embedding, residual and logit multipliers.
+  granite: arch('granite', { ropeFactors: 'freqs', graniteScales: true }),
+  // src/models/mistral3.cpp: llama with the file's YaRN settings and Llama 4's attention temperature.
+  mistral3: arch('mistral3', { ropeFactors: 'freqs', attnTemperature: true, yarnKeys: true }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);

@@ -64,19 +64,23 @@ function dotF16(q16: Float32Array, k: Uint16Array, kb: number, n: number, lanes:
 
 /**
  * out[nHead × headDimV] = softmax(q·Kᵀ · scale) · V over cache positions [from, to] of `layer`.
- * q is [nHead × headDimK] at q[qOff..].
+ * q is [nHead × headDimK] at q[qOff..]. With `softcap` > 0 every score s becomes
+ * softcap·tanh(s / softcap), as ggml's flash attention does it (the scale divided by the cap first).
  */
 export function attention(
   out: Float32Array, outOff: number, q: Float32Array, qOff: number,
   cache: KvCache, layer: number, from: number, to: number,
-  d: AttentionDims, scale: number, mode: AttentionMode, s: AttentionScratch,
+  d: AttentionDims, scale: number, mode: AttentionMode, s: AttentionScratch, softcap = 0,
 ): void {
   const group = d.nHead / d.nHeadKv;
   const kc = cache.k[layer];
   const vc = cache.v[layer];
   const hdK = d.headDimK;
   const hdV = d.headDimV;
-  const scale32 = Math.fround(scale); // a float op parameter in ggml, as in the wasm kernel
+  // a float op parameter in ggml, as in the wasm kernel (divided by the cap in float when capped)
+  const scale32 = softcap > 0 ? Math.fround(Math.fround(scale) / Math.fround(softcap)) : Math.fround(scale);
+  const cap = Math.fround(softcap);
+  const capped = (x: number) => (softcap > 0 ? Math.fround(cap * Math.fround(Math.tanh(x))) : x);
   for (let h = 0; h < d.nHead; h++) {
     const kvh = Math.floor(h / group);
     const qb = qOff + h * hdK;
@@ -91,7 +95,7 @@ export function attention(
       let M = -Infinity;
       let S = 0;
       for (let t = from; t <= to; t++) {
-        const sc = Math.fround(dotF16(q16, kc, t * cache.kvDimK + kOff, hdK, s.lanes) * scale32);
+        const sc = capped(Math.fround(dotF16(q16, kc, t * cache.kvDimK + kOff, hdK, s.lanes) * scale32));
         let ms = 1;
         let vs = 1;
         if (sc > M) {
@@ -117,7 +121,7 @@ export function attention(
         const kb = t * cache.kvDimK + kOff;
         let dot = 0;
         for (let i = 0; i < hdK; i++) dot += q[qb + i] * F16_TO_F32[kc[kb + i]];
-        const v = Math.fround(Math.fround(dot) * scale32);
+        const v = capped(Math.fround(Math.fround(dot) * scale32));
         sc[t] = v;
         if (v > M) M = v;
       }

@@ -8,7 +8,7 @@ import type { KernelInstance } from '../wasm/instance.js';
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { ArchSpec } from './arch.js';
 import { attention, createAttentionScratch, type AttentionMode, type AttentionScratch } from './attention.js';
-import type { ModelHparams } from './hparams.js';
+import type { ModelHparams, RopeParams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
@@ -43,10 +43,12 @@ export interface RunState {
   /** Sampling's stats of the logits, found by the backend's threads when `want` > 0 (MatBackend.matvecTop). */
   logitStats: LogitStats;
   rope: Float32Array; //   [maxBatch, nRot] cos/sin cache of each position of the batch
+  ropeSwa: Float32Array; //[maxBatch, nRot] the same for the sliding-window layers' RoPE (hp.ropeSwa), or empty
   /** RoPE frequency divisors for this context size ([nRot/2], weights.ts ropeFactorsFor), or null. */
   ropeFactors: Float32Array | null;
   /** YaRN ramp and cos/sin magnitude (ROPE_PLAIN values unless the model uses them). */
   ropeYarn: RopeYarn;
+  ropeYarnSwa: RopeYarn;
   scratch: AttentionScratch;
   cache: KvCache;
   /** Time per op when set (`pantheon run --profile`); null costs one check per op. */
@@ -102,8 +104,10 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   const kvDimV = nHeadKv * headDimV;
   // The SIMD attention takes head sizes in steps of four.
   const k = kernels && headDimK % 4 === 0 && headDimV % 4 === 0 && nHead % nHeadKv === 0 ? kernels : null;
-  // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here is empty)
-  const split = k && kernels === m.backend.kernels ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV }, contextSize) ?? null) : null;
+  // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here
+  // is empty); soft-capped attention runs in TypeScript over the cache here
+  const split = k && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV }, contextSize) ?? null) : null;
+  const swaRope = m.hp.layerRope.includes('swa');
   const cacheDims = split ? [0, 0] : [kvDimK, kvDimV];
   const arrays = (a: Alloc) => ({
     x: a.f32(b * nEmbd),
@@ -118,10 +122,11 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     ffo: a.f32(b * nEmbd),
     last: a.f32(nEmbd),
     rope: a.f32(b * nRot),
+    ropeSwa: a.f32(swaRope ? b * nRot : 0),
     cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16),
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory
-  const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
+  const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm, l.attnPostNorm, l.ffnPostNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
   let v: ReturnType<typeof arrays>;
   let wasm: RunState['wasm'] = null;
   if (k) {
@@ -156,7 +161,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     logits: new Float32Array(nVocab),
     logitStats: { want: 0, valid: false, max: 0, sum: 0, count: 0, ids: new Int32Array(FUSED_TOP_MAX) },
     ropeFactors: ropeFactorsFor(m.w, m.hp, contextSize),
-    ropeYarn: ropeYarn(m.hp),
+    ropeYarn: ropeYarn(m.hp.nRot, m.hp.rope),
+    ropeYarnSwa: ropeYarn(m.hp.nRot, m.hp.ropeSwa),
     scratch: createAttentionScratch(d, contextSize),
     profile: null,
     wasm,
@@ -168,9 +174,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
 }
 
 /** ggml_rope_ext's YaRN terms for the model (the corr dims are what ggml's rope op computes per call). */
-function ropeYarn(hp: ModelHparams): RopeYarn {
-  const r = hp.rope;
-  const [corrLow, corrHigh] = r.extFactor !== 0 ? ropeYarnCorrDims(hp.nRot, r.nCtxOrig, r.freqBase, r.betaFast, r.betaSlow) : [0, 0];
+function ropeYarn(nRot: number, r: RopeParams): RopeYarn {
+  const [corrLow, corrHigh] = r.extFactor !== 0 ? ropeYarnCorrDims(nRot, r.nCtxOrig, r.freqBase, r.betaFast, r.betaSlow) : [0, 0];
   return { extFactor: r.extFactor, attnFactor: r.attnFactor, corrLow, corrHigh };
 }
 
@@ -219,8 +224,11 @@ function projectAdd(be: MatBackend, s: RunState, x: Float32Array, w: WeightHandl
  * out[off…] = norm(x[off…]) · w (+ b) over nEmbd values: in wasm when the RunState has kernels
  * (out and x then live in their memory; the same bits as ops.ts rmsnorm), else in TypeScript.
  */
-function norm(m: Model, s: RunState, out: Float32Array, x: Float32Array, w: Float32Array, b: Float32Array | null, off: number): void {
-  if (m.spec.norm === 'rms') {
+function norm(m: Model, s: RunState, out: Float32Array, x: Float32Array, w: Float32Array | null, b: Float32Array | null, off: number): void {
+  if (!w) {
+    // no pre-norm (olmo2): the block reads the residual stream itself
+    out.set(x.subarray(off, off + m.hp.nEmbd), off);
+  } else if (m.spec.norm === 'rms') {
     const W = s.wasm;
     const wp = W?.norms.get(w);
     if (W && wp !== undefined) W.k.rmsnorm(out.byteOffset + off * 4, x.byteOffset + off * 4, wp, m.hp.normEps, m.hp.nEmbd);
@@ -295,19 +303,25 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const W = s.wasm;
   if (P) P.begin();
 
-  // embed: one row of token_embd per token (× sqrt(n_embd) for gemma, a float as ggml_scale takes)
+  // embed: one row of token_embd per token (× sqrt(n_embd) for gemma, × embedding_scale for
+  // granite: a float, as ggml_scale takes)
   for (let t = 0; t < n; t++) {
     be.getRow(s.x.subarray(t * dim, (t + 1) * dim), w.tokEmbd, tokens[t]);
-    if (spec.embedScale) scaleInto(s.x, Math.fround(Math.sqrt(dim)), dim, t * dim);
+    if (hp.embedScale > 0) scaleInto(s.x, hp.embedScale, dim, t * dim);
   }
   if (P) P.mark('embedding');
 
-  // cos/sin of each position of the batch, shared by every layer
+  // cos/sin of each position of the batch, shared by every layer (the sliding-window layers' own
+  // RoPE in ropeSwa, when they have one)
   for (let t = 0; t < n; t++) ropeCache(s.rope, pos + t, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn, t * nRot);
+  if (s.ropeSwa.length > 0) for (let t = 0; t < n; t++) ropeCache(s.ropeSwa, pos + t, nRot, hp.ropeSwa.freqBase, hp.ropeSwa.freqScale, null, s.ropeYarnSwa, t * nRot);
   if (P) P.mark('rope');
 
   for (let l = 0; l < hp.nLayer; l++) {
     const L = w.layers[l];
+    const ropeKind = hp.layerRope[l];
+    const rc16 = ropeKind === 'swa' ? s.ropeSwa : s.rope;
+    const window = hp.layerWindow[l];
 
     // attention norm
     for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.attnNorm, L.attnNormB, t * dim);
@@ -330,27 +344,35 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
 
     for (let t = 0; t < n; t++) {
       const p = pos + t;
-      // per-head q/k norm (qwen3), then RoPE at position p
+      // q/k norm per head (qwen3, gemma3) or over all heads (olmo2), then RoPE at position p
+      // (none on NoPE layers), then Llama 4's attention temperature (mistral3)
+      const qh = spec.qkNormFull ? 1 : nHead, kh = spec.qkNormFull ? 1 : nHeadKv;
+      const qn = spec.qkNormFull ? qDim : headDimK, kn = spec.qkNormFull ? kvDimK : headDimK;
       if (W) {
         const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
         if (L.qNorm) {
           const wp = W.norms.get(L.qNorm)!;
-          for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          for (let h = 0; h < qh; h++) W.k.rmsnorm(qp + h * qn * 4, qp + h * qn * 4, wp, hp.normEps, qn);
         }
         if (L.kNorm) {
           const wp = W.norms.get(L.kNorm)!;
-          for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          for (let h = 0; h < kh; h++) W.k.rmsnorm(kp + h * kn * 4, kp + h * kn * 4, wp, hp.normEps, kn);
         }
-        const rp = s.rope.byteOffset + t * nRot * 4;
-        W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
-        W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+        if (ropeKind !== 'none') {
+          const rp = rc16.byteOffset + t * nRot * 4;
+          W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
+          W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+        }
       } else {
-        if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
-        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
-        const rc = s.rope.subarray(t * nRot, (t + 1) * nRot);
-        for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
-        for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
+        if (L.qNorm) for (let h = 0; h < qh; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, qn, t * qDim + h * qn, t * qDim + h * qn);
+        if (L.kNorm) for (let h = 0; h < kh; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, kn, t * kvDimK + h * kn, t * kvDimK + h * kn);
+        if (ropeKind !== 'none') {
+          const rc = rc16.subarray(t * nRot, (t + 1) * nRot);
+          for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
+          for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
+        }
       }
+      if (hp.attnTempScale > 0) scaleInto(s.q, attnTemperature(hp, p), qDim, t * qDim);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       if (P) P.mark('rope');
       if (s.split) continue; // the split attention stores them
@@ -365,17 +387,21 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
 
     // attention of each token over the cache up to its own position (causal; sliding window)
     const scale = spec.scaleQ ? 1 : qScale;
+    const softcap = hp.attnSoftcap;
     if (s.split) {
       // every thread its KV heads: store this batch's keys and values, then attend
-      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, hp.slidingWindow, scale);
-    } else if (W && mode === 'f32') {
+      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, window, scale);
+    } else if (W && mode === 'f32' && softcap === 0) {
       // a prompt batch in one call: the cache rows are widened once per 8 tokens
-      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, hp.slidingWindow, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, window, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
     } else {
       for (let t = 0; t < n; t++) {
         const p = pos + t;
-        const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
-        if (W) {
+        const from = window > 0 ? Math.max(0, p - window + 1) : 0;
+        if (softcap > 0) {
+          // soft-capped scores (gemma2) in TypeScript, over the cache in kernel memory or here
+          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch, softcap);
+        } else if (W) {
           W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0);
         } else {
           attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
@@ -394,10 +420,19 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
         for (let i = 0; i < dim; i++) s.x[o + i] += s.xb2[o + i] + s.ffo[o + i];
       }
       if (P) P.mark('residual');
+    } else if (L.attnPostNorm || hp.residualScale > 0) {
+      // output projection, its post-norm (gemma2/3, olmo2) or multiplier (granite), residual; the
+      // same for the FFN
+      project(be, s.xb2, L.wo, s.att, n, L.bo, P);
+      scaledResidual(m, s, s.xb2, L.attnPostNorm, n);
+      for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm, L.ffnNormB, t * dim);
+      if (P) P.mark('norm');
+      ffn(m, s, L, n);
+      scaledResidual(m, s, s.ffo, L.ffnPostNorm, n);
     } else {
       // output projection and residual, FFN norm, FFN and residual
       projectAdd(be, s, s.x, L.wo, s.att, n, L.bo, s.xb2);
-      for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
+      for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm, L.ffnNormB, t * dim);
       if (P) P.mark('norm');
       ffn(m, s, L, n, true);
     }
@@ -414,13 +449,43 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     layernorm(s.last, s.x, w.outputNorm, w.outputNormB, hp.normEps, dim, lastOff, 0);
   }
   if (P) P.mark('norm');
-  // with the sampler's max, normaliser and largest logits when it wants them and the backend finds them
+  // with the sampler's max, normaliser and largest logits when it wants them and the backend finds
+  // them (not when the logits are changed afterwards)
   const T = s.logitStats;
   T.valid = false;
-  if (T.want > 0 && be.matvecTop && !w.outputB) be.matvecTop(s.logits, w.output, s.last, T);
+  const after = w.outputB !== null || hp.finalSoftcap > 0 || hp.logitScale > 0;
+  if (T.want > 0 && be.matvecTop && !after) be.matvecTop(s.logits, w.output, s.last, T);
   else be.matvec(s.logits, w.output, s.last);
   if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
+  if (hp.logitScale > 0) scaleInto(s.logits, Math.fround(1 / hp.logitScale), hp.nVocab);
+  if (hp.finalSoftcap > 0) softcapInto(s.logits, hp.finalSoftcap);
   if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
+}
+
+/** x[i] = cap·tanh(x[i]/cap), as ggml_scale(1/cap) → ggml_tanh → ggml_scale(cap) in float. */
+function softcapInto(x: Float32Array, cap: number): void {
+  const inv = Math.fround(1 / cap);
+  for (let i = 0; i < x.length; i++) x[i] = Math.fround(Math.tanh(Math.fround(x[i] * inv))) * cap;
+}
+
+/**
+ * Llama 4's attention temperature at position p (llm_graph_input_attn_temp): log(⌊p / nCtxOrig⌋ + 1)·scale + 1,
+ * the division in float and the rest in double, stored as a float.
+ */
+function attnTemperature(hp: ModelHparams, p: number): number {
+  return Math.fround(Math.log(Math.floor(Math.fround(p / hp.rope.nCtxOrig)) + 1) * hp.attnTempScale + 1);
+}
+
+/**
+ * s.x[n, nEmbd] += post-norm(out) (gemma2/3, olmo2) or out · residual_scale (granite), for a
+ * block output that was not added by the backend.
+ */
+function scaledResidual(m: Model, s: RunState, out: Float32Array, post: Float32Array | null, n: number): void {
+  const dim = m.hp.nEmbd;
+  if (post) for (let t = 0; t < n; t++) norm(m, s, out, out, post, null, t * dim);
+  if (m.hp.residualScale > 0) scaleInto(out, m.hp.residualScale, n * dim);
+  residual(s, s.x, out, n * dim);
+  if (s.profile) s.profile.mark('residual');
 }
 
 /** s.ffo[n, nEmbd] = FFN(s.xb) (residual: s.x += it instead): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */

@@ -55,6 +55,24 @@ export interface ModelHparams {
   slidingWindow: number;
   /** Scale of q·k (llama: 1/sqrt(head_dim) unless {arch}.attention.scale says otherwise). */
   kqScale: number;
+  /** Per layer: the sliding window (last n positions seen), 0 for all positions. */
+  layerWindow: number[];
+  /** Per layer: which RoPE it applies, 'main' (rope), 'swa' (ropeSwa) or 'none' (NoPE layers). */
+  layerRope: ('main' | 'swa' | 'none')[];
+  /** RoPE of the sliding-window layers (arch.ts swaRope). */
+  ropeSwa: RopeParams;
+  /** Attention logits → cap·tanh(logit/cap) when > 0 (gemma2). */
+  attnSoftcap: number;
+  /** Final logits → cap·tanh(logit/cap) when > 0 (gemma2, gemma3). */
+  finalSoftcap: number;
+  /** Token embeddings multiplied by this when > 0 (gemma: sqrt(n_embd); granite: embedding_scale). */
+  embedScale: number;
+  /** Attention and FFN outputs multiplied by this before the residual when > 0 (granite). */
+  residualScale: number;
+  /** Logits divided by this when > 0 (granite logit_scale). */
+  logitScale: number;
+  /** q × (log(⌊pos / nCtxOrig⌋ + 1)·attnTempScale + 1) after RoPE when > 0 (mistral3). */
+  attnTempScale: number;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -108,22 +126,43 @@ function uniform(key: string, values: number[], arch: string): number {
  * gemma llama.cpp ignores them and uses its defaults (ext 1 for yarn, attn 1, beta 32 / 1, log_mul 0),
  * and so does Pantheon. Float rounding follows llama-context.cpp.
  */
-function ropeParams(h: GgufHeader, k: (key: string) => string, scaling: RopeScaling, nCtxTrain: number): RopeParams {
+function ropeParams(h: GgufHeader, k: (key: string) => string, scaling: RopeScaling, nCtxTrain: number, yarnKeys: boolean): RopeParams {
   const f = Math.fround;
   const factor = getNumber(h, k('rope.scaling.factor')) ?? getNumber(h, k('rope.scale_linear')) ?? 0;
   const freqScale = scaling === 'none' || factor === 0 ? 1 : f(1 / f(factor));
   const extFactor = scaling === 'yarn' ? 1 : 0;
+  // mistral3 reads these keys (its load_arch_hparams); the rest keep llama.cpp's defaults
+  const logMul = yarnKeys ? getNumber(h, k('rope.scaling.yarn_log_multiplier')) ?? 0 : 0;
+  const mscale = (sc: number, m: number) => (sc <= 1 ? 1 : f(f(f(f(0.1) * f(m)) * f(Math.log(sc))) + 1));
   let attnFactor = 1;
   if (extFactor !== 0) {
-    // get_mscale(factor, 1) = 0.1·ln(factor) + 1, then divided by the same term, which ggml's
-    // rope_yarn multiplies in again (llama.cpp PR 17945): the net mscale is ggml's alone.
+    // get_mscale(factor, 1) = 0.1·ln(factor) + 1 (or its ratio to get_mscale(factor, log_mul) when
+    // the file has yarn_log_multiplier), then divided by 0.1·ln(factor) + 1, which ggml's rope_yarn
+    // multiplies in again (llama.cpp PR 17945).
     const s = f(1 / freqScale);
-    attnFactor = s <= 1 ? 1 : f(f(f(0.1) * f(Math.log(s))) + 1);
+    attnFactor = logMul !== 0 ? f(mscale(s, 1) / mscale(s, logMul)) : mscale(s, 1);
     attnFactor = f(attnFactor * f(1 / f(1 + f(f(0.1) * f(Math.log(s))))));
   }
   attnFactor = f(attnFactor * f(getNumber(h, k('rope.scaling.attn_factor')) ?? 1));
   const nCtxOrig = getNumber(h, k('rope.scaling.original_context_length')) || nCtxTrain;
-  return { freqBase: getNumber(h, k('rope.freq_base')) ?? 10000, freqScale, extFactor, attnFactor, betaFast: 32, betaSlow: 1, nCtxOrig };
+  const betaFast = yarnKeys ? getNumber(h, k('rope.scaling.yarn_beta_fast')) ?? 32 : 32;
+  const betaSlow = yarnKeys ? getNumber(h, k('rope.scaling.yarn_beta_slow')) ?? 1 : 1;
+  return { freqBase: getNumber(h, k('rope.freq_base')) ?? 10000, freqScale, extFactor, attnFactor, betaFast, betaSlow, nCtxOrig };
+}
+
+/** Which layers slide and how far (llama_hparams::set_swa_pattern without dense_first). */
+function layerWindows(h: GgufHeader, k: (key: string) => string, spec: ArchSpec, nLayer: number): number[] {
+  const key = getNumber(h, k('attention.sliding_window'));
+  if (!spec.swa) return new Array<number>(nLayer).fill(spec.slidingWindow ? key ?? 0 : 0);
+  const window = key ?? spec.swa.window;
+  if (!Number.isInteger(window) || window < 0) throw new ModelError('BAD_KEY', `metadata key "${k('attention.sliding_window')}" = ${window} is not a usable window`);
+  if (window === 0) return new Array<number>(nLayer).fill(0);
+  // the pattern key may be a period or one flag per layer (get_key_or_arr)
+  const pattern = perLayer(h, k('attention.sliding_window_pattern'), nLayer);
+  const raw = getValue(h, k('attention.sliding_window_pattern'));
+  if (pattern && raw !== undefined && isGgufArray(raw)) return pattern.map((swa) => (swa ? window : 0));
+  const period = pattern?.[0] ?? spec.swa.period;
+  return Array.from({ length: nLayer }, (_, il) => (period === 0 || il % period < period - 1 ? window : 0));
 }
 
 /** Hyperparameters of the model in `h`; nVocab is taken from the token_embd tensor. */
@@ -153,6 +192,26 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
   const nVocab = embd?.dims[1] ?? getNumber(h, k('vocab_size')) ?? 0;
   const attnScale = getNumber(h, k('attention.scale')) ?? 0;
   const nCtxTrain = getNumber(h, k('context_length')) ?? 0;
+  const rope = ropeParams(h, k, scaling as RopeScaling, nCtxTrain, spec.yarnKeys);
+  const layerWindow = layerWindows(h, k, spec, nLayer);
+  const swaBase = getNumber(h, k('rope.freq_base_swa'));
+  const ropeSwa: RopeParams =
+    spec.swaRope === 'inherit' ? { ...rope, freqBase: swaBase ?? rope.freqBase }
+    : spec.swaRope === 'base10k' ? { ...rope, freqBase: swaBase ?? 10000, freqScale: 1 }
+    : { ...rope, freqScale: 1, extFactor: 0, attnFactor: 1 };
+  const layerRope = layerWindow.map((w, il): ModelHparams['layerRope'][number] =>
+    spec.noRopeStep > 0 && (il + 1) % spec.noRopeStep === 0 ? 'none' : spec.swa && w > 0 ? 'swa' : 'main');
+  const f = Math.fround;
+  // gemma2/gemma3: f_attention_scale by the 27B rule; others: attention.scale or 1/sqrt(head_dim)
+  const kqScale = spec.gemmaQueryScale > 0
+    ? f(1 / f(Math.sqrt(nLayer === spec.gemmaQueryScale ? Math.floor(nEmbd / nHead) : headDimK)))
+    : spec.name === 'olmo2' || attnScale === 0 ? f(1 / f(Math.sqrt(headDimK))) : attnScale; // 1.0f/sqrtf(n_embd_head)
+  const softcap = (key: string, dflt: number) => getNumber(h, k(key)) ?? dflt;
+  const num = (key: string) => getNumber(h, k(key)) ?? 0;
+  if (spec.graniteScales && !num('logit_scale')) throw new ModelError('MISSING_KEY', `metadata key "${k('logit_scale')}" is missing or zero; a granite model needs it`);
+  if (spec.attnTemperature && num('attention.temperature_scale') !== 0 && rope.nCtxOrig === 0) {
+    throw new ModelError('BAD_KEY', `${k('attention.temperature_scale')} needs rope.scaling.original_context_length (or context_length), which is missing`);
+  }
   return {
     arch: a,
     nVocab,
@@ -167,9 +226,18 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     nCtxTrain,
     nRot,
     ropeScaling: scaling as RopeScaling,
-    rope: ropeParams(h, k, scaling as RopeScaling, nCtxTrain),
+    rope,
     normEps: getNumber(h, k(spec.epsKey)) ?? 1e-5,
-    slidingWindow: spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0,
-    kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
+    slidingWindow: Math.max(...layerWindow),
+    kqScale,
+    layerWindow,
+    layerRope,
+    ropeSwa,
+    attnSoftcap: spec.softcaps ? softcap('attn_logit_softcapping', 50) : 0,
+    finalSoftcap: spec.softcaps ? softcap('final_logit_softcapping', 30) : spec.finalSoftcap ? softcap('final_logit_softcapping', 0) : 0,
+    embedScale: spec.embedScale ? f(Math.sqrt(nEmbd)) : spec.graniteScales ? num('embedding_scale') : 0,
+    residualScale: spec.graniteScales ? num('residual_scale') : 0,
+    logitScale: spec.graniteScales ? num('logit_scale') : 0,
+    attnTempScale: spec.attnTemperature ? num('attention.temperature_scale') : 0,
   };
 }

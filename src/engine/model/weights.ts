@@ -12,7 +12,7 @@ import type { ModelHparams } from './hparams.js';
 
 /** One transformer block. Shapes are [rows, cols] = [out, in]; qDim = nHead·headDimK, kvDimK = nHeadKv·headDimK, kvDimV = nHeadKv·headDimV. */
 export interface LayerWeights {
-  attnNorm: Float32Array; //          [nEmbd]
+  attnNorm: Float32Array | null; //   [nEmbd] (absent: olmo2 has no pre-norms)
   attnNormB: Float32Array | null; //  [nEmbd] (LayerNorm archs)
   wqkv: WeightHandle | null; //       [qDim + kvDimK + kvDimV, nEmbd] when fused (phi2, phi3)
   bqkv: Float32Array | null; //       [qDim + kvDimK + kvDimV]
@@ -22,11 +22,12 @@ export interface LayerWeights {
   bq: Float32Array | null; //         [qDim]
   bk: Float32Array | null; //         [kvDimK]
   bv: Float32Array | null; //         [kvDimV]
-  qNorm: Float32Array | null; //      [headDimK] (qwen3)
-  kNorm: Float32Array | null; //      [headDimK] (qwen3)
+  qNorm: Float32Array | null; //      [headDimK] (qwen3, gemma3), [qDim] (olmo2)
+  kNorm: Float32Array | null; //      [headDimK] (qwen3, gemma3), [kvDimK] (olmo2)
   wo: WeightHandle; //                [nEmbd, nHead·headDimV]
   bo: Float32Array | null; //         [nEmbd]
-  ffnNorm: Float32Array | null; //    [nEmbd] (absent for parallel phi2)
+  attnPostNorm: Float32Array | null; //[nEmbd] on the attention output (gemma2, gemma3, olmo2)
+  ffnNorm: Float32Array | null; //    [nEmbd] (absent for parallel phi2 and olmo2)
   ffnNormB: Float32Array | null; //   [nEmbd]
   wGate: WeightHandle | null; //      [nFf, nEmbd] (absent for plain GELU and fused gate+up)
   bGate: Float32Array | null; //      [nFf]
@@ -34,6 +35,7 @@ export interface LayerWeights {
   bUp: Float32Array | null; //        [nFf]
   wDown: WeightHandle; //             [nEmbd, nFf]
   bDown: Float32Array | null; //      [nEmbd]
+  ffnPostNorm: Float32Array | null; //[nEmbd] on the FFN output (gemma2, gemma3, olmo2)
 }
 
 export interface ModelWeights {
@@ -155,7 +157,7 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
     const ffDown = find(`${p}ffn_down.weight`, true)!;
     const nFf = hp.nFfLayer[l] || ffDown.dims[0];
     layers.push({
-      attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!,
+      attnNorm: spec.preNorms ? await vector(`${p}attn_norm.weight`, nEmbd) : null,
       attnNormB: await vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
       wqkv: fused ? await matrix(`${p}attn_qkv.weight`, qDim + kvDimK + kvDimV, nEmbd) : null,
       bqkv: fused ? await vector(`${p}attn_qkv.bias`, qDim + kvDimK + kvDimV, false) : null,
@@ -165,11 +167,12 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       bq: fused ? null : await vector(`${p}attn_q.bias`, qDim, false),
       bk: fused ? null : await vector(`${p}attn_k.bias`, kvDimK, false),
       bv: fused ? null : await vector(`${p}attn_v.bias`, kvDimV, false),
-      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, headDimK) : null,
-      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, headDimK) : null,
+      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, spec.qkNormFull ? qDim : headDimK) : null,
+      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, spec.qkNormFull ? kvDimK : headDimK) : null,
       wo: (await matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV))!,
       bo: await vector(`${p}attn_output.bias`, nEmbd, false),
-      ffnNorm: spec.parallel ? null : await vector(`${p}ffn_norm.weight`, nEmbd),
+      attnPostNorm: spec.postNorms ? await vector(`${p}post_attention_norm.weight`, nEmbd) : null,
+      ffnNorm: spec.parallel || !spec.preNorms ? null : await vector(`${p}ffn_norm.weight`, nEmbd),
       ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
       wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
       bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
@@ -177,13 +180,14 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       bUp: await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false),
       wDown: (await matrix(`${p}ffn_down.weight`, nEmbd, nFf))!,
       bDown: await vector(`${p}ffn_down.bias`, nEmbd, false),
+      ffnPostNorm: spec.postNorms ? await vector(`${p}post_ffw_norm.weight`, nEmbd) : null,
     });
   }
   const outputNorm = (await vector('output_norm.weight', nEmbd))!;
   const outputNormB = await vector('output_norm.bias', nEmbd, layerNorm);
   // Tied output: no output.weight means the token embedding matrix is also the LM head
   // (llama.cpp: "if output is NULL, init from the input tok embed"; gemma always ties).
-  const output = byName.has('output.weight') && spec.name !== 'gemma' ? (await matrix('output.weight', nVocab, nEmbd))! : tokEmbd;
+  const output = byName.has('output.weight') && !spec.alwaysTied ? (await matrix('output.weight', nVocab, nEmbd))! : tokEmbd;
   const outputB = await vector('output.bias', nVocab, false);
   // RoPE frequency factors, by the tensors llama.cpp's builder for this architecture creates (arch.ts ropeFactors)
   const longShort = spec.ropeFactors === 'longShort' || (spec.ropeFactors === 'freqs' && hp.ropeScaling === 'longrope');
