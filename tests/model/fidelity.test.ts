@@ -13,7 +13,7 @@ import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
-import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs, type Golden, type GoldenCase } from './golden.js';
+import { compareTokens, fidelityBounds, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const MODELS: [name: string, file: string][] = [
@@ -41,15 +41,6 @@ function firstStep(lm: LoadedModel, prompt: number[]): Float64Array {
   return logSoftmax(forward(lm.model, createRunState(lm.model, 512), prompt, 0));
 }
 
-/**
- * llama.cpp's own spread at the first step in goldens recorded on a CPU without AMX (those with a
- * `cpu` field: the 2026 tiny-*-s1 models, whose larger weight gains make them sensitive): the
- * largest |logprob difference| between its two attention paths (flashAttentionOff), 2e-3 to 4e-2
- * there. Their bounds scale with it; 0 for the goldens of the AMX machine, which keep the fixed bounds.
- */
-function spread(g: Golden, c: GoldenCase): number {
-  return g.cpu ? (c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0) : 0;
-}
 
 const report: string[] = [];
 afterAll(() => {
@@ -72,11 +63,11 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
         expect(ref.length).toBe(lm.hparams.nVocab);
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), ref);
         diffs.push(d.toExponential(1));
-        expect(d).toBeLessThan(Math.max(1e-3, 0.75 * spread(g, c)));
+        expect(d).toBeLessThan(fidelityBounds(g, c).reference);
         const tokens = await generateTokens(session, c.promptTokens, c.n);
         // The double follows the AMX machine's arithmetic exactly; elsewhere (a `cpu` field) only
         // its F16 rounding, so there it may part from llama.cpp at a near-tie.
-        if (g.cpu?.amx === false) expect(compareTokens(tokens, c).behind, `${name} "${c.prompt}"`).toBeLessThan(NEAR_TIE);
+        if (g.cpu?.amx === false) expect(compareTokens(tokens, c).behind, `${name} "${c.prompt}"`).toBeLessThan(fidelityBounds(g, c).nearTie);
         else expect(tokens).toEqual(c.tokens);
       }
       report.push(`  ${name.padEnd(20)} ${'reference'.padEnd(9)} ${diffs.join(' | ')}`);
@@ -92,7 +83,6 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
  * llama.cpp keeps x in f32, more where it rounds x to f16) and below llama.cpp's own spread between
  * its two attention paths (flashAttentionOff in the golden files, up to 6e-3).
  */
-const NEAR_TIE = 2e-3;
 
 describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s greedy tokens up to a near-tie', () => {
   it.each(available.flatMap(([name, file]) => (['scalar', 'wasm'] as const).map((b): [string, string, 'scalar' | 'wasm'] => [name, file, b])))('%s on %s', async (name, file, backend) => {
@@ -103,7 +93,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
       const parts: string[] = [];
       for (const c of g.cases) {
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), readLogprobs(c.firstLogprobs));
-        expect(d).toBeLessThan(Math.max(2e-2, 3 * spread(g, c)));
+        expect(d).toBeLessThan(fidelityBounds(g, c).production);
         // Generating on the scalar backend takes seconds per case; its kernels equal the wasm ones
         // to float rounding (tests/wasm), so it generates only for the smallest model.
         if (backend === 'scalar' && name !== 'stories260K') {
@@ -113,7 +103,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
         const agree = compareTokens(await generateTokens(session, c.promptTokens, c.n), c);
         parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
         // Every token agrees, or the first that does not was within NEAR_TIE of llama.cpp's choice.
-        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(Math.max(NEAR_TIE, spread(g, c) / 4));
+        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(fidelityBounds(g, c).nearTie);
       }
       report.push(`  ${name.padEnd(20)} ${backend.padEnd(9)} ${parts.join(' | ')}`);
     } finally {

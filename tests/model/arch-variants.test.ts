@@ -1,0 +1,64 @@
+// The 2026 dense architectures on models of Pantheon's own making (bench/make-arch-models.ts: other
+// sizes, layer counts, window patterns, GQA ratios, tied or untied output and multipliers than the
+// shared tiny files), against llama.cpp's greedy runs of the same files. Each file is rebuilt here
+// byte for byte (its sha256 is the one llama.cpp ran), so the test needs no model on disk.
+
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ARCH_MODELS, writeArchModel } from '../../bench/make-arch-models.js';
+import { createRunState, forward } from '../../src/engine/model/forward.js';
+import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
+import { LoadedModel, Session } from '../../src/engine/session.js';
+import { HAVE_SHARED } from '../helpers.js';
+import { compareTokens, fidelityBounds, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+import { ReferenceCpuBackend } from './reference-backend.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pantheon-arch-'));
+const report: string[] = [];
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  if (report.length) console.log(['architecture variants: max |logprob - llama.cpp| at step 0, greedy tokens equal to llama.cpp\'s', ...report].join('\n'));
+});
+
+const CASES = Object.keys(ARCH_MODELS).filter((n) => HAVE_SHARED && readGolden(n) !== null);
+
+describe.skipIf(CASES.length === 0)('architecture variants made here: llama.cpp\'s greedy tokens', () => {
+  it.each(CASES)('%s', async (name) => {
+    const g = readGolden(name)!;
+    const path = join(dir, `${name}.gguf`);
+    writeArchModel(name, path);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the rebuilt file differs from the one llama.cpp ran').toBe(g.sha256);
+    const parts: string[] = [];
+    for (const backend of ['reference', 'wasm', 'pool'] as const) {
+      const lm = await LoadedModel.load(path, {
+        contextSize: 512,
+        backend: backend === 'reference' ? new ReferenceCpuBackend(g.cpu?.amx ?? true) : backend === 'pool' ? 'pool' : 'wasm',
+        threads: backend === 'pool' ? 2 : undefined,
+      });
+      try {
+        const session = new Session(lm);
+        const cells: string[] = [];
+        for (const c of g.cases) {
+          expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
+          const bound = fidelityBounds(g, c);
+          const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
+          expect(d, `${backend} "${c.prompt}"`).toBeLessThan(backend === 'reference' ? bound.reference : bound.production);
+          const out: number[] = [];
+          session.reset();
+          const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
+          for await (const ev of session.generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+          const agree = compareTokens(out, c);
+          expect(agree.behind, `${backend} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(bound.nearTie);
+          cells.push(`${d.toExponential(1)} ${agree.same}/${c.n}`);
+        }
+        parts.push(`${backend} ${cells.join(', ')}`);
+      } finally {
+        lm.dispose();
+      }
+    }
+    report.push(`  ${name.padEnd(18)} ${parts.join(' | ')}`);
+  }, 120_000);
+});
