@@ -77,13 +77,6 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
   });
 });
 
-/**
- * How far below llama.cpp's top-1 log-probability Pantheon's greedy pick may be where it differs:
- * about twice the first-step error of the production backends on the F16 models (≤ 1e-3 where
- * llama.cpp keeps x in f32, more where it rounds x to f16) and below llama.cpp's own spread between
- * its two attention paths (flashAttentionOff in the golden files, up to 6e-3).
- */
-
 describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s greedy tokens up to a near-tie', () => {
   it.each(available.flatMap(([name, file]) => (['scalar', 'wasm'] as const).map((b): [string, string, 'scalar' | 'wasm'] => [name, file, b])))('%s on %s', async (name, file, backend) => {
     const g = readGolden(name)!;

@@ -92,7 +92,9 @@ export function compareTokens(ours: number[], c: GoldenCase): TokenAgreement {
  * reference double reproduces its arithmetic). Goldens with a `cpu` field come from a machine the
  * double only approximates, and the 2026 tiny models are sensitive (larger weight gains): there the
  * bounds scale with llama.cpp's own spread between its two attention paths at that step
- * (flashAttentionOff, 2e-3 to 4e-2).
+ * (flashAttentionOff, 2e-3 to 4e-2). nearTie: how far below llama.cpp's top-1 log-probability a
+ * differing greedy pick may be, 2e-3 at least: about twice the production backends' first-step error
+ * on the AMX machine's F16 models and below llama.cpp's own spread there (up to 6e-3).
  */
 export function fidelityBounds(g: Golden, c: GoldenCase): { reference: number; production: number; nearTie: number } {
   const spread = g.cpu ? (c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0) : 0;
