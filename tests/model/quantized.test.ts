@@ -26,6 +26,7 @@ import { compareTokens, GOLDEN_DIR, logSoftmax, maxAbsDiff, readGolden, readLogp
 const SOURCES: Record<string, string> = {
   stories260K: 'stories260K.gguf',
   ...Object.fromEntries(['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a) => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`])),
+  ...Object.fromEntries(['gemma2', 'gemma3', 'olmo2', 'smollm3', 'granite', 'mistral3'].map((a) => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`])),
 };
 
 /** [golden name, source file, file type] for every recorded variant whose source model is here. */
@@ -71,6 +72,11 @@ const FIRST_STEP = 1e-3;
  * So for these the first step must only stay within llama.cpp's own spread, and tokens are not compared.
  */
 const TINY256_CHAOTIC = new Set(['Q5_K_M', 'Q3_K_M']);
+// The 2026 tiny models' Q8_0 variants (goldens with a `cpu` field, recorded without AMX): llama.cpp's
+// own flash-attention-off run is 0.16 to 0.52 away from its golden at the first step (and leaves its
+// tokens on most prompts), so there the first step is bounded by that spread. Measured: gemma3,
+// granite, mistral3, smollm3 1e-4 or less; gemma2 0.11, olmo2 0.10 (a Q8 rounding flip), with all
+// 32 tokens equal on every one.
 const STORIES_FIRST_STEP = 0.3;
 
 // Why exactly MUST_MATCH and no allowance: with quantised activations an element within float
@@ -184,7 +190,7 @@ describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s 
       for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
       const agree = compareTokens(out, c);
       report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
-      expect(d).toBeLessThan(name.startsWith('stories260K.') ? STORIES_FIRST_STEP : FIRST_STEP);
+      expect(d).toBeLessThan(name.startsWith('stories260K.') ? STORIES_FIRST_STEP : g.cpu ? Math.max(FIRST_STEP, c.flashAttentionOff!.firstStepMaxAbsDiff) : FIRST_STEP);
       expect(agree.same, `${name}: token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n));
     } finally {
       lm.dispose();
