@@ -63,8 +63,8 @@ export interface ArchSpec {
   readonly embedScale: boolean;
   /** q multiplied by 1/sqrt(head_dim) after RoPE, attention scale 1 (gemma, phi2, phi3). */
   readonly scaleQ: boolean;
-  /** Per-head RMSNorm of q and k before RoPE, attn_q_norm / attn_k_norm (qwen3). */
-  readonly qkNorm: boolean;
+  /** RMSNorm of q and k before RoPE, attn_q_norm / attn_k_norm: per head (true, qwen3), or over the whole projection ('full', olmoe). */
+  readonly qkNorm: boolean | 'full';
   /** Honour {arch}.attention.sliding_window (llama.cpp reads it for none of these but mistral-style files). */
   readonly slidingWindow: boolean;
   /**
@@ -115,6 +115,12 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   // src/models/qwen3moe.cpp: qwen3 with a mixture of experts in every layer: softmax routing, the
   // chosen weights normalised (build_moe_ffn norm_w = true), no shared expert.
   qwen3moe: arch('qwen3moe', { rope: 'neox', qkNorm: true, moe: { ...MOE, normW: true } }),
+  // src/models/qwen2moe.cpp: qwen2 (q/k/v biases, NEOX RoPE) with experts in every layer, softmax
+  // routing without normalisation, and a shared expert scaled by sigmoid(ffn_gate_inp_shexp · x).
+  qwen2moe: arch('qwen2moe', { rope: 'neox', moe: { ...MOE, shared: 'gated' } }),
+  // src/models/olmoe.cpp: RMSNorm of q and k over the whole projection before RoPE, NEOX RoPE,
+  // experts as wide as feed_forward_length, softmax routing without normalisation.
+  olmoe: arch('olmoe', { rope: 'neox', qkNorm: 'full', moe: { ...MOE, ffExp: 'ff' } }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);

@@ -334,20 +334,21 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       // per-head q/k norm (qwen3), then RoPE at position p
       if (W) {
         const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
+        // per head, or over the whole projection when the norm is that long (olmoe)
         if (L.qNorm) {
-          const wp = W.norms.get(L.qNorm)!;
-          for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          const wp = W.norms.get(L.qNorm)!, qn = L.qNorm.length;
+          for (let o = 0; o < qDim; o += qn) W.k.rmsnorm(qp + o * 4, qp + o * 4, wp, hp.normEps, qn);
         }
         if (L.kNorm) {
-          const wp = W.norms.get(L.kNorm)!;
-          for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          const wp = W.norms.get(L.kNorm)!, kn = L.kNorm.length;
+          for (let o = 0; o < kvDimK; o += kn) W.k.rmsnorm(kp + o * 4, kp + o * 4, wp, hp.normEps, kn);
         }
         const rp = s.rope.byteOffset + t * nRot * 4;
         W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
         W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
       } else {
-        if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
-        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
+        if (L.qNorm) for (let o = 0; o < qDim; o += L.qNorm.length) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, L.qNorm.length, t * qDim + o, t * qDim + o);
+        if (L.kNorm) for (let o = 0; o < kvDimK; o += L.kNorm.length) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, L.kNorm.length, t * kvDimK + o, t * kvDimK + o);
         const rc = s.rope.subarray(t * nRot, (t + 1) * nRot);
         for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
         for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
