@@ -15,7 +15,8 @@
 
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LLAMA_CPP_LABEL, detokenize, dispose, greedy, loadModel, specialTokens, tokenize } from './llama.mjs';
@@ -35,13 +36,6 @@ const ROPE_CASES = [{
   n: N_TOKENS,
 }];
 const TOP_K = 10;
-
-/** The CPU's model name and whether it has AMX: ggml multiplies F16 weights differently with AMX (tests/model/reference-backend.ts). */
-function recordingCpu() {
-  const info = readFileSync('/proc/cpuinfo', 'utf8');
-  const model = /^model name\s*:\s*(.*)$/m.exec(info)?.[1] ?? 'unknown';
-  return { model, amx: /^flags\s*:.*\bamx_tile\b/m.test(info) };
-}
 // Settings of the reference run (written into each golden file).
 const SETTINGS = { threads: 1, contextSize: 512, batchSize: 512, flashAttention: 'auto' };
 
@@ -60,6 +54,16 @@ function casesFor(path) {
   if (/stories/i.test(basename(path))) return STORIES_CASES;
   if (/^(rope|ffn)-/.test(basename(path))) return ROPE_CASES;
   return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
+}
+
+/**
+ * The recording CPU, and whether it has AMX: llama.cpp multiplies some F16 weights on AMX with x in
+ * f32 and rounds x to f16 elsewhere (tests/model/reference-backend.ts), so its logits depend on it.
+ */
+function recordedOn() {
+  const info = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const flags = /^flags\s*:(.*)$/m.exec(info)?.[1].split(/\s+/) ?? [];
+  return { cpu: cpus()[0]?.model ?? 'unknown', amx: flags.includes('amx_tile') };
 }
 
 function sha256(path) {
@@ -129,7 +133,7 @@ async function record(path) {
       model: basename(path),
       sha256: sha256(path),
       llamaCpp: LLAMA_CPP_LABEL,
-      cpu: recordingCpu(),
+      recordedOn: recordedOn(),
       settings: {
         ...SETTINGS,
         sampler: 'greedy (temperature 0, no penalties); EOG tokens are fed back, not a stop',

@@ -35,7 +35,7 @@ describe.skipIf(CASES.length === 0)('architecture variants made here: llama.cpp\
     for (const backend of ['reference', 'wasm', 'pool'] as const) {
       const lm = await LoadedModel.load(path, {
         contextSize: 512,
-        backend: backend === 'reference' ? new ReferenceCpuBackend(g.cpu?.amx ?? true) : backend === 'pool' ? 'pool' : 'wasm',
+        backend: backend === 'reference' ? new ReferenceCpuBackend({ amx: g.recordedOn?.amx ?? true }) : backend === 'pool' ? 'pool' : 'wasm',
         threads: backend === 'pool' ? 2 : undefined,
       });
       try {

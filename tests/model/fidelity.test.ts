@@ -21,7 +21,11 @@ const MODELS: [name: string, file: string][] = [
   ['llama-2-tiny-random', 'llama-2-tiny-random.gguf'],
   ...['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a): [string, string] => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`]),
   ...['gemma2', 'gemma3', 'olmo2', 'smollm3', 'granite', 'mistral3'].map((a): [string, string] => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`]),
+  ['tiny-qwen3moe-s1', 'tiny-random/tiny-qwen3moe-s1.gguf'],
 ];
+
+/** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
+const POOL = new Set(['tiny-qwen3moe-s1']);
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 
@@ -52,7 +56,7 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
   // (reference-backend.ts). The double copies that rule, so it must agree to float rounding.
   it.each(available)('%s', async (name, file) => {
     const g = readGolden(name)!;
-    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend: new ReferenceCpuBackend(g.cpu?.amx ?? true) });
+    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend: new ReferenceCpuBackend({ amx: g.recordedOn?.amx ?? true }) });
     try {
       const session = new Session(lm);
       const diffs: string[] = [];
@@ -67,7 +71,7 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
         const tokens = await generateTokens(session, c.promptTokens, c.n);
         // The double follows the AMX machine's arithmetic exactly; elsewhere (a `cpu` field) only
         // its F16 rounding, so there it may part from llama.cpp at a near-tie.
-        if (g.cpu?.amx === false) expect(compareTokens(tokens, c).behind, `${name} "${c.prompt}"`).toBeLessThan(fidelityBounds(g, c).nearTie);
+        if (g.recordedOn?.amx === false) expect(compareTokens(tokens, c).behind, `${name} "${c.prompt}"`).toBeLessThan(fidelityBounds(g, c).nearTie);
         else expect(tokens).toEqual(c.tokens);
       }
       report.push(`  ${name.padEnd(20)} ${'reference'.padEnd(9)} ${diffs.join(' | ')}`);
@@ -78,9 +82,9 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
 });
 
 describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s greedy tokens up to a near-tie', () => {
-  it.each(available.flatMap(([name, file]) => (['scalar', 'wasm'] as const).map((b): [string, string, 'scalar' | 'wasm'] => [name, file, b])))('%s on %s', async (name, file, backend) => {
+  it.each(available.flatMap(([name, file]) => (POOL.has(name) ? (['scalar', 'wasm', 'pool'] as const) : (['scalar', 'wasm'] as const)).map((b): [string, string, 'scalar' | 'wasm' | 'pool'] => [name, file, b])))('%s (%s) on %s', async (name, file, backend) => {
     const g = readGolden(name)!;
-    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend });
+    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend, threads: backend === 'pool' ? 2 : 1 });
     try {
       const session = new Session(lm);
       const parts: string[] = [];

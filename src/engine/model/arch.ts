@@ -9,6 +9,46 @@ export type NormKind = 'rms' | 'layer';
 /** swiglu: silu(gate)·up; geglu: gelu(gate)·up; gelu: gelu(up) with no gate. */
 export type FfnKind = 'swiglu' | 'geglu' | 'gelu';
 
+/**
+ * How a mixture-of-experts FFN routes (llama-graph.cpp build_moe_ffn's gating_op): 'softmax' over
+ * every expert's router logit, 'sigmoid' of each, or 'softmaxTopK': the top k logits themselves,
+ * softmaxed over the chosen k only (gpt-oss, LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT).
+ */
+export type MoeGating = 'softmax' | 'sigmoid' | 'softmaxTopK';
+
+/**
+ * out[i] = act(gate[i], up[i]) for i < n: a mixture-of-experts activation other than SwiGLU
+ * (gpt-oss's clamped SwiGLU). Without one the experts run silu(gate)·up, which a backend may fuse.
+ */
+export type MoeActivation = (out: Float32Array, gate: Float32Array, up: Float32Array, n: number, outOff: number, gateOff: number, upOff: number) => void;
+
+/** The mixture-of-experts switches of an architecture (model/moe.ts runs them). */
+export interface MoeArch {
+  gating: MoeGating;
+  /** Chosen weights divided by their sum (build_moe_ffn's norm_w, hard-coded per graph builder). */
+  normW: boolean;
+  /**
+   * The experts' FFN width: 'exp' {arch}.expert_feed_forward_length, per layer, defaulting to
+   * n_ff / n_expert_used (qwen2moe, qwen3moe); 'expRequired' the same key, required (llama4);
+   * 'ff' {arch}.feed_forward_length itself (olmoe reads no expert key).
+   */
+  ffExp: 'exp' | 'expRequired' | 'ff';
+  /**
+   * A shared expert beside the routed ones (ffn_{gate,up,down}_shexp): 'gated' scaled by
+   * sigmoid(ffn_gate_inp_shexp · x), its width {arch}.expert_shared_feed_forward_length or n_ff
+   * (qwen2moe); 'plain' always added, as wide as an expert (llama4); 'none'.
+   */
+  shared: 'none' | 'gated' | 'plain';
+  /** The chosen weights multiply each expert's input, not its output (llama4). */
+  weightBeforeFfn: boolean;
+  /** Experts only on layers l with (l + 1) % {arch}.interleave_moe_layer_step == 0, dense FFNs elsewhere (llama4). */
+  interleaved: boolean;
+  /** Choose the top k by the router logits rather than the gated probabilities (llama4; build_moe_ffn's selection_probs). */
+  selectLogits?: boolean;
+  /** The experts' activation when not SwiGLU. */
+  act?: MoeActivation;
+}
+
 export interface ArchSpec {
   readonly name: string;
   /** 'norm' pairs neighbours (llama); 'neox' pairs i with i + n_rot/2. */
@@ -23,8 +63,8 @@ export interface ArchSpec {
   readonly embedScale: boolean;
   /** q multiplied by 1/sqrt(head_dim) after RoPE, attention scale 1 (gemma, phi2, phi3). */
   readonly scaleQ: boolean;
-  /** Per-head RMSNorm of q and k before RoPE, attn_q_norm / attn_k_norm (qwen3). */
-  readonly qkNorm: boolean;
+  /** RMSNorm of q and k before RoPE, attn_q_norm / attn_k_norm: per head (true, qwen3), or over the whole projection ('full', olmoe). */
+  readonly qkNorm: boolean | 'full';
   /** Honour {arch}.attention.sliding_window (llama.cpp reads it for none of these but mistral-style files). */
   readonly slidingWindow: boolean;
   /**
@@ -40,8 +80,6 @@ export interface ArchSpec {
   readonly preNorms: boolean;
   /** post_attention_norm / post_ffw_norm on the attention and FFN outputs before the residual (gemma2, gemma3, olmo2). */
   readonly postNorms: boolean;
-  /** q/k norm weights span every head ([nHead·headDimK], olmo2) instead of one head. */
-  readonly qkNormFull: boolean;
   /**
    * Sliding window on a layer pattern (llama_hparams::set_swa_pattern): every `period`-th layer is
    * global, the rest see {arch}.attention.sliding_window positions (period from
@@ -74,14 +112,18 @@ export interface ArchSpec {
   readonly attnTemperature: boolean;
   /** Reads rope.scaling.yarn_beta_fast / yarn_beta_slow / yarn_log_multiplier (mistral3). */
   readonly yarnKeys: boolean;
+  /** Mixture-of-experts FFNs (router ffn_gate_inp, experts ffn_*_exps), or null for dense FFNs. */
+  readonly moe: MoeArch | null;
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {
   rope: 'norm', norm: 'rms', ffn: 'swiglu', fusedGateUp: false, parallel: false, embedScale: false,
   scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon',
-  preNorms: true, postNorms: false, qkNormFull: false, swa: null, swaRope: 'inherit', noRopeStep: 0, gemmaQueryScale: 0,
+  moe: null, preNorms: true, postNorms: false, swa: null, swaRope: 'inherit', noRopeStep: 0, gemmaQueryScale: 0,
   alwaysTied: false, softcaps: false, finalSoftcap: false, graniteScales: false, attnTemperature: false, yarnKeys: false,
 };
+
+const MOE: MoeArch = { gating: 'softmax', normW: false, ffExp: 'exp', shared: 'none', weightBeforeFfn: false, interleaved: false };
 
 function arch(name: string, over: Partial<ArchSpec>): ArchSpec {
   return { ...BASE, name, ...over };
@@ -122,13 +164,22 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   }),
   // src/models/olmo2.cpp: no pre-norms, post-attention and post-FFN norms, q/k RMSNorm over all
   // heads at once, attention scale 1/sqrt(head_dim); OLMo 3's sliding window (period 4) when present.
-  olmo2: arch('olmo2', { rope: 'neox', preNorms: false, postNorms: true, qkNorm: true, qkNormFull: true, swa: { period: 4, window: 0 }, swaRope: 'plain' }),
+  olmo2: arch('olmo2', { rope: 'neox', preNorms: false, postNorms: true, qkNorm: 'full', swa: { period: 4, window: 0 }, swaRope: 'plain' }),
   // src/models/smollm3.cpp: llama with no RoPE on every 4th layer.
   smollm3: arch('smollm3', { noRopeStep: 4 }),
   // src/models/granite.cpp: llama with embedding, residual and logit multipliers.
   granite: arch('granite', { ropeFactors: 'freqs', graniteScales: true }),
   // src/models/mistral3.cpp: llama with the file's YaRN settings and Llama 4's attention temperature.
   mistral3: arch('mistral3', { ropeFactors: 'freqs', attnTemperature: true, yarnKeys: true }),
+  // src/models/qwen3moe.cpp: qwen3 with a mixture of experts in every layer: softmax routing, the
+  // chosen weights normalised (build_moe_ffn norm_w = true), no shared expert.
+  qwen3moe: arch('qwen3moe', { rope: 'neox', qkNorm: true, moe: { ...MOE, normW: true } }),
+  // src/models/qwen2moe.cpp: qwen2 (q/k/v biases, NEOX RoPE) with experts in every layer, softmax
+  // routing without normalisation, and a shared expert scaled by sigmoid(ffn_gate_inp_shexp · x).
+  qwen2moe: arch('qwen2moe', { rope: 'neox', moe: { ...MOE, shared: 'gated' } }),
+  // src/models/olmoe.cpp: RMSNorm of q and k over the whole projection before RoPE, NEOX RoPE,
+  // experts as wide as feed_forward_length, softmax routing without normalisation.
+  olmoe: arch('olmoe', { rope: 'neox', qkNorm: 'full', moe: { ...MOE, ffExp: 'ff' } }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);

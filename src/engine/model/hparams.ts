@@ -8,6 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+import { moeHparams, type MoeHparams } from './moe.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
 export type RopeScaling = 'none' | 'linear' | 'yarn' | 'longrope';
@@ -73,6 +74,8 @@ export interface ModelHparams {
   logitScale: number;
   /** q × (log(⌊pos / nCtxOrig⌋ + 1)·attnTempScale + 1) after RoPE when > 0 (mistral3). */
   attnTempScale: number;
+  /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
+  moe: MoeHparams | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -239,5 +242,6 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     residualScale: spec.graniteScales ? num('residual_scale') : 0,
     logitScale: spec.graniteScales ? num('logit_scale') : 0,
     attnTempScale: spec.attnTemperature ? num('attention.temperature_scale') : 0,
+    moe: moeHparams(h, spec, a, nLayer, nFfLayer),
   };
 }
