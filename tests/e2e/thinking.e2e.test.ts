@@ -46,7 +46,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a reply with reasoning, real engine, in Chromiu
     await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toContain(THINKER_ANSWER);
     await page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 30_000 });
     const section = reply.locator('details.reasoning');
-    expect(await section.locator('summary').textContent()).toMatch(new RegExp(`^Thought for \\d+(\\.\\d)? m?s · ${THINKER_REASONING_TOKENS} tokens$`));
+    expect(await section.locator('summary').textContent()).toMatch(new RegExp(`^Thought for (\\d+ ms|\\d+\\.\\d s) · ${THINKER_REASONING_TOKENS} tokens$`));
     expect(await section.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
     expect((await reply.locator('.markdown').textContent())?.trim()).toBe(THINKER_ANSWER);
     await section.locator('summary').click();
