@@ -2,15 +2,16 @@
 // thinker (tests/chat/thinker-model.ts: Qwen3's template, a fixed "<think>…</think>answer" reply),
 // opened through "Open model" (PANTHEON_MODEL_FILE). The thinking shows collapsed above the answer
 // with the engine's token count and time, expands, stays out of the next turn's prompt, and is kept
-// with the reply across a reload.
+// with the reply across a reload. Then the scripted Harmony model (gpt-oss's template), dropped on
+// the window: its analysis channel shows the same way.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from '../chat/thinker-model.js';
-import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
+import { HARMONY_ANSWER, HARMONY_REASONING, HARMONY_REASONING_TOKENS, THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from '../chat/thinker-model.js';
+import { HAVE_CHROMIUM, dropFile, launch, screenshot, watchProblems } from './browser.js';
 import { startHarness, type RunningHarness } from './harness.js';
 
 describe.skipIf(!HAVE_CHROMIUM)('a reply with reasoning, real engine, in Chromium', () => {
@@ -71,6 +72,25 @@ describe.skipIf(!HAVE_CHROMIUM)('a reply with reasoning, real engine, in Chromiu
     const first = page.getByRole('article', { name: 'Reply' }).first();
     await first.locator('details.reasoning').waitFor();
     expect(await first.locator('details.reasoning summary').textContent()).toMatch(new RegExp(` · ${THINKER_REASONING_TOKENS} tokens$`));
+  });
+
+  it("shows a Harmony model's analysis channel as its thinking (gpt-oss's template)", async () => {
+    await dropFile(page, 'scripted-harmony.gguf', readFileSync(writeThinkerModel(dir, true)));
+    await expect.poll(() => page.locator('.current-model').getAttribute('title')).toMatch(/scripted-harmony\.gguf$/);
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    // The thinker is unloaded first; the new model loads when the message is sent.
+    await expect.poll(() => page.locator('.engine-bar').textContent()).toContain('not loaded yet');
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByRole('textbox', { name: 'Message' }).fill('Hi!');
+    await page.keyboard.press('Enter');
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toContain(HARMONY_ANSWER);
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 30_000 });
+    const section = reply.locator('details.reasoning');
+    expect(await section.locator('summary').textContent()).toMatch(new RegExp(`^Thought for (\\d+ ms|\\d+\\.\\d s) · ${HARMONY_REASONING_TOKENS} tokens$`));
+    await section.locator('summary').click();
+    expect(await section.locator('.reasoning-text').textContent()).toBe(HARMONY_REASONING);
+    expect((await reply.locator('.markdown').textContent())?.trim()).toBe(HARMONY_ANSWER);
     expect(problems).toEqual([]);
   });
 });
