@@ -120,6 +120,12 @@ describe('ReasoningSplitter: Harmony (gpt-oss)', () => {
     expect([cut.reasoning, cut.answer, cut.answering]).toEqual(['Thinking about it', '', false]);
   });
 
+  it('two messages of one channel are kept apart by a blank line', () => {
+    const r = run('harmony', ['<|channel|>analysis<|message|>First.<|end|>', '<|start|>assistant<|channel|>analysis<|message|>', 'Second.<|end|>',
+      '<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>final<|message|>Done.']);
+    expect([r.reasoning, r.answer]).toEqual(['First.\n\nSecond.', 'Checking.\n\nDone.']);
+  });
+
   it('commentary is shown as the answer; text with no header at all is not lost', () => {
     const r = run('harmony', ['<|channel|>commentary<|message|>Let me check.<|end|>']);
     expect(r.answer).toBe('Let me check.');

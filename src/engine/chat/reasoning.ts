@@ -83,6 +83,8 @@ export class ReasoningSplitter {
   private held = '';
   /** Drop whitespace at the start of the next reasoning / answer text. */
   private trimNext = true;
+  /** Put before the next text: a blank line between two Harmony messages of one part. */
+  private sep = '';
   /** True once any reasoning has begun (the reply has a thinking part). */
   sawReasoning = false;
   /** True once the answer has begun (the thinking, if any, is over). */
@@ -180,6 +182,7 @@ export class ReasoningSplitter {
   }
 
   private enter(state: State): void {
+    if ((state === 'reasoning' && this.sawReasoning) || (state === 'final' && this.answering)) this.sep = '\n\n';
     this.state = state;
     this.trimNext = true;
     if (state === 'reasoning') this.sawReasoning = true;
@@ -191,6 +194,8 @@ export class ReasoningSplitter {
       text = text.trimStart();
       if (!text) return;
       this.trimNext = false;
+      text = this.sep + text;
+      this.sep = '';
     }
     out[part] += text;
   }
