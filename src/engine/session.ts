@@ -9,7 +9,7 @@ import { MAX_PAGES, WASM_PAGE } from './wasm/arena.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import type { MatBackend } from './backend/types.js';
-import { renderChat, templateInfoFromGguf, type ChatMessage, type TemplateInfo } from './chat/index.js';
+import { ReasoningSplitter, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ReasoningSetup, type TemplateInfo } from './chat/index.js';
 import { readGgufHeader } from './gguf/file.js';
 import { summarize, type ModelSummary } from './gguf/keys.js';
 import type { GgufHeader } from './gguf/types.js';
@@ -164,11 +164,15 @@ export interface GenerationStats {
   ttftMs: number;
   tokensPerS: number;
   promptTokensPerS: number;
+  /** Tokens of the reasoning (its markers included) and the time from the first token to its end; 0 without. */
+  reasoningTokens: number;
+  reasoningMs: number;
 }
 
 export type GenerationEvent =
   | { kind: 'prompt'; text: string; tokens: number[] } // the exact prompt (transparency)
-  | { kind: 'token'; id: number; text: string; top: { id: number; p: number; text: string }[] }
+  /** `text`: the token's answer text; `reasoning`: its reasoning text (reasoning models; '' else). */
+  | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[] }
   | { kind: 'done'; reason: DoneReason; stats: GenerationStats };
 
 export interface GenerateOptions {
@@ -178,6 +182,8 @@ export interface GenerateOptions {
   stopStrings?: string[];
   /** Text for the 'prompt' event (default: the prompt tokens decoded with special tokens shown). */
   promptText?: string;
+  /** How the output splits into reasoning and answer (default: no reasoning, all text is answer). */
+  reasoning?: ReasoningSetup;
 }
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -215,7 +221,8 @@ export class Session {
     const m = this.model;
     const rendered = renderChat(m.templateInfo, messages);
     const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text });
+    const reasoning = reasoningSetup(m.templateInfo, rendered.text);
+    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
   }
 
   /**
@@ -249,6 +256,7 @@ export class Session {
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
+    const split = new ReasoningSplitter(opts.reasoning?.format ?? 'none', opts.reasoning?.startsInside);
     // the top candidates' texts, decoded once per token id (the same few come back token after token)
     const texts = new Map<number, string>();
     const pieceText = (t: number): string => {
@@ -261,7 +269,7 @@ export class Session {
     yield { kind: 'prompt', text: opts.promptText ?? tok.decode(promptTokens), tokens: [...promptTokens] };
 
     const t0 = performance.now();
-    const stats: GenerationStats = { promptTokens: promptTokens.length, generatedTokens: 0, ttftMs: 0, tokensPerS: 0, promptTokensPerS: 0 };
+    const stats: GenerationStats = { promptTokens: promptTokens.length, generatedTokens: 0, ttftMs: 0, tokensPerS: 0, promptTokensPerS: 0, reasoningTokens: 0, reasoningMs: 0 };
     const done = (reason: DoneReason): GenerationEvent => ({ kind: 'done', reason, stats });
     const cancelled = () => signal?.aborted === true;
 
@@ -287,6 +295,7 @@ export class Session {
     const evaluated = promptTokens.length - keep;
     if (P) P.tokens.prompt += evaluated;
     stats.promptTokensPerS = promptMs > 0 ? (evaluated * 1000) / promptMs : 0;
+    const tGen = performance.now();
 
     const history = [...promptTokens];
     const limit = sampling.maxTokens < 0 ? Infinity : sampling.maxTokens;
@@ -316,7 +325,20 @@ export class Session {
         else if (this.cached.length >= size) reason = 'context';
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
-      const ev: GenerationEvent = { kind: 'token', id, text, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })) };
+      // Reasoning and answer: a token counts as reasoning from the one that opens the thinking to
+      // the one that closes it (so the markers count, the answer's tokens do not).
+      const wasThinking = !split.answering;
+      const piece = split.push(text);
+      if (reason !== null) {
+        const rest = split.flush();
+        piece.reasoning += rest.reasoning;
+        piece.answer += rest.answer;
+      }
+      if (wasThinking && split.sawReasoning) {
+        stats.reasoningTokens++;
+        stats.reasoningMs = performance.now() - tGen;
+      }
+      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })) };
       if (P) P.mark('detokenise');
       yield ev;
       if (reason !== null) {

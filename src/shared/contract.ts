@@ -155,6 +155,9 @@ export interface ReplyStats {
   tokensPerS: number;
   promptTokensPerS: number;
   stopReason: StopReason;
+  /** Reasoning models: tokens of the reply's reasoning and the time it took (absent in older chats). */
+  reasoningTokens?: number;
+  reasoningMs?: number;
 }
 
 export type StopReason = 'eos' | 'length' | 'stop' | 'cancelled' | 'context' | 'error';
@@ -168,6 +171,15 @@ export interface ReplyPrompt {
   templateName: string;
 }
 
+/** A reply's reasoning (Qwen3, DeepSeek-R1, gpt-oss think before they answer), kept apart from its answer. */
+export interface ReplyReasoning {
+  text: string;
+  /** Tokens the reasoning took, its markers included. */
+  tokens: number;
+  /** From the first generated token to the end of the reasoning. */
+  ms: number;
+}
+
 export interface StoredMessage {
   id: string;
   role: ChatRole;
@@ -179,6 +191,8 @@ export interface StoredMessage {
   modelName?: string;
   /** Assistant replies: the exact prompt it was generated from ("Show prompt"). */
   prompt?: ReplyPrompt;
+  /** Assistant replies of a reasoning model: the reasoning before the answer (`content` is the answer). */
+  reasoning?: ReplyReasoning;
 }
 
 export interface ChatSummary {
@@ -211,16 +225,24 @@ export type EngineExitReason = 'clean-exit' | 'abnormal-exit' | 'killed' | 'cras
 // ---------------------------------------------------------------------------------------------
 // Generation stream (Electron: a MessagePort brokered by main; harness: the WebSocket)
 
+/** A message sent to the model. A reply's `reasoning` goes to the chat template, which leaves it out of earlier turns. */
+export interface RequestMessage {
+  role: ChatRole;
+  content: string;
+  reasoning?: string;
+}
+
 export interface GenerateRequest {
   /** The conversation to continue, system prompt first if any; the last message is the user's. */
-  messages: { role: ChatRole; content: string }[];
+  messages: RequestMessage[];
   sampling: SamplingSettings;
 }
 
 export type GenerationEvent =
   /** The exact prompt text and tokens sent to the model (Pantheon shows it). */
   | { kind: 'prompt'; text: string; tokens: number[]; templateName: string }
-  | { kind: 'token'; id: number; text: string; top: { id: number; p: number; text: string }[] }
+  /** One token: `text` is its part of the answer, `reasoning` its part of the reasoning ('' for most tokens). */
+  | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[] }
   | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }
   | { kind: 'error'; error: SerializedError };
 
@@ -250,7 +272,7 @@ export interface Requests {
   'engine:unload': { request: void; response: EngineState };
   'engine:state': { request: void; response: EngineState };
   /** Count tokens of a text with the loaded model (context gauge). */
-  'engine:countTokens': { request: { messages: { role: ChatRole; content: string }[] }; response: { tokens: number; contextSize: number } };
+  'engine:countTokens': { request: { messages: RequestMessage[] }; response: { tokens: number; contextSize: number } };
   'chats:list': { request: void; response: ChatSummary[] };
   'chats:get': { request: { id: string }; response: Chat };
   'chats:create': { request: { title?: string; systemPrompt?: string }; response: Chat };

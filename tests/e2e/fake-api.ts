@@ -1,6 +1,8 @@
 // An in-page fake of PantheonApi for the renderer's component tests (never shipped). It runs inside
 // the page (page.addInitScript), so it is one self-contained function: chats persist in localStorage
-// so a reload finds them; replies stream word by word on a timer; Stop ends within one word.
+// so a reload finds them; replies stream word by word on a timer; Stop ends within one word. A reply
+// can be made to think first (fakeHooks.thinkNext), as a reasoning model's does: its reasoning
+// streams as the 'reasoning' part of the token events, then the answer.
 
 import type { Chat, EngineState, GenerationEvent, Library, MetaValue, OpenedModel, PantheonApi, Settings } from '../../src/shared/contract.js';
 
@@ -48,10 +50,14 @@ export function installFakeApi(opts: FakeOptions): void {
     return c;
   };
 
-  // Test hooks: make the engine crash, or make the next reply end on a full context.
+  // Test hooks: make the engine crash, make the next reply end on a full context, or think first.
   let running: { fail(message: string): void } | null = null;
   let nextStop: 'context' | null = null;
+  let nextThought: { reasoning: string; answer: string } | null = null;
   const hooks = {
+    thinkNext(reasoning: string, answer: string): void {
+      nextThought = { reasoning, answer };
+    },
     crash(): void {
       running?.fail('The engine process crashed.');
       setEngine({ status: 'crashed', modelId: opts.model.entry.id, reason: 'crashed', message: 'The engine stopped unexpectedly (it crashed); your messages are kept. Reload it to continue.' });
@@ -157,18 +163,29 @@ export function installFakeApi(opts: FakeOptions): void {
       running = { fail: (m) => void (failed = m) };
       const stopAs = nextStop;
       nextStop = null;
-      const words = opts.reply.split(/(?<= )/);
+      const thought = nextThought;
+      nextThought = null;
+      // Each token: [reasoning part, answer part].
+      const words: [string, string][] = [
+        ...(thought ? thought.reasoning.split(/(?<= )/).map((w): [string, string] => [w, '']) : []),
+        ...(thought ? thought.answer : opts.reply).split(/(?<= )/).map((w): [string, string] => ['', w]),
+      ];
+      const thinkTokens = thought ? words.findIndex(([, a]) => a !== '') : 0;
+      // The prompt as a template renders it: a reply's answer (content) only, never its reasoning.
       const text = request.messages.map((m) => `<|${m.role}|>${m.content}`).join('\n') + '\n<|assistant|>';
       const t0 = performance.now();
       void (async () => {
         await delay(10);
         onEvent({ kind: 'prompt', text, tokens: text.split(/\s+/).map((_, i) => i), templateName: 'fake' });
         let n = 0;
-        for (const w of stopAs === 'context' ? words.slice(0, 5) : words) {
+        let thinkMs = 0;
+        const tGen = performance.now();
+        for (const [r, w] of stopAs === 'context' ? words.slice(0, 5) : words) {
           if (cancelled || failed) break;
           await delay(opts.tokenDelayMs);
           if (cancelled || failed) break;
-          onEvent({ kind: 'token', id: n++, text: w, top: [] });
+          onEvent({ kind: 'token', id: n++, text: w, reasoning: r, top: [] });
+          if (n <= thinkTokens) thinkMs = performance.now() - tGen;
         }
         running = null;
         if (failed) {
@@ -178,7 +195,7 @@ export function installFakeApi(opts: FakeOptions): void {
         const ms = performance.now() - t0;
         const size = settings.contextSize;
         const used = stopAs === 'context' ? size : 10 + n;
-        onEvent({ kind: 'done', stats: { promptTokens: 10, generatedTokens: n, ttftMs: opts.tokenDelayMs, tokensPerS: (n * 1000) / ms, promptTokensPerS: 1000, stopReason: cancelled ? 'cancelled' : (stopAs ?? 'eos') }, contextUsed: used, contextSize: size });
+        onEvent({ kind: 'done', stats: { promptTokens: 10, generatedTokens: n, ttftMs: opts.tokenDelayMs, tokensPerS: (n * 1000) / ms, promptTokensPerS: 1000, stopReason: cancelled ? 'cancelled' : (stopAs ?? 'eos'), reasoningTokens: Math.min(n, thinkTokens), reasoningMs: thinkMs }, contextUsed: used, contextSize: size });
       })();
       return { cancel: () => void (cancelled = true) };
     },

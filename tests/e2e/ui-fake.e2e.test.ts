@@ -147,6 +147,47 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)
     expect(await page.locator('.gauge').textContent()).toContain('512 / 512 tokens');
   });
 
+  it("shows a reply's reasoning collapsed above it, expands it, and keeps it out of the next prompt", async () => {
+    // Long enough (29 tokens, 25 ms each) for the live count to be seen before the answer starts.
+    const thought = 'The user asks for 2 + 2. Two and two make four. That is simple arithmetic, so the answer can be short and needs no working shown at all. ';
+    const thoughtTokens = thought.split(' ').filter(Boolean).length;
+    await page.evaluate((t) => (window as unknown as { fakeHooks: { thinkNext(r: string, a: string): void } }).fakeHooks.thinkNext(t, 'It is **4**.'), thought);
+    await page.getByRole('textbox', { name: 'Message' }).fill('What is 2 + 2?');
+    await page.keyboard.press('Enter');
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    const section = reply.locator('details.reasoning');
+    // While the model thinks, the section streams its count and time.
+    await expect.poll(() => section.locator('summary').textContent(), { timeout: 10_000 }).toMatch(/^Thinking… (\d+ ms|\d+\.\d s) · [1-9]\d* tokens?$/);
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    // Done: collapsed, with the engine's count, above the answer, which holds no reasoning.
+    expect(await section.locator('summary').textContent()).toMatch(new RegExp(`^Thought for (\\d+ ms|\\d+\\.\\d s) · ${thoughtTokens} tokens$`));
+    expect(await section.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await section.locator('.reasoning-text').isVisible()).toBe(false);
+    expect((await reply.locator('.markdown').textContent())?.trim()).toBe('It is 4.');
+    await section.locator('summary').click();
+    expect(await section.locator('.reasoning-text').isVisible()).toBe(true);
+    expect(await section.locator('.reasoning-text').textContent()).toBe(thought.trim());
+    await screenshot(page, 'fake-06-thinking');
+
+    // The next turn's prompt has the earlier answer but not its reasoning.
+    await page.getByRole('textbox', { name: 'Message' }).fill('And 3 + 3?');
+    await page.keyboard.press('Enter');
+    const next = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => next.locator('.markdown').textContent(), { timeout: 10_000 }).toContain('Once upon');
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    expect(await next.locator('details.reasoning').count()).toBe(0);
+    await next.getByText('Show prompt').click();
+    const prompt = (await next.locator('.prompt-text').textContent()) ?? '';
+    expect(prompt).toContain('<|user|>What is 2 + 2?\n<|assistant|>It is **4**.\n<|user|>And 3 + 3?\n<|assistant|>');
+    expect(prompt).not.toContain('Two and two');
+
+    // Stored with the reply: after a reload the section is still there, with its numbers.
+    await page.reload();
+    const again = page.getByRole('article', { name: 'Reply' }).filter({ hasText: 'It is 4.' });
+    expect(await again.locator('details.reasoning summary').textContent()).toMatch(new RegExp(`^Thought for (\\d+ ms|\\d+\\.\\d s) · ${thoughtTokens} tokens$`));
+  });
+
   it('renames and deletes a conversation', async () => {
     const nav = page.getByRole('navigation', { name: 'Conversations' });
     await nav.getByRole('button', { name: /^Rename / }).first().click();

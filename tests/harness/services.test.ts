@@ -206,6 +206,21 @@ describe('chat store', () => {
     expect(bad('the prompt')).toThrow('chat.messages[0].prompt must be an object.');
   });
 
+  it('keeps a reply\'s reasoning (text, tokens, time) with it across a restart, and refuses a malformed one', async () => {
+    const reasoning = { text: 'The user greets me. I should greet back.', tokens: 12, ms: 3210.5 };
+    const stats = { promptTokens: 9, generatedTokens: 16, ttftMs: 5, tokensPerS: 40, promptTokensPerS: 900, stopReason: 'eos' as const, reasoningTokens: 12, reasoningMs: 3210.5 };
+    const reply = { id: 'r', role: 'assistant' as const, content: 'Hello!', createdAt: 2, reasoning, stats };
+    const c = await new ChatStore(tmp, () => {}).create({});
+    await new ChatStore(tmp, () => {}).save({ ...c, messages: [{ id: 'u', role: 'user', content: 'Hi', createdAt: 1 }, reply] });
+    const back = await new ChatStore(tmp, () => {}).get(c.id);
+    expect(back.messages[1]).toEqual(reply);
+    const bad = (r: unknown) => () => validateRequest('chats:save', { chat: { ...c, messages: [{ ...reply, reasoning: r }] } });
+    expect(bad({ ...reasoning, tokens: -1 })).toThrow('chat.messages[0].reasoning.tokens must be between 0 and');
+    expect(bad({ ...reasoning, text: 7 })).toThrow('chat.messages[0].reasoning.text must be a string.');
+    expect(bad('thinking')).toThrow('chat.messages[0].reasoning must be an object.');
+    expect(() => validateRequest('chats:save', { chat: { ...c, messages: [{ ...reply, stats: { ...stats, reasoningMs: -2 } }] } })).toThrow('chat.messages[0].stats.reasoningMs must be between 0 and');
+  });
+
   it('stores each reply\'s prompt against the previous one: files grow linearly, prompts come back whole', async () => {
     // ChatML: every prompt is the previous prompt, the previous reply and the new user turn.
     const conversation = (turns: number): StoredMessage[] => {
@@ -304,6 +319,10 @@ describe('request validation', () => {
     expect(() => validateRequest('library:get', { sneaky: true })).toThrow('this request takes no arguments.');
     expect(() => validateRequest('chats:save', { chat: { id: 'ok', title: 't', createdAt: 0, updatedAt: 0, systemPrompt: '', messages: [{ id: 'm', role: 'root', content: '', createdAt: 0 }] } }))
       .toThrow('chat.messages[0].role must be one of "system", "user", "assistant".');
+    // A reply's reasoning travels beside its answer, for the template to leave out.
+    const messages = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!', reasoning: 'A greeting.' }, { role: 'user', content: 'Again' }];
+    expect(validateRequest('engine:countTokens', { messages })).toEqual({ messages });
+    expect(() => validateRequest('engine:countTokens', { messages: [{ role: 'assistant', content: 'x', reasoning: 1 }] })).toThrow('messages[0].reasoning must be a string.');
   });
 });
 

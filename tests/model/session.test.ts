@@ -47,6 +47,22 @@ describe.skipIf(!HAVE_SHARED || !existsSync(PATH) || !golden)('Session', () => {
     expect(done).toMatchObject({ kind: 'done', reason: 'length', stats: { promptTokens: 5, generatedTokens: 8 } });
   });
 
+  it('splits reasoning from the answer: a thinking opened by the prompt and never closed is all reasoning', async () => {
+    const events: GenerationEvent[] = [];
+    for await (const ev of new Session(lm).generate(PROMPT, greedy(8), undefined, { reasoning: { format: 'think', startsInside: true } })) events.push(ev);
+    const tokens = events.filter((e) => e.kind === 'token');
+    expect(tokens.map((e) => e.id)).toEqual(golden!.cases[0].tokens.slice(0, 8));
+    expect(tokens.map((e) => e.reasoning).join('')).toBe(', there was a little girl');
+    expect(tokens.map((e) => e.text).join('')).toBe('');
+    const done = events.at(-1)! as Extract<GenerationEvent, { kind: 'done' }>;
+    expect(done.stats.reasoningTokens).toBe(8);
+    expect(done.stats.reasoningMs).toBeGreaterThan(0);
+    // The same model with a thinking format that it never opens: all answer, nothing counted.
+    const plain = await collect(new Session(lm).generate(PROMPT, greedy(8), undefined, { reasoning: { format: 'think', startsInside: false } }));
+    expect(plain.text).toBe(', there was a little girl');
+    expect(plain.done.stats.reasoningTokens).toBe(0);
+  });
+
   it('reuses the cached prefix: continuing a conversation gives the same tokens as starting afresh', async () => {
     const s = new Session(lm);
     const first = await collect(s.generate(PROMPT, greedy(10)));

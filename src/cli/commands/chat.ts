@@ -1,5 +1,7 @@
 // `pantheon chat MODEL`: an interactive chat in the terminal with the model's own chat template.
 // /exit leaves, /reset starts a new conversation, Ctrl+C stops a reply (at the prompt: leaves).
+// A reasoning model's thinking is printed before its answer, dimmed on a terminal, and kept out of
+// the next turn's prompt as the model's template says.
 
 import { createInterface } from 'node:readline';
 import { ContextFullError, UsageError } from '../../shared/errors.js';
@@ -8,6 +10,36 @@ import { LoadedModel, Session } from '../../engine/session.js';
 import { optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { MODEL_OPTIONS, SAMPLING_OPTIONS, loadOptions, samplingOptions, statsLine } from './run.js';
+
+const DIM = '\x1b[2m';
+const UNDIM = '\x1b[22m';
+
+/**
+ * Prints a reply as it streams: its reasoning (dimmed when `tty`, plain text otherwise), a blank
+ * line, then its answer; `end` closes the reply with a newline (and the dimming, if still open).
+ */
+export function replyPrinter(write: (text: string) => void, tty: boolean): { token(reasoning: string, answer: string): void; end(): void } {
+  let thinking = false;
+  return {
+    token(reasoning, answer) {
+      if (reasoning) {
+        if (!thinking && tty) write(DIM);
+        thinking = true;
+        write(reasoning);
+      }
+      if (answer) {
+        if (thinking) write(`${tty ? UNDIM : ''}\n\n`);
+        thinking = false;
+        write(answer);
+      }
+    },
+    end() {
+      if (thinking && tty) write(UNDIM);
+      thinking = false;
+      write('\n');
+    },
+  };
+}
 
 export const chatCommand: Command = {
   name: 'chat',
@@ -73,16 +105,20 @@ export const chatCommand: Command = {
         }
         messages.push({ role: 'user', content: line });
         let reply = '';
+        let reasoning = '';
+        const printer = replyPrinter(write, io.isTty);
         replying = new AbortController();
         try {
           for await (const ev of session.chat(messages, sampling, replying.signal)) {
             if (ev.kind === 'prompt' && showPrompt) io.err(`--- prompt (${ev.tokens.length} tokens) ---\n${ev.text}\n---`);
-            else if (ev.kind === 'token' && ev.text) {
+            else if (ev.kind === 'token') {
               reply += ev.text;
-              write(ev.text);
+              reasoning += ev.reasoning;
+              printer.token(ev.reasoning, ev.text);
             } else if (ev.kind === 'done') {
-              write('\n');
+              printer.end();
               if (ev.reason === 'context') io.err('(the context is full: /reset to start a new conversation)');
+              if (ev.stats.reasoningTokens > 0) io.err(`[thought for ${(ev.stats.reasoningMs / 1000).toFixed(1)} s, ${ev.stats.reasoningTokens} tokens]`);
               io.err(statsLine(ev.reason, ev.stats));
             }
           }
@@ -94,7 +130,8 @@ export const chatCommand: Command = {
         } finally {
           replying = null;
         }
-        messages.push({ role: 'assistant', content: reply });
+        // The answer is the reply's content; the template decides whether its reasoning is shown again.
+        messages.push(reasoning ? { role: 'assistant', content: reply, reasoning } : { role: 'assistant', content: reply });
       }
     } finally {
       rl.close();

@@ -1,9 +1,10 @@
 // TemplateInfo from a parsed GGUF header: the template, the BOS/EOS token texts, the architecture
-// and name, and which chat marker tokens the vocabulary holds.
+// and name, and which chat marker and reasoning marker tokens the vocabulary holds.
 
 import { getArray, getNumber, getString } from '../gguf/keys.js';
 import type { GgufHeader, GgufValue } from '../gguf/types.js';
 import { CHAT_MARKER_TOKENS } from './detect.js';
+import { REASONING_MARKER_TOKENS } from './reasoning.js';
 import type { TemplateInfo } from './types.js';
 
 function tokenText(tokens: GgufValue[] | undefined, id: number | undefined): string {
@@ -14,7 +15,7 @@ function tokenText(tokens: GgufValue[] | undefined, id: number | undefined): str
 
 export function templateInfoFromGguf(h: GgufHeader): TemplateInfo {
   const tokens = getArray(h, 'tokenizer.ggml.tokens');
-  const wanted = new Set(CHAT_MARKER_TOKENS);
+  const wanted = new Set([...CHAT_MARKER_TOKENS, ...REASONING_MARKER_TOKENS]);
   const found: string[] = [];
   if (tokens) {
     for (const t of tokens) if (typeof t === 'string' && wanted.has(t) && !found.includes(t)) found.push(t);

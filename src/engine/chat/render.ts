@@ -48,7 +48,9 @@ function describeFamily(f: DetectedFamily): string {
 /** Render with the file's template (TemplateInfo.template) via @huggingface/jinja. Throws on failure. */
 export function renderGgufTemplate(source: string, info: TemplateInfo, messages: readonly ChatMessage[], addGenerationPrompt: boolean): string {
   return parseTemplate(source).render({
-    messages: messages.map((m) => ({ role: m.role, content: m.content })),
+    // A reply's reasoning under the names the templates read: Qwen3 `reasoning_content`, gpt-oss
+    // `thinking`. Both show it only for a reply after the last user message, never for earlier turns.
+    messages: messages.map((m) => (m.reasoning ? { role: m.role, content: m.content, reasoning_content: m.reasoning, thinking: m.reasoning } : { role: m.role, content: m.content })),
     add_generation_prompt: addGenerationPrompt,
     bos_token: info.bosToken,
     eos_token: info.eosToken,

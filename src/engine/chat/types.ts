@@ -4,7 +4,14 @@ export type ChatRole = 'system' | 'user' | 'assistant';
 
 export interface ChatMessage {
   role: ChatRole;
+  /** For a reply of a reasoning model: its answer only (see reasoning.ts). */
   content: string;
+  /**
+   * A reply's reasoning, kept apart from its answer. Given to the file's template (as Qwen3's
+   * `reasoning_content` and gpt-oss's `thinking`), which decides whether the prompt shows it (for
+   * earlier turns they do not); the built-in templates never show it.
+   */
+  reasoning?: string;
 }
 
 /** What the renderer needs from a model file (see `templateInfoFromGguf`). */

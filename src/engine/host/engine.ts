@@ -3,7 +3,7 @@
 // speaks its own events; this file is the only place that knows both.
 
 import { basename } from 'node:path';
-import { renderChat, type ChatMessage } from '../chat/index.js';
+import { reasoningSetup, renderChat, type ChatMessage } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
 import type { GenerationEvent, SamplingSettings } from '../../shared/contract.js';
 import type { LoadedInfo } from './protocol.js';
@@ -68,7 +68,8 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     countTokens: (messages) => render(messages).tokens.length,
     async *chat(messages, sampling, signal) {
       const { rendered, tokens } = render(messages);
-      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text });
+      const reasoning = reasoningSetup(model.templateInfo, rendered.text);
+      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
       for await (const e of events) {
         switch (e.kind) {
           case 'prompt':

@@ -9,7 +9,7 @@
 //            never pass through main. Under Node the control channel doubles as the stream channel.
 
 import type { SerializedError } from '../../shared/errors.js';
-import type { ChatRole, GenerateRequest, GenerationEvent } from '../../shared/contract.js';
+import type { GenerateRequest, GenerationEvent, RequestMessage } from '../../shared/contract.js';
 
 // ---------------------------------------------------------------------------------------------
 // Stream channel (generation): requests carry an id chosen by the client, replies echo it.
@@ -37,7 +37,7 @@ export type ToHost =
   | { kind: 'cancelLoad' }
   /** Drop the loaded model and free its memory; the process stays up. */
   | { kind: 'unload' }
-  | { kind: 'countTokens'; id: number; messages: { role: ChatRole; content: string }[] }
+  | { kind: 'countTokens'; id: number; messages: RequestMessage[] }
   /** Electron only: the message's transferred port (ports[0]) is a new stream channel. */
   | { kind: 'attachPort' }
   /** Finish (cancel any generation, drop the model) and exit with code 0. */

@@ -4,7 +4,7 @@
 // requests) and by main's request handlers (src/main/services/validate.ts).
 
 import { UsageError } from '../../shared/errors.js';
-import type { ChatRole, GenerateRequest, SamplingSettings } from '../../shared/contract.js';
+import type { ChatRole, GenerateRequest, RequestMessage, SamplingSettings } from '../../shared/contract.js';
 
 export type Fields = Record<string, unknown>;
 
@@ -52,10 +52,12 @@ export const MAX_STOP_CHARS = 256;
 
 const ROLES: readonly ChatRole[] = ['system', 'user', 'assistant'];
 
-export function chatMessages(v: unknown, what = 'messages'): { role: ChatRole; content: string }[] {
+export function chatMessages(v: unknown, what = 'messages'): RequestMessage[] {
   return array(v, what, MAX_MESSAGES).map((m, i) => {
     const r = record(m, `${what}[${i}]`);
-    return { role: oneOf(r.role, `${what}[${i}].role`, ROLES), content: string(r.content, `${what}[${i}].content`, MAX_MESSAGE_CHARS) };
+    const out: RequestMessage = { role: oneOf(r.role, `${what}[${i}].role`, ROLES), content: string(r.content, `${what}[${i}].content`, MAX_MESSAGE_CHARS) };
+    if (r.reasoning !== undefined) out.reasoning = string(r.reasoning, `${what}[${i}].reasoning`, MAX_MESSAGE_CHARS);
+    return out;
   });
 }
 

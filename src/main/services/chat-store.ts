@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import type { Chat, ChatSummary, ReplyPrompt, ReplyStats, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, ReplyPrompt, ReplyReasoning, ReplyStats, StoredMessage } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
 import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, oneOf, record, string } from '../../engine/host/validate.js';
 import { readJson, writeJsonAtomic } from './atomic-file.js';
@@ -47,13 +47,26 @@ export function chatTitle(v: unknown): string {
 function replyStats(v: unknown, what: string): ReplyStats {
   const s = record(v, what);
   const big = Number.MAX_SAFE_INTEGER;
-  return {
+  const out: ReplyStats = {
     promptTokens: integer(s.promptTokens, `${what}.promptTokens`, 0, big),
     generatedTokens: integer(s.generatedTokens, `${what}.generatedTokens`, 0, big),
     ttftMs: number(s.ttftMs, `${what}.ttftMs`, 0, big),
     tokensPerS: number(s.tokensPerS, `${what}.tokensPerS`, 0, big),
     promptTokensPerS: number(s.promptTokensPerS, `${what}.promptTokensPerS`, 0, big),
     stopReason: oneOf(s.stopReason, `${what}.stopReason`, STOP_REASONS),
+  };
+  if (s.reasoningTokens !== undefined) out.reasoningTokens = integer(s.reasoningTokens, `${what}.reasoningTokens`, 0, big);
+  if (s.reasoningMs !== undefined) out.reasoningMs = number(s.reasoningMs, `${what}.reasoningMs`, 0, big);
+  return out;
+}
+
+/** A reply's reasoning: as long as a message may be, with its token count and time. */
+function replyReasoning(v: unknown, what: string): ReplyReasoning {
+  const r = record(v, what);
+  return {
+    text: string(r.text, `${what}.text`, MAX_MESSAGE_CHARS),
+    tokens: integer(r.tokens, `${what}.tokens`, 0, Number.MAX_SAFE_INTEGER),
+    ms: number(r.ms, `${what}.ms`, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 
@@ -128,6 +141,7 @@ export function validateChat(v: unknown): Chat {
     if (r.stats !== undefined) out.stats = replyStats(r.stats, `${what}.stats`);
     if (r.modelName !== undefined) out.modelName = string(r.modelName, `${what}.modelName`, 1000);
     if (r.prompt !== undefined) out.prompt = replyPrompt(r.prompt, `${what}.prompt`);
+    if (r.reasoning !== undefined) out.reasoning = replyReasoning(r.reasoning, `${what}.reasoning`);
     return out;
   });
   return {

@@ -10,7 +10,7 @@
 // Each load starts a fresh process, so a crash, an unload or a new model always begins clean and
 // the operating system gets every byte of the old model back.
 
-import type { ChatRole, EngineExitReason, EngineState, GenerateRequest, GenerationEvent, GenerationHandle } from '../../shared/contract.js';
+import type { EngineExitReason, EngineState, GenerateRequest, GenerationEvent, GenerationHandle, RequestMessage } from '../../shared/contract.js';
 import { CancelledError, EngineError, deserializeError, serializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { Logger } from './log.js';
@@ -349,7 +349,7 @@ export class EngineSupervisor {
     }
   }
 
-  async countTokens(messages: { role: ChatRole; content: string }[]): Promise<{ tokens: number; contextSize: number }> {
+  async countTokens(messages: RequestMessage[]): Promise<{ tokens: number; contextSize: number }> {
     this.requireRunning();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

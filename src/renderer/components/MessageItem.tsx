@@ -1,8 +1,9 @@
 // One message: the user's as plain text (editable and resendable), a reply as Markdown with its
-// speed underneath and the exact prompt it came from.
+// speed underneath and the exact prompt it came from. A reasoning model's thinking sits above its
+// reply in a collapsed section that says how long it took, and streams there while the model thinks.
 
 import { memo, useMemo, useState } from 'react';
-import type { StoredMessage } from '../../shared/contract.js';
+import type { ReplyReasoning, StoredMessage } from '../../shared/contract.js';
 import { formatMs } from '../lib/format.js';
 import { renderMarkdown } from '../lib/markdown.js';
 import { useChat } from '../store/chat.js';
@@ -79,12 +80,30 @@ function UserMessage({ m, busy }: { m: StoredMessage; busy: boolean }) {
   );
 }
 
+/** "Thought for 3.2 s · 148 tokens"; "Thinking… 1.4 s · 52 tokens" while it goes on. */
+function thinkingLine(r: ReplyReasoning, live: boolean): string {
+  const time = r.ms < 1000 ? `${Math.round(r.ms)} ms` : `${(r.ms / 1000).toFixed(1)} s`;
+  const tokens = `${r.tokens} token${r.tokens === 1 ? '' : 's'}`;
+  return live ? `Thinking… ${time} · ${tokens}` : `Thought for ${time} · ${tokens}`;
+}
+
+function Reasoning({ r, live }: { r: ReplyReasoning; live: boolean }) {
+  return (
+    <details className={`reasoning${live ? ' live' : ''}`}>
+      <summary>{thinkingLine(r, live)}</summary>
+      <div className="reasoning-text">{r.text}</div>
+    </details>
+  );
+}
+
 function ReplyMessage({ m, streaming }: { m: StoredMessage; streaming: boolean }) {
   const s = m.stats;
   const prompt = m.prompt;
+  const thinking = streaming && !m.content;
   return (
     <article className={`message assistant${streaming ? ' streaming' : ''}`} aria-label="Reply" aria-busy={streaming}>
-      {m.content ? <Markdown text={m.content} /> : <p className="muted">{streaming ? 'Thinking…' : '(no text)'}</p>}
+      {m.reasoning && <Reasoning r={m.reasoning} live={thinking} />}
+      {m.content ? <Markdown text={m.content} /> : m.reasoning && streaming ? null : <p className="muted">{streaming ? 'Thinking…' : '(no text)'}</p>}
       <footer className="reply-foot">
         {s ? (
           <span className="stats">

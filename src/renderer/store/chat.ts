@@ -2,7 +2,7 @@
 // user message and after each reply ends, so reloading the page finds it as it was.
 
 import { create } from 'zustand';
-import type { Chat, ChatRole, ChatSummary, GenerationEvent, GenerationHandle, ReplyStats, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
 import { api } from '../api.js';
 import { errorLine } from '../lib/format.js';
 import { useApp } from './app.js';
@@ -66,11 +66,18 @@ function lastChat(): string | null {
   }
 }
 
-/** The messages sent to the model: the system prompt first, then the conversation. */
-export function requestMessages(chat: Chat): { role: ChatRole; content: string }[] {
-  const out: { role: ChatRole; content: string }[] = [];
+/**
+ * The messages sent to the model: the system prompt first, then the conversation. A reply's content
+ * is its answer; its reasoning goes beside it, for the model's template to leave out (it does for
+ * earlier turns, as do the built-in templates).
+ */
+export function requestMessages(chat: Chat): RequestMessage[] {
+  const out: RequestMessage[] = [];
   if (chat.systemPrompt.trim()) out.push({ role: 'system', content: chat.systemPrompt });
-  for (const m of chat.messages) if (m.role !== 'system') out.push({ role: m.role, content: m.content });
+  for (const m of chat.messages) {
+    if (m.role === 'system') continue;
+    out.push(m.reasoning ? { role: m.role, content: m.content, reasoning: m.reasoning.text } : { role: m.role, content: m.content });
+  }
   return out;
 }
 
@@ -117,14 +124,24 @@ export const useChat = create<ChatState>()((set, get) => {
     set({ chat: { ...chat, messages: [...chat.messages, reply] }, streaming: { messageId: reply.id, handle: null, stopping: false }, notice: null, error: null });
 
     // Tokens arrive faster than the screen refreshes: gather them and paint a few times a second.
+    // A reasoning model's thinking comes first: counted (tokens, time since the first token) until
+    // the answer starts; the engine's own counts replace these when the reply ends.
     let pending = '';
+    let pendingReasoning = '';
+    const thinking = { tokens: 0, started: 0, ms: 0, answered: false, seen: false };
     let timer: ReturnType<typeof setTimeout> | null = null;
     const flush = (): void => {
       timer = null;
-      if (!pending) return;
+      if (!pending && !pendingReasoning) return;
       const text = pending;
+      const reasoning = pendingReasoning;
       pending = '';
-      patchMessage(reply.id, (m) => ({ ...m, content: m.content + text }));
+      pendingReasoning = '';
+      patchMessage(reply.id, (m) => ({
+        ...m,
+        content: m.content + text,
+        ...(thinking.seen ? { reasoning: { text: (m.reasoning?.text ?? '') + reasoning, tokens: thinking.tokens, ms: thinking.ms } } : {}),
+      }));
     };
     let finished = false;
     const finish = async (stats: ReplyStats | undefined): Promise<void> => {
@@ -132,7 +149,15 @@ export const useChat = create<ChatState>()((set, get) => {
       finished = true;
       if (timer) clearTimeout(timer);
       flush();
-      const done = patchMessage(reply.id, (m) => (stats ? { ...m, stats } : m));
+      const done = patchMessage(reply.id, (m) => {
+        const next = stats ? { ...m, stats } : { ...m };
+        if (next.reasoning) {
+          const text = next.reasoning.text.trim();
+          if (!text) delete next.reasoning;
+          else next.reasoning = { text, tokens: stats?.reasoningTokens || thinking.tokens, ms: stats?.reasoningTokens ? (stats.reasoningMs ?? thinking.ms) : thinking.ms };
+        }
+        return next;
+      });
       set({ streaming: null });
       if (done) await save(done);
     };
@@ -144,10 +169,20 @@ export const useChat = create<ChatState>()((set, get) => {
             // Kept with the reply (and saved with it), so "Show prompt" survives a reload.
             patchMessage(reply.id, (m) => ({ ...m, prompt: { text: ev.text, tokens: ev.tokens.length, templateName: ev.templateName } }));
             break;
-          case 'token':
+          case 'token': {
+            const now = performance.now();
+            if (thinking.tokens === 0 && !thinking.answered) thinking.started = now;
+            if (ev.reasoning) thinking.seen = true;
+            if (ev.text) thinking.answered = true;
+            if (!thinking.answered) {
+              thinking.tokens++;
+              thinking.ms = now - thinking.started;
+            }
             pending += ev.text;
+            pendingReasoning += ev.reasoning;
             timer ??= setTimeout(flush, 40);
             break;
+          }
           case 'done':
             set({ context: { used: ev.contextUsed, size: ev.contextSize } });
             if (ev.stats.stopReason === 'context') set({ notice: `The context is full (${ev.contextUsed} of ${ev.contextSize} tokens). Start a new chat, or load the model with a larger context in Settings.` });
