@@ -78,9 +78,13 @@ export const loadSessionModel: EngineLoader = async (opts) => {
           case 'token':
             yield e;
             break;
-          case 'done':
-            yield { kind: 'done', stats: { ...e.stats, stopReason: e.reason }, contextUsed: session.used, contextSize: model.contextSize };
+          case 'done': {
+            // The reasoning's numbers only for a reply that had reasoning (they are stored with it).
+            const { reasoningTokens, reasoningMs, ...stats } = e.stats;
+            const reasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
+            yield { kind: 'done', stats: { ...stats, ...reasoning, stopReason: e.reason }, contextUsed: session.used, contextSize: model.contextSize };
             break;
+          }
         }
       }
     },
