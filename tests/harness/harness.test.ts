@@ -14,6 +14,7 @@ import { HARNESS_UPLOAD_HEADER, type HarnessServerMessage } from '../../src/shar
 import { readGgufHeaderSync, getArray } from '../../src/engine/gguf/index.js';
 import { startHarness, type Harness } from '../../src/harness/server.js';
 import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
+import { SUPPORTED_ARCHITECTURES } from '../../src/engine/model/arch.js';
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
 
@@ -240,9 +241,15 @@ describe('dev harness over WebSocket', () => {
     const lib = await client.call<Library>('library:chooseFolder');
     expect(lib.folder).toBe(sharedModel('tiny-random'));
     expect(lib.folderModels.map((m) => m.fileName).sort()).toEqual([
-      'tiny-gemma-s5.gguf', 'tiny-llama-s5.gguf', 'tiny-phi2-s5.gguf', 'tiny-phi3-s5.gguf', 'tiny-qwen2-s5.gguf', 'tiny-qwen3-s5.gguf',
+      'tiny-gemma-s5.gguf', 'tiny-gemma2-s1.gguf', 'tiny-gemma3-s1.gguf', 'tiny-gpt-oss-mxfp4-s1.gguf', 'tiny-gpt-oss-s1.gguf',
+      'tiny-granite-s1.gguf', 'tiny-llama-s5.gguf', 'tiny-llama4-s1.gguf', 'tiny-mistral3-s1.gguf', 'tiny-olmo2-s1.gguf',
+      'tiny-phi2-s5.gguf', 'tiny-phi3-s5.gguf', 'tiny-qwen2-s5.gguf', 'tiny-qwen3-s5.gguf', 'tiny-qwen35-s1.gguf',
+      'tiny-qwen35moe-s1.gguf', 'tiny-qwen3moe-s1.gguf', 'tiny-smollm3-s1.gguf',
     ]);
     expect(lib.folderModels.find((m) => m.fileName === 'tiny-qwen2-s5.gguf')).toMatchObject({ architecture: 'qwen2', error: null });
+    // every file of an architecture Pantheon runs is listed without an error, with the architecture its header names
+    for (const m of lib.folderModels.filter((x) => SUPPORTED_ARCHITECTURES.includes(x.architecture ?? ''))) expect(m, m.fileName).toMatchObject({ error: null });
+    expect(lib.folderModels.find((m) => m.fileName === 'tiny-gemma3-s1.gguf')).toMatchObject({ architecture: 'gemma3', error: null });
   });
 
   it('model:openDialog without PANTHEON_MODEL_FILE says it is not available in the browser', async () => {
