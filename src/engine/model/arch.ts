@@ -36,6 +36,16 @@ export interface ArchSpec {
   readonly ropeFactors: 'freqs' | 'longShort' | 'none';
   /** Metadata key of the norm epsilon. */
   readonly epsKey: 'attention.layer_norm_rms_epsilon' | 'attention.layer_norm_epsilon';
+  /** Per-head attention sinks, blk.N.attn_sinks [nHead] (gpt-oss; attention.ts). */
+  readonly sinks?: boolean;
+  /**
+   * The sliding window on some layers only (llama_hparams::set_swa_pattern): layer l is windowed
+   * when l % p < p − 1, p = {arch}.attention.sliding_window_pattern or this default (gpt-oss: 2,
+   * so even layers); absent: the window, if any, on every layer.
+   */
+  readonly swaPeriod?: number;
+  /** The FFN's input norm tensor: ffn_norm, or post_attention_norm (gpt-oss's attn_post_norm, used as the FFN norm). */
+  readonly ffnNormName?: 'ffn_norm' | 'post_attention_norm';
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {

@@ -122,6 +122,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory
   const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
+  // and the attention sinks (gpt-oss), for the wasm attention to read the same way
+  for (const l of m.w.layers) if (l.sinks) norms.push(l.sinks);
   let v: ReturnType<typeof arrays>;
   let wasm: RunState['wasm'] = null;
   if (k) {
@@ -363,22 +365,25 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (P) P.mark('kv store');
     }
 
-    // attention of each token over the cache up to its own position (causal; sliding window)
+    // attention of each token over the cache up to its own position (causal; this layer's sliding
+    // window; gpt-oss's sinks)
     const scale = spec.scaleQ ? 1 : qScale;
+    const win = hp.layerWindow[l];
+    const sinksAt = W && L.sinks ? W.norms.get(L.sinks)! : 0;
     if (s.split) {
       // every thread its KV heads: store this batch's keys and values, then attend
-      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, hp.slidingWindow, scale);
+      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, win, scale, L.sinks);
     } else if (W && mode === 'f32') {
       // a prompt batch in one call: the cache rows are widened once per 8 tokens
-      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, hp.slidingWindow, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, win, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, sinksAt);
     } else {
       for (let t = 0; t < n; t++) {
         const p = pos + t;
-        const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
+        const from = win > 0 ? Math.max(0, p - win + 1) : 0;
         if (W) {
-          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0);
+          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0, sinksAt);
         } else {
-          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
+          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch, L.sinks);
         }
       }
     }

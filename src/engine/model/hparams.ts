@@ -53,6 +53,8 @@ export interface ModelHparams {
   normEps: number;
   /** Attention sees the last `slidingWindow` positions; 0 for all. */
   slidingWindow: number;
+  /** The window of each layer: slidingWindow, or 0 on the layers ArchSpec.swaPeriod leaves unwindowed. */
+  layerWindow: number[];
   /** Scale of q·k (llama: 1/sqrt(head_dim) unless {arch}.attention.scale says otherwise). */
   kqScale: number;
 }
@@ -153,6 +155,9 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
   const nVocab = embd?.dims[1] ?? getNumber(h, k('vocab_size')) ?? 0;
   const attnScale = getNumber(h, k('attention.scale')) ?? 0;
   const nCtxTrain = getNumber(h, k('context_length')) ?? 0;
+  const slidingWindow = spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0;
+  const period = spec.swaPeriod ? getNumber(h, k('attention.sliding_window_pattern')) ?? spec.swaPeriod : 0;
+  const layerWindow = Array.from({ length: nLayer }, (_, l) => (period === 0 || l % period < period - 1 ? slidingWindow : 0));
   return {
     arch: a,
     nVocab,
@@ -169,7 +174,8 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     ropeScaling: scaling as RopeScaling,
     rope: ropeParams(h, k, scaling as RopeScaling, nCtxTrain),
     normEps: getNumber(h, k(spec.epsKey)) ?? 1e-5,
-    slidingWindow: spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0,
+    slidingWindow,
+    layerWindow,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
   };
 }

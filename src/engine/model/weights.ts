@@ -26,6 +26,7 @@ export interface LayerWeights {
   kNorm: Float32Array | null; //      [headDimK] (qwen3)
   wo: WeightHandle; //                [nEmbd, nHead·headDimV]
   bo: Float32Array | null; //         [nEmbd]
+  sinks: Float32Array | null; //      [nHead] attention sinks (gpt-oss)
   ffnNorm: Float32Array | null; //    [nEmbd] (absent for parallel phi2)
   ffnNormB: Float32Array | null; //   [nEmbd]
   wGate: WeightHandle | null; //      [nFf, nEmbd] (absent for plain GELU and fused gate+up)
@@ -169,7 +170,8 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, headDimK) : null,
       wo: (await matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV))!,
       bo: await vector(`${p}attn_output.bias`, nEmbd, false),
-      ffnNorm: spec.parallel ? null : await vector(`${p}ffn_norm.weight`, nEmbd),
+      sinks: spec.sinks ? await vector(`${p}attn_sinks.weight`, nHead) : null,
+      ffnNorm: spec.parallel ? null : await vector(`${p}${spec.ffnNormName ?? 'ffn_norm'}.weight`, nEmbd),
       ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
       wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
       bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
