@@ -15,7 +15,8 @@
 
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LLAMA_CPP_LABEL, detokenize, dispose, greedy, loadModel, specialTokens, tokenize } from './llama.mjs';
@@ -53,6 +54,16 @@ function casesFor(path) {
   if (/stories/i.test(basename(path))) return STORIES_CASES;
   if (/^(rope|ffn)-/.test(basename(path))) return ROPE_CASES;
   return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
+}
+
+/**
+ * The recording CPU, and whether it has AMX: llama.cpp multiplies some F16 weights on AMX with x in
+ * f32 and rounds x to f16 elsewhere (tests/model/reference-backend.ts), so its logits depend on it.
+ */
+function recordedOn() {
+  const info = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const flags = /^flags\s*:(.*)$/m.exec(info)?.[1].split(/\s+/) ?? [];
+  return { cpu: cpus()[0]?.model ?? 'unknown', amx: flags.includes('amx_tile') };
 }
 
 function sha256(path) {
@@ -122,6 +133,7 @@ async function record(path) {
       model: basename(path),
       sha256: sha256(path),
       llamaCpp: LLAMA_CPP_LABEL,
+      recordedOn: recordedOn(),
       settings: {
         ...SETTINGS,
         sampler: 'greedy (temperature 0, no penalties); EOG tokens are fed back, not a stop',

@@ -13,14 +13,18 @@ import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
-import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs, type Golden, type GoldenCase } from './golden.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const MODELS: [name: string, file: string][] = [
   ['stories260K', 'stories260K.gguf'],
   ['llama-2-tiny-random', 'llama-2-tiny-random.gguf'],
   ...['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a): [string, string] => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`]),
+  ['tiny-qwen3moe-s1', 'tiny-random/tiny-qwen3moe-s1.gguf'],
 ];
+
+/** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
+const POOL = new Set(['tiny-qwen3moe-s1']);
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 
@@ -40,6 +44,20 @@ function firstStep(lm: LoadedModel, prompt: number[]): Float64Array {
   return logSoftmax(forward(lm.model, createRunState(lm.model, 512), prompt, 0));
 }
 
+/**
+ * Goldens recorded on a CPU without AMX (Golden.recordedOn: the AMD EPYC of the MoE goldens):
+ * llama.cpp there rounds the activation to f16 before every F16 weight, where Pantheon's backends
+ * keep it in f32, and the double's bit-for-bit copy of ggml's AVX-512 attention was made on the AMX
+ * machine (another ggml-cpu variant). On those files both stay within llama.cpp's own spread
+ * between its two attention paths (flashAttentionOff), which is 3e-3 to 7e-2 on the MoE models:
+ * the double within 1.5 times it, the production backends twice it, and where their greedy token
+ * differs, llama.cpp's top-1 leads by less than that spread.
+ */
+function noAmx(g: Golden): boolean {
+  return g.recordedOn?.amx === false;
+}
+const spread = (c: GoldenCase) => c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0;
+
 const report: string[] = [];
 afterAll(() => {
   if (report.length) console.log(['max |logprob - llama.cpp| at the first generated position; greedy tokens equal to llama.cpp\'s', ...report].join('\n'));
@@ -50,7 +68,7 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
   // (reference-backend.ts). The double copies that rule, so it must agree to float rounding.
   it.each(available)('%s', async (name, file) => {
     const g = readGolden(name)!;
-    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend: new ReferenceCpuBackend() });
+    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend: new ReferenceCpuBackend({ amx: !noAmx(g) }) });
     try {
       const session = new Session(lm);
       const diffs: string[] = [];
@@ -61,8 +79,14 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
         expect(ref.length).toBe(lm.hparams.nVocab);
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), ref);
         diffs.push(d.toExponential(1));
-        expect(d).toBeLessThan(1e-3);
-        expect(await generateTokens(session, c.promptTokens, c.n)).toEqual(c.tokens);
+        const tokens = await generateTokens(session, c.promptTokens, c.n);
+        if (noAmx(g)) {
+          expect(d).toBeLessThan(Math.max(1e-3, 1.5 * spread(c)));
+          expect(compareTokens(tokens, c).behind).toBeLessThan(Math.max(NEAR_TIE, spread(c)));
+        } else {
+          expect(d).toBeLessThan(1e-3);
+          expect(tokens).toEqual(c.tokens);
+        }
       }
       report.push(`  ${name.padEnd(20)} ${'reference'.padEnd(9)} ${diffs.join(' | ')}`);
     } finally {
@@ -80,15 +104,15 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
 const NEAR_TIE = 2e-3;
 
 describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s greedy tokens up to a near-tie', () => {
-  it.each(available.flatMap(([name, file]) => (['scalar', 'wasm'] as const).map((b): [string, string, 'scalar' | 'wasm'] => [name, file, b])))('%s on %s', async (name, file, backend) => {
+  it.each(available.flatMap(([name, file]) => (POOL.has(name) ? (['scalar', 'wasm', 'pool'] as const) : (['scalar', 'wasm'] as const)).map((b): [string, string, 'scalar' | 'wasm' | 'pool'] => [name, file, b])))('%s (%s) on %s', async (name, file, backend) => {
     const g = readGolden(name)!;
-    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend });
+    const lm = await LoadedModel.load(sharedModel(file), { contextSize: 512, backend, threads: backend === 'pool' ? 2 : 1 });
     try {
       const session = new Session(lm);
       const parts: string[] = [];
       for (const c of g.cases) {
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), readLogprobs(c.firstLogprobs));
-        expect(d).toBeLessThan(2e-2);
+        expect(d).toBeLessThan(noAmx(g) ? Math.max(2e-2, 2 * spread(c)) : 2e-2);
         // Generating on the scalar backend takes seconds per case; its kernels equal the wasm ones
         // to float rounding (tests/wasm), so it generates only for the smallest model.
         if (backend === 'scalar' && name !== 'stories260K') {
@@ -98,7 +122,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
         const agree = compareTokens(await generateTokens(session, c.promptTokens, c.n), c);
         parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
         // Every token agrees, or the first that does not was within NEAR_TIE of llama.cpp's choice.
-        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(NEAR_TIE);
+        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(noAmx(g) ? Math.max(NEAR_TIE, spread(c)) : NEAR_TIE);
       }
       report.push(`  ${name.padEnd(20)} ${backend.padEnd(9)} ${parts.join(' | ')}`);
     } finally {

@@ -24,6 +24,8 @@ export interface Golden {
   sha256: string;
   /** "node-llama-cpp X.Y.Z", the recorder. */
   llamaCpp: string;
+  /** The recording CPU (absent in files recorded before the field: an AMX Xeon, bench/README.md). */
+  recordedOn?: { cpu: string; amx: boolean };
   vocab: { size: number; bos: number | null; eos: number | null; addBos: boolean; addEos: boolean };
   /** llama.cpp's tokens for each standard prompt, with and without BOS. */
   tokenizer: { prompt: string; withBos: number[]; withoutBos: number[] }[];

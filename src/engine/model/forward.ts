@@ -11,6 +11,7 @@ import { attention, createAttentionScratch, type AttentionMode, type AttentionSc
 import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
+import { moeFfn } from './moe.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
 
@@ -71,7 +72,7 @@ const FA_TILE_Q = 64;
 
 function ffnWidth(m: Model): number {
   let n = 0;
-  for (const l of m.w.layers) n = Math.max(n, l.wUp.spec.rows, l.wGate?.spec.rows ?? 0, l.wDown.spec.cols);
+  for (const l of m.w.layers) n = Math.max(n, l.wUp?.spec.rows ?? 0, l.wGate?.spec.rows ?? 0, l.wDown?.spec.cols ?? 0);
   return n;
 }
 
@@ -404,7 +405,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       projectAdd(be, s, s.x, L.wo, s.att, n, L.bo, s.xb2);
       for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
       if (P) P.mark('norm');
-      ffn(m, s, L, n, true);
+      if (L.moe) moeFfn(m, s, L.moe, n);
+      else ffn(m, s, L, n, true);
     }
   }
 
@@ -432,20 +434,21 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
 function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual = false): void {
   const be = m.backend;
   const spec = m.spec;
-  const nUp = L.wUp.spec.rows;
+  const wUp = L.wUp!;
+  const nUp = wUp.spec.rows;
   const P = s.profile;
-  const nFf = L.wDown.spec.cols;
+  const nFf = L.wDown!.spec.cols;
   const gated = spec.ffn !== 'gelu' && !spec.fusedGateUp;
   if (gated && spec.ffn === 'swiglu' && be.matmulGated && !L.bUp && !L.bGate) {
     // hb2 = silu(gate) · up with the activation on each thread's rows
-    be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, L.wUp, s.xb.subarray(0, n * L.wUp.spec.cols), n);
-    if (P) P.mark(sharedLabel([L.wUp, L.wGate!], n, 'up,gate+act'));
+    be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, wUp, s.xb.subarray(0, n * wUp.spec.cols), n);
+    if (P) P.mark(sharedLabel([wUp, L.wGate!], n, 'up,gate+act'));
     down(m, s, L, n, residual);
     return;
   }
   // up, and the gate into hb2 (one round trip)
-  if (gated) projectShared(be, [s.hb, s.hb2], [L.wUp, L.wGate!], s.xb, n, [L.bUp, L.bGate], P, 'up,gate');
-  else project(be, s.hb, L.wUp, s.xb, n, L.bUp, P);
+  if (gated) projectShared(be, [s.hb, s.hb2], [wUp, L.wGate!], s.xb, n, [L.bUp, L.bGate], P, 'up,gate');
+  else project(be, s.hb, wUp, s.xb, n, L.bUp, P);
   if (spec.ffn === 'gelu') {
     for (let i = 0; i < n * nFf; i++) s.hb2[i] = gelu(s.hb[i]);
   } else {
@@ -467,6 +470,6 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, 
 
 /** The FFN's down projection into s.ffo, or (residual) added into s.x. */
 function down(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual: boolean): void {
-  if (residual) projectAdd(m.backend, s, s.x, L.wDown, s.hb2, n, L.bDown, s.ffo);
-  else project(m.backend, s.ffo, L.wDown, s.hb2, n, L.bDown, s.profile);
+  if (residual) projectAdd(m.backend, s, s.x, L.wDown!, s.hb2, n, L.bDown, s.ffo);
+  else project(m.backend, s.ffo, L.wDown!, s.hb2, n, L.bDown, s.profile);
 }

@@ -8,6 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+import { moeHparams, type MoeHparams } from './moe.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
 export type RopeScaling = 'none' | 'linear' | 'yarn' | 'longrope';
@@ -57,6 +58,8 @@ export interface ModelHparams {
   layerWindow: number[];
   /** Scale of q·k (llama: 1/sqrt(head_dim) unless {arch}.attention.scale says otherwise). */
   kqScale: number;
+  /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
+  moe: MoeHparams | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -177,5 +180,6 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     slidingWindow,
     layerWindow,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
+    moe: moeHparams(h, spec, a, nLayer, nFfLayer),
   };
 }

@@ -9,6 +9,7 @@ import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
 import { dequantizeRow, dequantizeTensor } from '../quant/index.js';
 import type { ArchSpec } from './arch.js';
 import type { ModelHparams } from './hparams.js';
+import { loadMoeLayer, type MoeLayer } from './moe.js';
 
 /** One transformer block. Shapes are [rows, cols] = [out, in]; qDim = nHead·headDimK, kvDimK = nHeadKv·headDimK, kvDimV = nHeadKv·headDimV. */
 export interface LayerWeights {
@@ -31,10 +32,11 @@ export interface LayerWeights {
   ffnNormB: Float32Array | null; //   [nEmbd]
   wGate: WeightHandle | null; //      [nFf, nEmbd] (absent for plain GELU and fused gate+up)
   bGate: Float32Array | null; //      [nFf]
-  wUp: WeightHandle; //               [nFf, nEmbd], or [2·nFf, nEmbd] with gate first (phi3)
+  wUp: WeightHandle | null; //        [nFf, nEmbd], or [2·nFf, nEmbd] with gate first (phi3); null with experts
   bUp: Float32Array | null; //        [nFf]
-  wDown: WeightHandle; //             [nEmbd, nFf]
+  wDown: WeightHandle | null; //      [nEmbd, nFf]; null with experts
   bDown: Float32Array | null; //      [nEmbd]
+  moe: MoeLayer | null; //            the layer's experts in place of the dense FFN (moe.ts)
 }
 
 export interface ModelWeights {
@@ -153,8 +155,9 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
   for (let l = 0; l < hp.nLayer; l++) {
     const p = `blk.${l}.`;
     const fused = byName.has(`${p}attn_qkv.weight`);
-    const ffDown = find(`${p}ffn_down.weight`, true)!;
-    const nFf = hp.nFfLayer[l] || ffDown.dims[0];
+    const isMoe = hp.moe?.isMoe[l] ?? false;
+    const nFf = isMoe ? 0 : hp.nFfLayer[l] || find(`${p}ffn_down.weight`, true)!.dims[0];
+    const dense = !isMoe;
     layers.push({
       attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!,
       attnNormB: await vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
@@ -173,12 +176,13 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       sinks: spec.sinks ? await vector(`${p}attn_sinks.weight`, nHead) : null,
       ffnNorm: spec.parallel ? null : await vector(`${p}${spec.ffnNormName ?? 'ffn_norm'}.weight`, nEmbd),
       ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
-      wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
-      bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
-      wUp: (await matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd))!,
-      bUp: await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false),
-      wDown: (await matrix(`${p}ffn_down.weight`, nEmbd, nFf))!,
-      bDown: await vector(`${p}ffn_down.bias`, nEmbd, false),
+      wGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
+      bGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
+      wUp: dense ? await matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd) : null,
+      bUp: dense ? await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false) : null,
+      wDown: dense ? await matrix(`${p}ffn_down.weight`, nEmbd, nFf) : null,
+      bDown: dense ? await vector(`${p}ffn_down.bias`, nEmbd, false) : null,
+      moe: isMoe ? await loadMoeLayer({ nEmbd, moe: hp.moe!, backend, find, checkShape, read, done, matrix, vector }, l) : null,
     });
   }
   const outputNorm = (await vector('output_norm.weight', nEmbd))!;
