@@ -21,10 +21,21 @@ const MODELS: [name: string, file: string][] = [
   ['llama-2-tiny-random', 'llama-2-tiny-random.gguf'],
   ...['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a): [string, string] => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`]),
   ['tiny-qwen3moe-s1', 'tiny-random/tiny-qwen3moe-s1.gguf'],
+  ['tiny-gpt-oss-s1', 'tiny-random/tiny-gpt-oss-s1.gguf'],
+  ['tiny-gpt-oss-mxfp4-s1', 'tiny-random/tiny-gpt-oss-mxfp4-s1.gguf'],
 ];
 
 /** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
-const POOL = new Set(['tiny-qwen3moe-s1']);
+const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1']);
+
+/**
+ * The production backends' first-step error where it exceeds twice llama.cpp's spread, by model:
+ * tiny-gpt-oss-s1 (recorded without AMX) measures 2.4e-2 | 3.3e-2 | 1.8e-2 against spreads of
+ * 1.2e-2 | 1.2e-2 | 1.2e-2. All of it is the activation kept in f32 before its F16 weights: the
+ * wasm backend with x rounded to f16 there, as llama.cpp does on that CPU, gives the double's
+ * 4.7e-5 | 9.7e-3 | 8.7e-5.
+ */
+const X_F32_ALLOWANCE: Readonly<Record<string, number>> = { 'tiny-gpt-oss-s1': 4e-2 };
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 
@@ -112,7 +123,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
       const parts: string[] = [];
       for (const c of g.cases) {
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), readLogprobs(c.firstLogprobs));
-        expect(d).toBeLessThan(noAmx(g) ? Math.max(2e-2, 2 * spread(c)) : 2e-2);
+        expect(d).toBeLessThan(noAmx(g) ? Math.max(2e-2, 2 * spread(c), X_F32_ALLOWANCE[name] ?? 0) : 2e-2);
         // Generating on the scalar backend takes seconds per case; its kernels equal the wasm ones
         // to float rounding (tests/wasm), so it generates only for the smallest model.
         if (backend === 'scalar' && name !== 'stories260K') {

@@ -4,6 +4,7 @@
 
 import { ModelError } from '../../shared/errors.js';
 import type { RopeMode } from './ops.js';
+import { swigluOai } from './swiglu-oai.js';
 
 export type NormKind = 'rms' | 'layer';
 /** swiglu: silu(gate)·up; geglu: gelu(gate)·up; gelu: gelu(up) with no gate. */
@@ -125,6 +126,15 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   // src/models/qwen3moe.cpp: qwen3 with a mixture of experts in every layer: softmax routing, the
   // chosen weights normalised (build_moe_ffn norm_w = true), no shared expert.
   qwen3moe: arch('qwen3moe', { rope: 'neox', qkNorm: true, moe: { ...MOE, normW: true } }),
+  // src/models/openai-moe.cpp (LLM_ARCH_OPENAI_MOE): biases on q/k/v/o, attention sinks, the
+  // sliding window on even layers (set_swa_pattern(2) unless sliding_window_pattern says), NEOX RoPE
+  // (YaRN from the file), post_attention_norm before the FFN; experts on every layer with
+  // softmax over the top k logits (LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT), router and
+  // expert biases, ggml_swiglu_oai; expert_feed_forward_length required.
+  'gpt-oss': arch('gpt-oss', {
+    rope: 'neox', slidingWindow: true, swaPeriod: 2, sinks: true, ffnNormName: 'post_attention_norm',
+    moe: { ...MOE, gating: 'softmaxTopK', ffExp: 'expRequired', act: swigluOai },
+  }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);
