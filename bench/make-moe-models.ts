@@ -4,14 +4,15 @@
 //   node bin/run-ts.mjs bench/make-moe-models.ts [outDir]      # default outDir bench/models/moe
 //   node bench/record-goldens.mjs bench/models/moe/*.gguf       # llama.cpp's goldens (3 prompts × 32)
 //
-// Each file is 64 wide, 4 heads of 16 (2 KV heads), F16 matrices, F32 router and norms, with a real
+// Each file is 64 wide, 4 heads of 16, F16 matrices, F32 router and norms, with a real
 // vocabulary, and 3-D expert tensors ffn_{gate,up,down}_exps as the converters write them
 // (GGUF dims [n_embd, n_ff_exp, n_expert] and [n_ff_exp, n_embd, n_expert]):
-// - moe-qwen3moe: 2 layers, 8 experts / 3 used (three slots summed), expert FFN 32, per-head q/k
+// - moe-qwen3moe: 2 KV heads, 2 layers, 8 experts / 3 used (three slots summed), expert FFN 32, per-head q/k
 //   norms, expert_used_count written as a per-layer array.
-// - moe-qwen2moe: 2 layers, 6 experts / 2 used, q/k/v biases, a shared expert of width 48 scaled by
+// - moe-qwen2moe: 2 KV heads, 2 layers, 6 experts / 2 used, q/k/v biases, a shared expert of width 48 scaled by
 //   sigmoid(ffn_gate_inp_shexp · x), no expert_feed_forward_length key (width n_ff / n_used = 32).
-// - moe-olmoe: 2 layers, 8 experts / 2 used, q/k RMSNorm over the whole projection (attn_q_norm [n_embd]).
+// - moe-olmoe: 2 layers, 8 experts / 2 used, 4 KV heads, q/k RMSNorm over the whole projection
+//   (attn_q_norm [n_embd], weights around 1).
 // Weights are wider than 1/sqrt(n_embd) (as make-rope-models.ts) and the router wider still, so
 // that routing has clear winners. Everything is deterministic (bench/random-weights.ts):
 // tests/model/moe.test.ts rebuilds each file and checks its sha256 against the golden llama.cpp ran.
@@ -29,7 +30,6 @@ const VOCABS = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab');
 
 const N_EMBD = 64;
 const N_HEAD = 4;
-const N_HEAD_KV = 2;
 const HEAD_DIM = N_EMBD / N_HEAD;
 const STD_EMBD = 0.3;
 const STD_MAT = 0.15;
@@ -48,6 +48,8 @@ export interface MoeModel {
   /** Shared expert width (qwen2moe), written as expert_shared_feed_forward_length. */
   nFfShexp?: number;
   ropeBase: number;
+  /** KV heads (olmoe: as many as query heads, its k norm is n_embd long). */
+  nHeadKv: number;
   qkvBias?: boolean;
   qkNorm: 'head' | 'full' | 'none';
   /** Extra keys (with the prefix). */
@@ -59,15 +61,15 @@ export interface MoeModel {
 export const MOE_MODELS: Readonly<Record<string, MoeModel>> = {
   'moe-qwen3moe': {
     arch: 'qwen3moe', vocab: 'ggml-vocab-deepseek-coder.gguf', nLayer: 2, nExpert: 8, nUsed: 3, nFf: 96, nFfExp: 32,
-    ropeBase: 1e6, qkNorm: 'head', usedArray: true,
+    ropeBase: 1e6, nHeadKv: 2, qkNorm: 'head', usedArray: true,
   },
   'moe-qwen2moe': {
     arch: 'qwen2moe', vocab: 'ggml-vocab-gpt-2.gguf', nLayer: 2, nExpert: 6, nUsed: 2, nFf: 64, nFfExp: 0, nFfShexp: 48,
-    ropeBase: 1e6, qkvBias: true, qkNorm: 'none',
+    ropeBase: 1e6, nHeadKv: 2, qkvBias: true, qkNorm: 'none',
   },
   'moe-olmoe': {
     arch: 'olmoe', vocab: 'ggml-vocab-deepseek-coder.gguf', nLayer: 2, nExpert: 8, nUsed: 2, nFf: 32, nFfExp: 0,
-    ropeBase: 10000, qkNorm: 'full',
+    ropeBase: 10000, nHeadKv: 4, qkNorm: 'full',
   },
 };
 
@@ -82,7 +84,7 @@ function metadata(name: string, m: MoeModel): WriterKv[] {
     kv.u32(`${a}.block_count`, m.nLayer),
     kv.u32(`${a}.feed_forward_length`, m.nFf),
     kv.u32(`${a}.attention.head_count`, N_HEAD),
-    kv.u32(`${a}.attention.head_count_kv`, N_HEAD_KV),
+    kv.u32(`${a}.attention.head_count_kv`, m.nHeadKv),
     kv.f32(`${a}.attention.layer_norm_rms_epsilon`, 1e-6),
     kv.f32(`${a}.rope.freq_base`, m.ropeBase),
     kv.u32(`${a}.expert_count`, m.nExpert),
@@ -95,8 +97,9 @@ function metadata(name: string, m: MoeModel): WriterKv[] {
 }
 
 function tensors(name: string, m: MoeModel, nVocab: number): WriterTensor[] {
-  const kvDim = N_HEAD_KV * HEAD_DIM;
-  const nFfExp = m.nFfExp || Math.floor(m.nFf / m.nUsed);
+  const kvDim = m.nHeadKv * HEAD_DIM;
+  // olmoe's experts are feed_forward_length wide; qwen2moe's default to n_ff / n_used
+  const nFfExp = m.arch === 'olmoe' ? m.nFf : m.nFfExp || Math.floor(m.nFf / m.nUsed);
   const half = (t: string, dims: number[], std = STD_MAT): WriterTensor =>
     ({ name: t, dims, type: GgmlType.F16, data: normalF16(`${name}/${t}`, dims.reduce((x, y) => x * y, 1), std) });
   const f32 = (t: string, v: Float32Array, dims = [v.length]): WriterTensor => ({ name: t, dims, type: GgmlType.F32, data: new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)) });

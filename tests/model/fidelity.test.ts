@@ -23,10 +23,11 @@ const MODELS: [name: string, file: string][] = [
   ['tiny-qwen3moe-s1', 'tiny-random/tiny-qwen3moe-s1.gguf'],
   ['tiny-gpt-oss-s1', 'tiny-random/tiny-gpt-oss-s1.gguf'],
   ['tiny-gpt-oss-mxfp4-s1', 'tiny-random/tiny-gpt-oss-mxfp4-s1.gguf'],
+  ['tiny-llama4-s1', 'tiny-random/tiny-llama4-s1.gguf'],
 ];
 
 /** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
-const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1']);
+const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1', 'tiny-llama4-s1']);
 
 /**
  * The production backends' first-step error where it exceeds twice llama.cpp's spread, by model:

@@ -64,8 +64,8 @@ export interface ArchSpec {
   readonly embedScale: boolean;
   /** q multiplied by 1/sqrt(head_dim) after RoPE, attention scale 1 (gemma, phi2, phi3). */
   readonly scaleQ: boolean;
-  /** Per-head RMSNorm of q and k before RoPE, attn_q_norm / attn_k_norm (qwen3). */
-  readonly qkNorm: boolean;
+  /** RMSNorm of q and k before RoPE, attn_q_norm / attn_k_norm: per head (true, qwen3), or over the whole projection ('full', olmoe). */
+  readonly qkNorm: boolean | 'full';
   /** Honour {arch}.attention.sliding_window (llama.cpp reads it for none of these but mistral-style files). */
   readonly slidingWindow: boolean;
   /**
@@ -87,13 +87,15 @@ export interface ArchSpec {
   readonly swaPeriod?: number;
   /** The FFN's input norm tensor: ffn_norm, or post_attention_norm (gpt-oss's attn_post_norm, used as the FFN norm). */
   readonly ffnNormName?: 'ffn_norm' | 'post_attention_norm';
+  /** Llama 4's attention layout: NoPE layers, chunked attention, temperature tuning, q/k norm after RoPE (layer-attention.ts). */
+  readonly llama4Attention: boolean;
   /** Mixture-of-experts FFNs (router ffn_gate_inp, experts ffn_*_exps), or null for dense FFNs. */
   readonly moe: MoeArch | null;
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {
   rope: 'norm', norm: 'rms', ffn: 'swiglu', fusedGateUp: false, parallel: false, embedScale: false,
-  scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon', moe: null,
+  scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon', llama4Attention: false, moe: null,
 };
 
 const MOE: MoeArch = { gating: 'softmax', normW: false, ffExp: 'exp', shared: 'none', weightBeforeFfn: false, interleaved: false };
@@ -126,6 +128,19 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   // src/models/qwen3moe.cpp: qwen3 with a mixture of experts in every layer: softmax routing, the
   // chosen weights normalised (build_moe_ffn norm_w = true), no shared expert.
   qwen3moe: arch('qwen3moe', { rope: 'neox', qkNorm: true, moe: { ...MOE, normW: true } }),
+  // src/models/qwen2moe.cpp: qwen2 (q/k/v biases, NEOX RoPE) with experts in every layer, softmax
+  // routing without normalisation, and a shared expert scaled by sigmoid(ffn_gate_inp_shexp · x).
+  qwen2moe: arch('qwen2moe', { rope: 'neox', moe: { ...MOE, shared: 'gated' } }),
+  // src/models/olmoe.cpp: RMSNorm of q and k over the whole projection before RoPE, NEOX RoPE,
+  // experts as wide as feed_forward_length, softmax routing without normalisation.
+  // src/models/llama4.cpp: normal RoPE with rope_freqs, experts on every interleave_moe_layer_step-th
+  // layer (dense FFNs between): sigmoid of the top-k logits multiplied into each expert's input,
+  // plus an always-on shared expert as wide as an expert; the attention layout of layer-attention.ts.
+  llama4: arch('llama4', {
+    ropeFactors: 'freqs', llama4Attention: true,
+    moe: { ...MOE, gating: 'sigmoid', selectLogits: true, weightBeforeFfn: true, shared: 'plain', ffExp: 'expRequired', interleaved: true },
+  }),
+  olmoe: arch('olmoe', { rope: 'neox', qkNorm: 'full', moe: { ...MOE, ffExp: 'ff' } }),
   // src/models/openai-moe.cpp (LLM_ARCH_OPENAI_MOE): biases on q/k/v/o, attention sinks, the
   // sliding window on even layers (set_swa_pattern(2) unless sliding_window_pattern says), NEOX RoPE
   // (YaRN from the file), post_attention_norm before the FFN; experts on every layer with

@@ -11,6 +11,7 @@ import { attention, createAttentionScratch, type AttentionMode, type AttentionSc
 import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
+import { afterRope, chunkWindow } from './layer-attention.js';
 import { moeFfn } from './moe.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
@@ -291,7 +292,6 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const qDim = nHead * headDimK;
   const kvDimK = nHeadKv * headDimK;
   const kvDimV = nHeadKv * headDimV;
-  const attDims = { nHead, nHeadKv, headDimK, headDimV };
   const mode: AttentionMode = n >= FA_TILE_Q ? 'f32' : 'f16';
   const qScale = hp.kqScale;
   const P = s.profile;
@@ -331,29 +331,36 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       projectShared(be, [s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
     }
 
+    const LA = hp.layerAttn;
+    const useRope = !LA || LA.rope[l];
     for (let t = 0; t < n; t++) {
       const p = pos + t;
-      // per-head q/k norm (qwen3), then RoPE at position p
+      // per-head q/k norm (qwen3), then RoPE at position p (not on llama4's NoPE layers)
       if (W) {
         const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
+        // per head, or over the whole projection when the norm is that long (olmoe)
         if (L.qNorm) {
-          const wp = W.norms.get(L.qNorm)!;
-          for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          const wp = W.norms.get(L.qNorm)!, qn = L.qNorm.length;
+          for (let o = 0; o < qDim; o += qn) W.k.rmsnorm(qp + o * 4, qp + o * 4, wp, hp.normEps, qn);
         }
         if (L.kNorm) {
-          const wp = W.norms.get(L.kNorm)!;
-          for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          const wp = W.norms.get(L.kNorm)!, kn = L.kNorm.length;
+          for (let o = 0; o < kvDimK; o += kn) W.k.rmsnorm(kp + o * 4, kp + o * 4, wp, hp.normEps, kn);
         }
         const rp = s.rope.byteOffset + t * nRot * 4;
-        W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
-        W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+        if (useRope) {
+          W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
+          W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+        }
       } else {
-        if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
-        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
+        if (L.qNorm) for (let o = 0; o < qDim; o += L.qNorm.length) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, L.qNorm.length, t * qDim + o, t * qDim + o);
+        if (L.kNorm) for (let o = 0; o < kvDimK; o += L.kNorm.length) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, L.kNorm.length, t * kvDimK + o, t * kvDimK + o);
         const rc = s.rope.subarray(t * nRot, (t + 1) * nRot);
-        for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
-        for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
+        if (useRope) for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
+        if (useRope) for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
       }
+      // llama4: q temperature on NoPE layers, weightless q/k norm after RoPE elsewhere
+      if (LA) afterRope(LA, l, p, s.q, t * qDim, s.k, t * kvDimK, nHead, nHeadKv, headDimK, hp.normEps);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       if (P) P.mark('rope');
       if (s.split) continue; // the split attention stores them
@@ -366,28 +373,13 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (P) P.mark('kv store');
     }
 
-    // attention of each token over the cache up to its own position (causal; this layer's sliding
-    // window; gpt-oss's sinks)
+    // attention of each token over the cache up to its own position (causal; sliding window;
+    // llama4's chunked layers past the first chunk: token by token, each over its own chunk)
     const scale = spec.scaleQ ? 1 : qScale;
-    const win = hp.layerWindow[l];
-    const sinksAt = W && L.sinks ? W.norms.get(L.sinks)! : 0;
-    if (s.split) {
-      // every thread its KV heads: store this batch's keys and values, then attend
-      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, win, scale, L.sinks);
-    } else if (W && mode === 'f32') {
-      // a prompt batch in one call: the cache rows are widened once per 8 tokens
-      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, win, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, sinksAt);
-    } else {
-      for (let t = 0; t < n; t++) {
-        const p = pos + t;
-        const from = win > 0 ? Math.max(0, p - win + 1) : 0;
-        if (W) {
-          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0, sinksAt);
-        } else {
-          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch, L.sinks);
-        }
-      }
-    }
+    const chunk = LA && LA.chunked[l] ? LA.chunk : 0;
+    // (gpt-oss: this layer's window, the sinks)
+    if (chunk > 0 && pos + n > chunk) for (let t = 0; t < n; t++) attend(m, s, l, pos, t, 1, mode, chunkWindow(chunk, pos + t), scale, L.sinks);
+    else attend(m, s, l, pos, 0, n, mode, hp.layerWindow[l], scale, L.sinks);
     if (P) P.mark('attention');
 
     if (spec.parallel) {
@@ -428,6 +420,37 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   else be.matvec(s.logits, w.output, s.last);
   if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
   if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
+}
+
+/**
+ * Attention of tokens t0 … t0 + n − 1 of the batch (positions pos + t0 …) over the cache, the
+ * keys of a position p from max(0, p − window + 1) (window 0: from 0), into s.att.
+ */
+function attend(m: Model, s: RunState, l: number, pos: number, t0: number, n: number, mode: AttentionMode, window: number, scale: number, sinks: Float32Array | null): void {
+  const { nHead, nHeadKv, headDimK, headDimV } = m.hp;
+  const qDim = nHead * headDimK;
+  const kvDimK = nHeadKv * headDimK;
+  const kvDimV = nHeadKv * headDimV;
+  const oDim = nHead * headDimV;
+  const W = s.wasm;
+  const sinksAt = W && sinks ? W.norms.get(sinks)! : 0; // attention sinks [nHead] (gpt-oss) in kernel memory
+  if (s.split) {
+    // every thread its KV heads: store this batch's keys and values, then attend
+    s.split.run(l, s.att.subarray(t0 * oDim), s.q.subarray(t0 * qDim), s.k.subarray(t0 * kvDimK), s.v.subarray(t0 * kvDimV), pos + t0, n, mode, window, scale, sinks);
+  } else if (W && mode === 'f32') {
+    // a prompt batch in one call: the cache rows are widened once per 8 tokens
+    W.k.attentionBatchF32(s.att.byteOffset + t0 * oDim * 4, s.q.byteOffset + t0 * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos + t0, n, window, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, sinksAt);
+  } else {
+    for (let t = t0; t < t0 + n; t++) {
+      const p = pos + t;
+      const from = window > 0 ? Math.max(0, p - window + 1) : 0;
+      if (W) {
+        W.k.attention(mode, s.att.byteOffset + t * oDim * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0, sinksAt);
+      } else {
+        attention(s.att, t * oDim, s.q, t * qDim, s.cache, l, from, p, { nHead, nHeadKv, headDimK, headDimV }, scale, mode, s.scratch, sinks);
+      }
+    }
+  }
 }
 
 /** s.ffo[n, nEmbd] = FFN(s.xb) (residual: s.x += it instead): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */

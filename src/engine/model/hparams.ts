@@ -8,6 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+import { llama4Attention, type LayerAttention } from './layer-attention.js';
 import { moeHparams, type MoeHparams } from './moe.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
@@ -60,6 +61,8 @@ export interface ModelHparams {
   kqScale: number;
   /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
   moe: MoeHparams | null;
+  /** Per-layer RoPE / chunked attention / q temperature (llama4, layer-attention.ts), or null. */
+  layerAttn: LayerAttention | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -161,6 +164,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
   const slidingWindow = spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0;
   const period = spec.swaPeriod ? getNumber(h, k('attention.sliding_window_pattern')) ?? spec.swaPeriod : 0;
   const layerWindow = Array.from({ length: nLayer }, (_, l) => (period === 0 || l % period < period - 1 ? slidingWindow : 0));
+  const moe = moeHparams(h, spec, a, nLayer, nFfLayer);
   return {
     arch: a,
     nVocab,
@@ -180,6 +184,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     slidingWindow,
     layerWindow,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
-    moe: moeHparams(h, spec, a, nLayer, nFfLayer),
+    moe,
+    layerAttn: spec.llama4Attention ? llama4Attention(h, a, nLayer, moe?.nExpert ?? 0, getNumber(h, k('rope.freq_base')) ?? 10000) : null,
   };
 }

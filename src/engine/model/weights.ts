@@ -23,8 +23,8 @@ export interface LayerWeights {
   bq: Float32Array | null; //         [qDim]
   bk: Float32Array | null; //         [kvDimK]
   bv: Float32Array | null; //         [kvDimV]
-  qNorm: Float32Array | null; //      [headDimK] (qwen3)
-  kNorm: Float32Array | null; //      [headDimK] (qwen3)
+  qNorm: Float32Array | null; //      [headDimK] (qwen3), or [qDim] over the whole q (olmoe)
+  kNorm: Float32Array | null; //      [headDimK] (qwen3), or [kvDimK] (olmoe)
   wo: WeightHandle; //                [nEmbd, nHead·headDimV]
   bo: Float32Array | null; //         [nEmbd]
   sinks: Float32Array | null; //      [nHead] attention sinks (gpt-oss)
@@ -169,8 +169,8 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       bq: fused ? null : await vector(`${p}attn_q.bias`, qDim, false),
       bk: fused ? null : await vector(`${p}attn_k.bias`, kvDimK, false),
       bv: fused ? null : await vector(`${p}attn_v.bias`, kvDimV, false),
-      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, headDimK) : null,
-      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, headDimK) : null,
+      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, spec.qkNorm === 'full' ? qDim : headDimK) : null,
+      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, spec.qkNorm === 'full' ? kvDimK : headDimK) : null,
       wo: (await matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV))!,
       bo: await vector(`${p}attn_output.bias`, nEmbd, false),
       sinks: spec.sinks ? await vector(`${p}attn_sinks.weight`, nHead) : null,
