@@ -50,6 +50,10 @@ describe('llama.cpp golden files', () => {
       // tiny256 (bench/make-tiny256.ts) is chaotic (random weights amplify float-order differences): llama.cpp's own two
       // attention paths differ by up to 0.7 at the first step there (tests/model/quantized.test.ts).
       const chaotic = g.model.startsWith('tiny256.');
+      // Mixture-of-experts models: a top-k choice that flips between the two attention paths moves
+      // the output as a quantised activation does (measured 0.06 to 0.20: tiny-qwen3moe-s1,
+      // gpt-oss-v2, tiny-gpt-oss-mxfp4-s1, whose MXFP4 experts also take Q8_0 activations).
+      const experts = /moe|gpt-oss|llama4/i.test(g.model);
       // The RoPE test models (bench/make-rope-models.ts): one long prompt of 32 tokens, tokenized after the three standard ones.
       const rope = /^(rope|ffn)-/.test(g.model) && !tag;
 
@@ -102,7 +106,7 @@ describe('llama.cpp golden files', () => {
           // activations a rounding flip in one q8 block moves these random-weight models further
           // (0.05 to 0.37 measured on the quantised variants)
           expect(off.firstStepMaxAbsDiff).toBeGreaterThanOrEqual(0);
-          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised ? 0.5 : 0.05);
+          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised || experts ? 0.5 : 0.05);
         }
       });
 
