@@ -136,4 +136,28 @@ describe('pool split attention with sinks = the single-thread kernels', () => {
     }
     split.dispose();
   });
+
+  it('a 70-token prompt in the f32 (tiled) mode = attn_f32_batch, window 5', () => {
+    const n = 70;
+    const shape = { nLayer: 1, ...d };
+    const split = pool.splitAttention(shape, n)!;
+    const qDim = d.nHead * d.headDimK, oDim = d.nHead * d.headDimV;
+    const q = randomFloats(n * qDim, 61), kn = randomFloats(n * kvDim, 62), vn = randomFloats(n * kvDim, 63);
+    const out = new Float32Array(n * oDim);
+    split.run(0, out, q, kn, vn, 0, n, 'f32', 5, scale, SINKS[2]);
+    // the same on one thread: the cache stored, then the batch kernel
+    const kc = a.alloc(n * kvDim * 2), vc = a.alloc(n * kvDim * 2), kp1 = a.alloc(kvDim * 4), vp1 = a.alloc(kvDim * 4);
+    for (let t = 0; t < n; t++) {
+      a.f32(kp1, kvDim).set(kn.subarray(t * kvDim, (t + 1) * kvDim));
+      a.f32(vp1, kvDim).set(vn.subarray(t * kvDim, (t + 1) * kvDim));
+      k.kvStore(kc + t * kvDim * 2, kp1, kvDim);
+      k.kvStore(vc + t * kvDim * 2, vp1, kvDim);
+    }
+    const qb = a.alloc(q.length * 4), ob = a.alloc(n * oDim * 4), sc = a.alloc(k.attnScratchBytes(d.nHead, d.nHeadKv, d.headDimK, d.headDimV, n));
+    a.f32(qb, q.length).set(q);
+    a.f32(sp, 4).set(SINKS[2]);
+    k.attentionBatchF32(ob, qb, kc, vc, kvDim, kvDim, 0, n, 5, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, sc, sp);
+    expect(out).toEqual(a.f32(ob, n * oDim));
+    split.dispose();
+  });
 });
