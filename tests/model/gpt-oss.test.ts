@@ -10,7 +10,9 @@
 // and the first step within 1.5 times llama.cpp's own spread between its attention paths
 // (flashAttentionOff). The production backends keep it in f32 (src/engine/quant/float.ts): the
 // first step within twice that spread; where a token differs, llama.cpp's pick leads by less than
-// 1.5 times it (measured: 8.4e-3 at step 17 and 4.9e-2 at step 9, spreads 4.0e-2 and 3.7e-2).
+// 1.5 times it (measured: 8.4e-3 at step 17 and 4.9e-2 at step 9, spreads 4.0e-2 and 3.7e-2), or
+// the difference comes no earlier than where llama.cpp's own two attention paths part
+// (tiny-gpt-oss-mxfp4-s1.long: at step 20, llama.cpp's paths at step 17).
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -37,15 +39,20 @@ afterAll(() => {
 });
 
 const TINY = ['tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1'];
-/** The model file of a golden: ../shared's, or Pantheon's own rebuilt into dir. */
-function modelPath(name: string): string {
+/** The model file of a golden (<model> or <model>.<tag>): ../shared's, or Pantheon's own rebuilt into dir. */
+function modelPath(golden: string): string {
+  const name = golden.replace(/\.long$/, '');
   if (TINY.includes(name)) return sharedModel(`tiny-random/${name}.gguf`);
   const path = join(dir, `${name}.gguf`);
   if (!existsSync(path)) writeGptOssModel(name, path);
   return path;
 }
-// the tiny files are run in fidelity.test.ts; the generated model needs only ../shared's vocabulary (stories260K)
-const MODELS = Object.keys(GPT_OSS_MODELS).filter((n) => HAVE_SHARED && existsSync(sharedModel('stories260K.gguf')) && readGolden(n) !== null);
+// The tiny files' three prompts are run in fidelity.test.ts; here their long prompt (60 tokens:
+// past the window of 8), and the generated model, which needs only ../shared's vocabulary
+// (stories260K), with the three prompts and a long one (131 tokens: the tiled f32 attention with
+// sinks and the window in one batch). Goldens named <model> or <model>.long (--tag=long).
+const MODELS = [...Object.keys(GPT_OSS_MODELS).flatMap((n) => [n, `${n}.long`]), 'tiny-gpt-oss-mxfp4-s1.long']
+  .filter((g) => HAVE_SHARED && existsSync(sharedModel('stories260K.gguf')) && readGolden(g) !== null && (!g.startsWith('tiny-') || existsSync(modelPath(g))));
 const spread = (c: GoldenCase) => c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0;
 const NEAR_TIE = 2e-3;
 
@@ -86,7 +93,7 @@ async function generateTokens(session: Session, prompt: number[], n: number): Pr
 type Kind = 'reference' | 'wasm' | 'pool';
 
 describe.skipIf(MODELS.length === 0)('gpt-oss against llama.cpp: every greedy token, first-step log-probabilities', () => {
-  it.each(MODELS.filter((n) => !TINY.includes(n)))('%s is rebuilt byte for byte (the file llama.cpp ran)', (name) => {
+  it.each(MODELS.filter((n) => !n.startsWith('tiny-')))('%s is rebuilt byte for byte (the file llama.cpp ran)', (name) => {
     expect(createHash('sha256').update(readFileSync(modelPath(name))).digest('hex')).toBe(readGolden(name)!.sha256);
   });
 
@@ -109,7 +116,12 @@ describe.skipIf(MODELS.length === 0)('gpt-oss against llama.cpp: every greedy to
           expect(tokens, `${name} "${c.prompt}"`).toEqual(c.tokens);
         } else {
           expect(d, `${name} "${c.prompt}": first-step log-probabilities`).toBeLessThan(amx ? 2e-2 : Math.max(2e-2, 2 * spread(c)));
-          expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(amx ? NEAR_TIE : Math.max(NEAR_TIE, 1.5 * spread(c)));
+          // a token differs only at a near-tie within llama.cpp's own spread, or no earlier than
+          // where llama.cpp's two attention paths part (flashAttentionOff.divergesAt)
+          const parted = c.flashAttentionOff?.divergesAt ?? null;
+          if (amx || parted === null || agree.same < parted) {
+            expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(amx ? NEAR_TIE : Math.max(NEAR_TIE, 1.5 * spread(c)));
+          }
         }
       }
       report.push(`  ${name.padEnd(22)} ${kind.padEnd(9)} ${parts.join(' | ')}`);
