@@ -84,7 +84,8 @@ async function record(path) {
     const nVocab = vocabSize(mc);
     const sp = specialTokens(mc);
     // the three standard prompts, and the long one of the RoPE models
-    const tokenizerPrompts = /^(rope|ffn)-/.test(basename(path)) && PROMPT === undefined ? [...PROMPTS, ...ROPE_CASES.map((c) => c.prompt)] : PROMPTS;
+    // (and a --prompt's own text, unless empty: the BOS-only case needs no tokenizer entry)
+    const tokenizerPrompts = /^(rope|ffn)-/.test(basename(path)) && PROMPT === undefined ? [...PROMPTS, ...ROPE_CASES.map((c) => c.prompt)] : PROMPT ? [...PROMPTS, PROMPT] : PROMPTS;
     const tokenizer = tokenizerPrompts.map((prompt) => ({
       prompt,
       withBos: tokenize(mc, prompt, { addSpecial: true }),

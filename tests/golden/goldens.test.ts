@@ -35,7 +35,9 @@ describe('llama.cpp golden files', () => {
     const names = files.map((f) => f.replace(/\.json$/, ''));
     expect(names).toEqual(expect.arrayContaining(['stories260K', 'llama-2-tiny-random', 'tiny-llama-s5', 'tiny-qwen2-s5']));
     const bytes = readdirSync(GOLDEN_DIR).reduce((s, f) => s + statSync(join(GOLDEN_DIR, f)).size, 0);
-    expect(bytes).toBeLessThan(12 * 2 ** 20); // ~3.6 MiB for the models, ~5.2 MiB for their quantised variants
+    // ~3.6 MiB for the models, ~5.2 MiB for their quantised variants, ~3.2 MiB for the MoE ones
+    // (qwen3moe, qwen2moe, olmoe, llama4, gpt-oss: 0.9 MiB of it)
+    expect(bytes).toBeLessThan(16 * 2 ** 20);
   });
 
   for (const file of files) {
@@ -50,6 +52,10 @@ describe('llama.cpp golden files', () => {
       // tiny256 (bench/make-tiny256.ts) is chaotic (random weights amplify float-order differences): llama.cpp's own two
       // attention paths differ by up to 0.7 at the first step there (tests/model/quantized.test.ts).
       const chaotic = g.model.startsWith('tiny256.');
+      // Mixture-of-experts models: a top-k choice that flips between the two attention paths moves
+      // the output as a quantised activation does (measured 0.06 to 0.20: tiny-qwen3moe-s1,
+      // gpt-oss-v2, tiny-gpt-oss-mxfp4-s1, whose MXFP4 experts also take Q8_0 activations).
+      const experts = /moe|gpt-oss|llama4/i.test(g.model);
       // The RoPE test models (bench/make-rope-models.ts): one long prompt of 32 tokens, tokenized after the three standard ones.
       const rope = /^(rope|ffn)-/.test(g.model) && !tag;
 
@@ -59,7 +65,8 @@ describe('llama.cpp golden files', () => {
         if (tag) expect(g.cases).toHaveLength(1);
         else if (rope) expect(g.cases.map((c) => c.n)).toEqual([32]);
         else expect(g.cases.map((c) => [c.prompt, c.n])).toEqual(stories ? [['Once upon a time', 64]] : PROMPTS.map((p) => [p, 32]));
-        expect(g.tokenizer.map((t) => t.prompt)).toEqual(rope ? [...PROMPTS, g.cases[0].prompt] : PROMPTS);
+        // the RoPE models' long prompt, and a --prompt's own text (a tagged golden's one case) unless empty
+        expect(g.tokenizer.map((t) => t.prompt)).toEqual(rope || (tag && g.cases[0].prompt !== '') ? [...PROMPTS, g.cases[0].prompt] : PROMPTS);
       });
 
       it('prompt tokens carry BOS exactly when the model adds it', () => {
@@ -102,7 +109,7 @@ describe('llama.cpp golden files', () => {
           // activations a rounding flip in one q8 block moves these random-weight models further
           // (0.05 to 0.37 measured on the quantised variants)
           expect(off.firstStepMaxAbsDiff).toBeGreaterThanOrEqual(0);
-          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised ? 0.5 : 0.05);
+          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised || experts ? 0.5 : 0.05);
         }
       });
 

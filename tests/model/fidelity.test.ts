@@ -22,10 +22,13 @@ const MODELS: [name: string, file: string][] = [
   ...['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a): [string, string] => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`]),
   ...['gemma2', 'gemma3', 'olmo2', 'smollm3', 'granite', 'mistral3'].map((a): [string, string] => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`]),
   ['tiny-qwen3moe-s1', 'tiny-random/tiny-qwen3moe-s1.gguf'],
+  ['tiny-gpt-oss-s1', 'tiny-random/tiny-gpt-oss-s1.gguf'],
+  ['tiny-gpt-oss-mxfp4-s1', 'tiny-random/tiny-gpt-oss-mxfp4-s1.gguf'],
+  ['tiny-llama4-s1', 'tiny-random/tiny-llama4-s1.gguf'],
 ];
 
 /** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
-const POOL = new Set(['tiny-qwen3moe-s1']);
+const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1', 'tiny-llama4-s1']);
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 

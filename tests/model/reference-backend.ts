@@ -17,15 +17,20 @@
 // Pantheon's own backends never round x (src/engine/quant/float.ts), so they differ from this
 // where AMX does not take the weight: in the golden models, output.weight with 50257 rows (qwen2,
 // qwen3, phi2), gemma's attn_k/attn_v (16 rows) and every matrix of llama-2-tiny-random (8 columns).
+// Quantised weights (gpt-oss's MXFP4 experts) go through the scalar reference (src/engine/quant:
+// activation to Q8_0, ggml's generic block dot), where ggml's AVX2 kernel sums the same exact
+// block integers in another float order.
 
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { f16Round } from '../../src/engine/model/fp16.js';
-import { dequantizeRow } from '../../src/engine/quant/index.js';
+import { dequantizeRow, isSupportedType, matvec as quantMatvec, type QWeight } from '../../src/engine/quant/index.js';
 
 interface RefWeight extends WeightHandle {
   f: Float32Array; // [rows, cols]
   roundX: boolean;
+  /** A quantised weight as the file holds it (multiplied by the scalar reference), else null. */
+  q: QWeight | null;
 }
 
 export function amxTakes(spec: WeightSpec): boolean {
@@ -45,7 +50,7 @@ export class ReferenceCpuBackend implements MatBackend {
   }
 
   supports(type: number): boolean {
-    return type === 0 || type === 1;
+    return type === 0 || type === 1 || isSupportedType(type);
   }
 
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
@@ -56,12 +61,20 @@ export class ReferenceCpuBackend implements MatBackend {
     const f = new Float32Array(spec.rows * spec.cols);
     for (let r = 0; r < spec.rows; r++) dequantizeRow(spec.type, raw, r * rb, f.subarray(r * spec.cols, (r + 1) * spec.cols), spec.cols);
     this.bytes += f.byteLength;
-    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && (!this.amx || spec.name.includes('_exps') || !amxTakes(spec)) };
+    if (spec.type !== 0 && spec.type !== 1) {
+      const q: RefWeight = { id: this.next++, spec, f, roundX: false, q: { data: raw, type: spec.type, rows: spec.rows, cols: spec.cols, rowBytes: rb } };
+      return q;
+    }
+    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && (!this.amx || spec.name.includes('_exps') || !amxTakes(spec)), q: null };
     return h;
   }
 
   matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void {
-    const { f, roundX, spec } = w as RefWeight;
+    const { f, roundX, spec, q } = w as RefWeight;
+    if (q) {
+      quantMatvec(out, q, x);
+      return;
+    }
     const n = spec.cols;
     if (this.xr.length < n) this.xr = new Float32Array(n);
     const xr = this.xr;

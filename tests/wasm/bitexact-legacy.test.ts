@@ -1,9 +1,9 @@
-// The 32-element block kernels (assembly/legacy.ts: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) equal the
+// The 32-element block kernels (assembly/legacy.ts: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4) equal the
 // scalar reference (src/engine/quant: ggml_vec_dot_*_generic's float order, with f32 rounding)
 // BIT FOR BIT, in both builds: matvec for one token and matmul for several, every row of the range,
 // nothing outside it written. Weights: random block bytes (every quant pattern, Q8_0's −128),
 // ggml-quantised floats, extreme and zero scales, all-zero blocks, every half as a scale, every qh
-// byte, real tensors of the tiny-random models (and of the 0.5B bench models when bench/models is
+// byte, every E8M0 byte, real tensors of the tiny-random models (and of the 0.5B bench models when bench/models is
 // present). Row counts and ranges that leave 1-3 rows of a pass of four; synthetic columns 32·k
 // with k odd.
 //
@@ -23,7 +23,7 @@ import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
 import { quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
 import { firstBitMismatch } from './bits.js';
 
-const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.IQ4_NL];
+const TYPES = [GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.MXFP4];
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 const BENCH_MODELS = join(ROOT, 'bench', 'models');
 const SENTINEL = -12345.5;
@@ -79,9 +79,14 @@ function reference(c: Case): number[] {
   return [...col(0), ...Array.from({ length: c.n }, (_, t) => col(t)).flat()];
 }
 
-/** Sets every f16 scale field (d, and m for Q4_1/Q5_1) of every block from pick(). */
+/** Sets every f16 scale field (d, and m for Q4_1/Q5_1) of every block from pick(); MXFP4's E8M0 byte from a pool of its own (0, 1: subnormal scales; 254, 255: 2^126, 2^127). */
 function setScales(type: number, data: Uint8Array, pick: () => number): Uint8Array {
   const size = ggmlTypeInfo(type)!.typeSize;
+  if (type === GgmlType.MXFP4) {
+    const pool = [0, 1, 2, 100, 120, 127, 128, 140, 254, 255];
+    for (let b = 0; b < data.length; b += size) data[b] = pool[Math.floor(Math.abs(pick()) * 997) % pool.length];
+    return data;
+  }
   const halves = type === GgmlType.Q4_1 || type === GgmlType.Q5_1 ? [0, 2] : [0];
   const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
   for (let b = 0; b < data.length; b += size) for (const o of halves) dv.setUint16(b + o, f32ToF16(pick()), true);
@@ -124,6 +129,16 @@ function everyHalfCases(): Case[] {
     }
     return { name: `${ggmlTypeName(type)} every half as d`, type, suffix: kt.suffix, act: kt.act, rows, cols: 32, r0: 0, r1: rows, n: 1, w, x: randomFloats(32, 78, 2) };
   });
+}
+
+/** MXFP4 one-block rows whose E8M0 scale runs through all 256 bytes (the kernels' vector E8M0 → f32 against the scalar one). */
+function everyE8m0Case(): Case {
+  const type = GgmlType.MXFP4;
+  const kt = kernelType(type)!;
+  const rows = 256;
+  const w = randomBlocks(type, rows, 32, 81);
+  for (let r = 0; r < rows; r++) w[r * 17] = r;
+  return { name: 'MXFP4 every E8M0 byte as e', type, suffix: kt.suffix, act: kt.act, rows, cols: 32, r0: 0, r1: rows, n: 2, w, x: randomFloats(64, 82, 2) };
 }
 
 /** [rows, cols, r0, r1, n]: odd block counts, row ranges that start inside and leave 1-3 rows of a group of four. */
@@ -256,7 +271,7 @@ function expectBitExact(cases: Case[], outputs: number[][], build: string): void
 
 describe('legacy block kernels are bit-identical to the scalar reference', () => {
   const synthetic = syntheticCases();
-  const real = [...tinyModelCases(), ...benchModelCases(), ...everyHalfCases(), ...everyQhCases()];
+  const real = [...tinyModelCases(), ...benchModelCases(), ...everyHalfCases(), ...everyQhCases(), everyE8m0Case()];
   const plain = readFileSync(join(WASM_DIR, 'kernels.wasm'));
 
   it('plain SIMD build: synthetic weights and activations', () => {

@@ -51,6 +51,7 @@ export function randomBlocks(type: number, rows: number, cols: number, seed: num
   const dv = new DataView(bytes.buffer);
   for (let b = 0; b < bytes.length; b += info.typeSize) {
     for (const off of HALF_FIELDS[type] ?? []) dv.setUint16(b + off, f32ToF16((r() * 2 - 1) * 0.05), true);
+    if (type === GgmlType.MXFP4) bytes[b] = 112 + ((r() * 16) | 0); // E8M0 scale 2^-16 … 2^-1
   }
   return bytes;
 }

@@ -11,7 +11,7 @@ import { kvCacheBytes } from '../model/kv-cache.js';
 import type { PoolBackend } from './pool.js';
 import type { AttentionShape, SplitAttention } from './types.js';
 
-/** Words of the attn_part argument block (assembly/attn-part.ts: 17, padded to 16 bytes). */
+/** Words of the attn_part argument block (assembly/attn-part.ts: 18, padded to 16 bytes). */
 const PARAM_WORDS = 20;
 
 const F32 = new Float32Array(1);
@@ -49,17 +49,24 @@ interface OneToken {
   kp: number;
   vp: number;
   op: number;
+  zp: number;
   sp: number;
   dst: Float32Array[]; // q, k, v in its memory
   local: Float32Array; // out in its memory
+  sinks: Float32Array; // its heads' attention sinks in its memory
   from: Float32Array[]; // q, k, v, out of the caller
   src: Float32Array[]; //  their share
 }
 
-/** Bytes of a share's region for n tokens: [params][q n·lq][k n·lk][v n·lv][out n·lo][scratch]. */
+/** Bytes of a share's attention sinks [nh] f32 in its region, kept 16-aligned. */
+function sinkBytes(nh: number): number {
+  return Math.ceil(nh / 4) * 16;
+}
+
+/** Bytes of a share's region for n tokens: [params][q n·lq][k n·lk][v n·lv][out n·lo][sinks][scratch]. */
 function regionBytes(s: Share, group: number, hdK: number, hdV: number, n: number): number {
   const nh = s.nKv * group;
-  return PARAM_WORDS * 4 + n * (nh * hdK + s.nKv * hdK + s.nKv * hdV + nh * hdV) * 4 + s.scratchBytes;
+  return PARAM_WORDS * 4 + n * (nh * hdK + s.nKv * hdK + s.nKv * hdV + nh * hdV) * 4 + sinkBytes(nh) + s.scratchBytes;
 }
 
 /** A split attention for the pool, or null when fewer than two threads would get KV heads. */
@@ -91,8 +98,8 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     let o = s.one;
     if (!o || o.base !== base) {
       const nh = s.nKv * group;
-      const qp = base + PARAM_WORDS * 4, kp = qp + nh * hdK * 4, vp = kp + s.nKv * hdK * 4, op = vp + s.nKv * hdV * 4, sp = op + nh * hdV * 4;
-      o = { base, words: new Int32Array(a.memory.buffer, base, PARAM_WORDS), qp, kp, vp, op, sp, dst: [a.f32(qp, nh * hdK), a.f32(kp, s.nKv * hdK), a.f32(vp, s.nKv * hdV)], local: a.f32(op, nh * hdV), from: [], src: [] };
+      const qp = base + PARAM_WORDS * 4, kp = qp + nh * hdK * 4, vp = kp + s.nKv * hdK * 4, op = vp + s.nKv * hdV * 4, zp = op + nh * hdV * 4, sp = zp + sinkBytes(nh);
+      o = { base, words: new Int32Array(a.memory.buffer, base, PARAM_WORDS), qp, kp, vp, op, zp, sp, dst: [a.f32(qp, nh * hdK), a.f32(kp, s.nKv * hdK), a.f32(vp, s.nKv * hdV)], local: a.f32(op, nh * hdV), sinks: a.f32(zp, nh), from: [], src: [] };
       s.one = o;
     }
     if (o.from[0] !== q || o.from[1] !== kNew || o.from[2] !== vNew || o.from[3] !== out) {
@@ -104,7 +111,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
   }
 
   /** Write the attn_part argument block (assembly/attn-part.ts) at w. */
-  function params(w: Int32Array, s: Share, l: number, mode: number, op: number, qp: number, kp: number, vp: number, pos: number, n: number, window: number, scale: number, sp: number): void {
+  function params(w: Int32Array, s: Share, l: number, mode: number, op: number, qp: number, kp: number, vp: number, pos: number, n: number, window: number, scale: number, sp: number, zp: number): void {
     const kc = s.cache + l * s.layerBytes;
     w[0] = mode;
     w[1] = op;
@@ -123,21 +130,30 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     w[14] = f32Bits(scale);
     w[15] = sp;
     w[16] = s.flags + l * 4;
+    w[17] = zp;
+  }
+
+  /** The share's heads' sinks into its memory at `into` (when there are sinks): its address for params, else 0. */
+  function putSinks(s: Share, into: Float32Array, sinks: Float32Array | null): number {
+    if (!sinks) return 0;
+    into.set(sinks.subarray(s.kv0 * group, (s.kv0 + s.nKv) * group));
+    return into.byteOffset;
   }
 
   /** One token: the caller's share attends in place on q, k, v and out when they live in its memory. */
-  function runOne(l: number, out: Float32Array, q: Float32Array, kNew: Float32Array, vNew: Float32Array, pos: number, window: number, scale: number): void {
+  function runOne(l: number, out: Float32Array, q: Float32Array, kNew: Float32Array, vNew: Float32Array, pos: number, window: number, scale: number, sinks: Float32Array | null): void {
     // workers first (they start at once), the calling thread's share (part 0, heads from 0) last
     for (let i = shares.length - 1; i >= 0; i--) {
       const s = shares[i];
       const o = oneToken(s, q, kNew, vNew, out);
+      const zp = putSinks(s, o.sinks, sinks);
       if (s.part === 0 && pool.inKernelMemory(q) && pool.inKernelMemory(kNew) && pool.inKernelMemory(vNew) && pool.inKernelMemory(out)) {
-        params(o.words, s, l, 0, out.byteOffset, q.byteOffset, kNew.byteOffset, vNew.byteOffset, pos, 1, window, scale, o.sp);
+        params(o.words, s, l, 0, out.byteOffset, q.byteOffset, kNew.byteOffset, vNew.byteOffset, pos, 1, window, scale, o.sp, zp);
         k.attnPart(o.base); // nothing to gather
         continue;
       }
       for (let j = 0; j < 3; j++) o.dst[j].set(o.src[j]);
-      params(o.words, s, l, 0, o.op, o.qp, o.kp, o.vp, pos, 1, window, scale, o.sp);
+      params(o.words, s, l, 0, o.op, o.qp, o.kp, o.vp, pos, 1, window, scale, o.sp, zp);
       if (s.part === 0) {
         k.attnPart(o.base);
         o.src[3].set(o.local);
@@ -152,10 +168,10 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
   return {
     parts,
     cacheBytes: kvCacheBytes(nLayer, positions, kDim, vDim),
-    run(l, out, q, kNew, vNew, pos, n, mode, window, scale) {
+    run(l, out, q, kNew, vNew, pos, n, mode, window, scale, sinks = null) {
       if (disposed) throw new EngineError('POOL_DISPOSED', 'the attention cache was released; start a new conversation');
       if (pos < 0 || pos + n > positions) throw new RangeError(`positions ${pos}..${pos + n - 1} do not fit a cache of ${positions}`);
-      if (n === 1 && mode === 'f16') return runOne(l, out, q, kNew, vNew, pos, window, scale);
+      if (n === 1 && mode === 'f16') return runOne(l, out, q, kNew, vNew, pos, window, scale, sinks);
       const at: number[] = [];
       // workers first (they start at once), the calling thread's share (part 0) last
       for (let i = shares.length - 1; i >= 0; i--) {
@@ -164,14 +180,14 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
         const h0 = s.kv0 * group, nh = s.nKv * group;
         const lq = nh * hdK, lo = nh * hdV, lk = s.nKv * hdK, lv = s.nKv * hdV;
         const base = a.scratch(regionBytes(s, group, hdK, hdV, n));
-        const qp = base + PARAM_WORDS * 4, kp = qp + n * lq * 4, vp = kp + n * lk * 4, op = vp + n * lv * 4, sp = op + n * lo * 4;
+        const qp = base + PARAM_WORDS * 4, kp = qp + n * lq * 4, vp = kp + n * lk * 4, op = vp + n * lv * 4, zp = op + n * lo * 4, sp = zp + sinkBytes(nh);
         const qv = a.f32(qp, n * lq), kv = a.f32(kp, n * lk), vv = a.f32(vp, n * lv);
         for (let t = 0; t < n; t++) {
           qv.set(q.subarray(t * qDim + h0 * hdK, t * qDim + h0 * hdK + lq), t * lq);
           kv.set(kNew.subarray(t * kDim + s.kv0 * hdK, t * kDim + s.kv0 * hdK + lk), t * lk);
           vv.set(vNew.subarray(t * vDim + s.kv0 * hdV, t * vDim + s.kv0 * hdV + lv), t * lv);
         }
-        params(new Int32Array(a.memory.buffer, base, PARAM_WORDS), s, l, mode === 'f16' ? 0 : 1, op, qp, kp, vp, pos, n, window, scale, sp);
+        params(new Int32Array(a.memory.buffer, base, PARAM_WORDS), s, l, mode === 'f16' ? 0 : 1, op, qp, kp, vp, pos, n, window, scale, sp, putSinks(s, a.f32(zp, nh), sinks));
         at[i] = op;
         if (s.part === 0) k.attnPart(base);
         else pool.startJob(s.part, attnPart, base);

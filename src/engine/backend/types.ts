@@ -123,9 +123,9 @@ export interface SplitAttention {
    * Store k[n, nHeadKv·hdK] and v[n, nHeadKv·hdV] (rotated, f32) at positions pos… of layer l's
    * cache (as f16), then out[n, nHead·hdV] = attention of q[n, nHead·hdK] over the cache: 'f16'
    * one query position at a time over [max(0, p − window + 1) or 0, p], 'f32' the whole batch at
-   * once (attention.ts's two modes).
+   * once (attention.ts's two modes). sinks [nHead]: attention sinks (gpt-oss), or none.
    */
-  run(l: number, out: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, pos: number, n: number, mode: 'f16' | 'f32', window: number, scale: number): void;
+  run(l: number, out: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, pos: number, n: number, mode: 'f16' | 'f32', window: number, scale: number, sinks?: Float32Array | null): void;
   /** Give the cache memory back. */
   dispose(): void;
 }

@@ -172,6 +172,32 @@ const plain = turnByTurn('plain', ['\nUser:'], true, (m) => {
   return `${label}: ${m.content}\n`;
 }, 'Assistant:');
 
+// ---------------------------------------------------------------------------------------------
+// gpt-oss (OpenAI Harmony, the openai/gpt-oss chat_template.jinja without tools or a date): the
+// fixed system message, the system prompt as the developer's "# Instructions", every turn
+// "<|start|>{role}<|message|>…<|end|>", an earlier answer on the final channel. The model then
+// writes on its analysis channel, "<|end|>", then "<|start|>assistant<|channel|>final<|message|>…"
+// and ends with <|return|> (or <|call|> for a tool call), so <|end|> is not a stop.
+
+const HARMONY_SYSTEM = 'You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\n\n'
+  + 'Reasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.';
+
+const gptOss: BuiltinTemplate = {
+  name: 'gpt-oss',
+  stops: ['<|return|>', '<|call|>'],
+  render(messages, _bos, _eos, addGen) {
+    let s = `<|start|>system<|message|>${HARMONY_SYSTEM}<|end|>`;
+    const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    if (system) s += `<|start|>developer<|message|># Instructions\n\n${system}\n\n<|end|>`;
+    for (const m of messages) {
+      if (m.role === 'user') s += `<|start|>user<|message|>${m.content}<|end|>`;
+      else if (m.role === 'assistant') s += `<|start|>assistant<|channel|>final<|message|>${m.content}<|end|>`;
+    }
+    if (addGen) s += '<|start|>assistant';
+    return s;
+  },
+};
+
 export const BUILTIN_TEMPLATES: Readonly<Record<BuiltinTemplateName, BuiltinTemplate>> = {
   chatml,
   llama2,
@@ -182,5 +208,6 @@ export const BUILTIN_TEMPLATES: Readonly<Record<BuiltinTemplateName, BuiltinTemp
   'mistral-v3': mistralV1toV3('mistral-v3'),
   'mistral-v3-tekken': mistralV1toV3('mistral-v3-tekken'),
   'mistral-v7': mistralV7,
+  'gpt-oss': gptOss,
   plain,
 };

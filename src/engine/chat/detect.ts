@@ -14,7 +14,7 @@ export interface DetectedFamily {
 /** Marker tokens whose presence in a vocabulary identifies a chat format. */
 export const CHAT_MARKER_TOKENS: readonly string[] = [
   '<|im_start|>', '<|im_end|>', '<|start_header_id|>', '<|eot_id|>', '<start_of_turn>', '<end_of_turn>',
-  '<|user|>', '<|assistant|>', '<|end|>', '[INST]', '[/INST]', '[SYSTEM_PROMPT]',
+  '<|user|>', '<|assistant|>', '<|end|>', '[INST]', '[/INST]', '[SYSTEM_PROMPT]', '<|channel|>',
 ];
 
 export function detectFromTemplate(t: string): BuiltinTemplateName | null {
@@ -33,12 +33,14 @@ export function detectFromTemplate(t: string): BuiltinTemplateName | null {
   if (has('<|assistant|>') && has('<|end|>')) return 'phi3';
   if (has('<start_of_turn>')) return 'gemma';
   if (has('<|start_header_id|>') && has('<|end_header_id|>')) return 'llama3';
+  if (has('<|start|>') && has('<|channel|>')) return 'gpt-oss';
   return null;
 }
 
 export function detectFromVocabulary(markers: readonly string[]): BuiltinTemplateName | null {
   const has = (s: string): boolean => markers.includes(s);
   if (has('<|im_start|>')) return 'chatml';
+  if (has('<|channel|>')) return 'gpt-oss';
   if (has('<|start_header_id|>')) return 'llama3';
   if (has('<start_of_turn>')) return 'gemma';
   if (has('<|assistant|>') && has('<|end|>')) return 'phi3';
@@ -51,6 +53,7 @@ export function detectFromVocabulary(markers: readonly string[]): BuiltinTemplat
 export function detectFromArchitecture(arch: string): BuiltinTemplateName | null {
   if (arch.startsWith('qwen')) return 'chatml';
   if (arch === 'phi3') return 'phi3';
+  if (arch === 'gpt-oss') return 'gpt-oss';
   if (arch.startsWith('gemma')) return 'gemma';
   return null;
 }
@@ -63,6 +66,7 @@ export function detectFromName(name: string): BuiltinTemplateName | null {
   if (/qwen|chatml|hermes/.test(n)) return 'chatml';
   if (/gemma/.test(n)) return 'gemma';
   if (/phi[-_ ]?3/.test(n)) return 'phi3';
+  if (/gpt[-_ ]?oss/.test(n)) return 'gpt-oss';
   return null;
 }
 

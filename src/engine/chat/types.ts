@@ -35,7 +35,7 @@ export interface TemplateInfo {
 export type BuiltinTemplateName =
   | 'chatml' | 'llama2' | 'llama3' | 'phi3' | 'gemma'
   | 'mistral-v1' | 'mistral-v3' | 'mistral-v3-tekken' | 'mistral-v7'
-  | 'plain';
+  | 'gpt-oss' | 'plain';
 
 export interface RenderedChat {
   /** The prompt exactly as the model should see it, special-token texts included. */

@@ -4,6 +4,7 @@
 
 import { ModelError } from '../../shared/errors.js';
 import type { RopeMode } from './ops.js';
+import { swigluOai } from './swiglu-oai.js';
 
 export type NormKind = 'rms' | 'layer';
 /** swiglu: silu(gate)·up; geglu: gelu(gate)·up; gelu: gelu(up) with no gate. */
@@ -112,6 +113,12 @@ export interface ArchSpec {
   readonly attnTemperature: boolean;
   /** Reads rope.scaling.yarn_beta_fast / yarn_beta_slow / yarn_log_multiplier (mistral3). */
   readonly yarnKeys: boolean;
+  /** Per-head attention sinks, blk.N.attn_sinks [nHead] (gpt-oss; attention.ts). */
+  readonly sinks?: boolean;
+  /** The FFN's input norm tensor: ffn_norm, or post_attention_norm (gpt-oss's attn_post_norm, used as the FFN norm). */
+  readonly ffnNormName?: 'ffn_norm' | 'post_attention_norm';
+  /** Llama 4's attention layout: NoPE layers, chunked attention, temperature tuning, q/k norm after RoPE (layer-attention.ts). */
+  readonly llama4Attention: boolean;
   /** Mixture-of-experts FFNs (router ffn_gate_inp, experts ffn_*_exps), or null for dense FFNs. */
   readonly moe: MoeArch | null;
 }
@@ -121,6 +128,7 @@ const BASE: Omit<ArchSpec, 'name'> = {
   scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon',
   moe: null, preNorms: true, postNorms: false, swa: null, swaRope: 'inherit', noRopeStep: 0, gemmaQueryScale: 0,
   alwaysTied: false, softcaps: false, finalSoftcap: false, graniteScales: false, attnTemperature: false, yarnKeys: false,
+  llama4Attention: false,
 };
 
 const MOE: MoeArch = { gating: 'softmax', normW: false, ffExp: 'exp', shared: 'none', weightBeforeFfn: false, interleaved: false };
@@ -179,7 +187,23 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   qwen2moe: arch('qwen2moe', { rope: 'neox', moe: { ...MOE, shared: 'gated' } }),
   // src/models/olmoe.cpp: RMSNorm of q and k over the whole projection before RoPE, NEOX RoPE,
   // experts as wide as feed_forward_length, softmax routing without normalisation.
+  // src/models/llama4.cpp: normal RoPE with rope_freqs, experts on every interleave_moe_layer_step-th
+  // layer (dense FFNs between): sigmoid of the top-k logits multiplied into each expert's input,
+  // plus an always-on shared expert as wide as an expert; the attention layout of layer-attention.ts.
+  llama4: arch('llama4', {
+    ropeFactors: 'freqs', llama4Attention: true,
+    moe: { ...MOE, gating: 'sigmoid', selectLogits: true, weightBeforeFfn: true, shared: 'plain', ffExp: 'expRequired', interleaved: true },
+  }),
   olmoe: arch('olmoe', { rope: 'neox', qkNorm: 'full', moe: { ...MOE, ffExp: 'ff' } }),
+  // src/models/openai-moe.cpp (LLM_ARCH_OPENAI_MOE): biases on q/k/v/o, attention sinks, the
+  // sliding window on even layers (set_swa_pattern(2) unless sliding_window_pattern says), NEOX RoPE
+  // (YaRN from the file), post_attention_norm before the FFN; experts on every layer with
+  // softmax over the top k logits (LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT), router and
+  // expert biases, ggml_swiglu_oai; expert_feed_forward_length required.
+  'gpt-oss': arch('gpt-oss', {
+    rope: 'neox', swa: { period: 2, window: 0 }, sinks: true, ffnNormName: 'post_attention_norm',
+    moe: { ...MOE, gating: 'softmaxTopK', ffExp: 'expRequired', act: swigluOai },
+  }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);

@@ -66,11 +66,16 @@ function dotF16(q16: Float32Array, k: Uint16Array, kb: number, n: number, lanes:
  * out[nHead × headDimV] = softmax(q·Kᵀ · scale) · V over cache positions [from, to] of `layer`.
  * q is [nHead × headDimK] at q[qOff..]. With `softcap` > 0 every score s becomes
  * softcap·tanh(s / softcap), as ggml's flash attention does it (the scale divided by the cap first).
+ * sinks [nHead] (gpt-oss attn_sinks): a logit per head that
+ * joins the softmax's denominator but has no value, applied as ggml's flash attention applies it
+ * after the positions: at a new maximum the accumulator is scaled by e^(M − sink) in f32 and
+ * S = S·e^(M − sink) + 1, else S += e^(sink − M).
  */
 export function attention(
   out: Float32Array, outOff: number, q: Float32Array, qOff: number,
   cache: KvCache, layer: number, from: number, to: number,
-  d: AttentionDims, scale: number, mode: AttentionMode, s: AttentionScratch, softcap = 0,
+  d: AttentionDims, scale: number, mode: AttentionMode, s: AttentionScratch,
+  sinks: Float32Array | null = null, softcap = 0,
 ): void {
   const group = d.nHead / d.nHeadKv;
   const kc = cache.k[layer];
@@ -112,6 +117,16 @@ export function attention(
         for (let i = 0; i < hdV; i++) acc[i] = F16_TO_F32[f32ToF16Bits(acc[i] + F16_TO_F32[vc[vb + i]] * vs)];
         S = Math.fround(S * ms + vs); // fused: S·ms exact in double
       }
+      if (sinks) {
+        const sk = Math.fround(sinks[h]);
+        if (sk > M) {
+          const ms = Math.fround(Math.exp(Math.fround(M - sk)));
+          for (let i = 0; i < hdV; i++) acc[i] = Math.fround(acc[i] * ms);
+          S = Math.fround(S * ms + 1);
+        } else {
+          S = Math.fround(S + Math.fround(Math.exp(Math.fround(sk - M))));
+        }
+      }
       const inv = S === 0 ? 0 : Math.fround(1 / S);
       for (let i = 0; i < hdV; i++) out[ob + i] = acc[i] * inv;
     } else {
@@ -125,12 +140,16 @@ export function attention(
         sc[t] = v;
         if (v > M) M = v;
       }
+      // a sink joins the maximum and, after the positions, the sum (ggml's tiled path: the same softmax)
+      const sk = sinks ? Math.fround(sinks[h]) : -Infinity;
+      if (sk > M) M = sk;
       let S = 0;
       for (let t = from; t <= to; t++) {
         const e = Math.fround(Math.exp(sc[t] - M));
         sc[t] = e;
         S += e;
       }
+      if (sinks) S += Math.fround(Math.exp(Math.fround(sk - M)));
       const inv = Math.fround(1 / S);
       for (let i = 0; i < hdV; i++) out[ob + i] = 0;
       for (let t = from; t <= to; t++) {

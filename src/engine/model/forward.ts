@@ -11,6 +11,7 @@ import { attention, createAttentionScratch, type AttentionMode, type AttentionSc
 import type { ModelHparams, RopeParams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
+import { afterRope, chunkWindow } from './layer-attention.js';
 import { moeFfn } from './moe.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
@@ -128,6 +129,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory
   const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm, l.attnPostNorm, l.ffnPostNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
+  // and the attention sinks (gpt-oss), for the wasm attention to read the same way
+  for (const l of m.w.layers) if (l.sinks) norms.push(l.sinks);
   let v: ReturnType<typeof arrays>;
   let wasm: RunState['wasm'] = null;
   if (k) {
@@ -297,7 +300,6 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const qDim = nHead * headDimK;
   const kvDimK = nHeadKv * headDimK;
   const kvDimV = nHeadKv * headDimV;
-  const attDims = { nHead, nHeadKv, headDimK, headDimV };
   const mode: AttentionMode = n >= FA_TILE_Q ? 'f32' : 'f16';
   const qScale = hp.kqScale;
   const P = s.profile;
@@ -343,6 +345,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       projectShared(be, [s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
     }
 
+    const LA = hp.layerAttn;
+    const useRope = !LA || LA.rope[l];
     for (let t = 0; t < n; t++) {
       const p = pos + t;
       // q/k norm per head (qwen3, gemma3) or over all heads (olmo2), then RoPE at position p
@@ -360,7 +364,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
           const wp = W.norms.get(L.kNorm)!;
           for (let h = 0; h < kh; h++) W.k.rmsnorm(kp + h * kn * 4, kp + h * kn * 4, wp, hp.normEps, kn);
         }
-        if (ropeKind !== 'none') {
+        if (ropeKind !== 'none' && useRope) {
           const rp = rc16.byteOffset + t * nRot * 4;
           W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
           W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
@@ -368,13 +372,15 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       } else {
         if (L.qNorm) for (let h = 0; h < qh; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, qn, t * qDim + h * qn, t * qDim + h * qn);
         if (L.kNorm) for (let h = 0; h < kh; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, kn, t * kvDimK + h * kn, t * kvDimK + h * kn);
-        if (ropeKind !== 'none') {
+        if (ropeKind !== 'none' && useRope) {
           const rc = rc16.subarray(t * nRot, (t + 1) * nRot);
           for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
           for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
         }
       }
       if (hp.attnTempScale > 0) scaleInto(s.q, attnTemperature(hp, p), qDim, t * qDim);
+      // llama4: q temperature on NoPE layers, weightless q/k norm after RoPE elsewhere
+      if (LA) afterRope(LA, l, p, s.q, t * qDim, s.k, t * kvDimK, nHead, nHeadKv, headDimK, hp.normEps);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       if (P) P.mark('rope');
       if (s.split) continue; // the split attention stores them
@@ -387,29 +393,13 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (P) P.mark('kv store');
     }
 
-    // attention of each token over the cache up to its own position (causal; sliding window)
+    // attention of each token over the cache up to its own position (causal; sliding window;
+    // llama4's chunked layers past the first chunk: token by token, each over its own chunk)
     const scale = spec.scaleQ ? 1 : qScale;
-    const softcap = hp.attnSoftcap;
-    if (s.split) {
-      // every thread its KV heads: store this batch's keys and values, then attend
-      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, window, scale);
-    } else if (W && mode === 'f32' && softcap === 0) {
-      // a prompt batch in one call: the cache rows are widened once per 8 tokens
-      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, window, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
-    } else {
-      for (let t = 0; t < n; t++) {
-        const p = pos + t;
-        const from = window > 0 ? Math.max(0, p - window + 1) : 0;
-        if (softcap > 0) {
-          // soft-capped scores (gemma2) in TypeScript, over the cache in kernel memory or here
-          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch, softcap);
-        } else if (W) {
-          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0);
-        } else {
-          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
-        }
-      }
-    }
+    const chunk = LA && LA.chunked[l] ? LA.chunk : 0;
+    // (gpt-oss: this layer's window, the sinks)
+    if (chunk > 0 && pos + n > chunk) for (let t = 0; t < n; t++) attend(m, s, l, pos, t, 1, mode, chunkWindow(chunk, pos + t), scale, L.sinks);
+    else attend(m, s, l, pos, 0, n, mode, window, scale, L.sinks);
     if (P) P.mark('attention');
 
     if (spec.parallel) {
@@ -489,6 +479,45 @@ function scaledResidual(m: Model, s: RunState, out: Float32Array, post: Float32A
   if (m.hp.residualScale > 0) scaleInto(out, m.hp.residualScale, n * dim);
   residual(s, s.x, out, n * dim);
   if (s.profile) s.profile.mark('residual');
+}
+
+/**
+ * Attention of tokens t0 … t0 + n − 1 of the batch (positions pos + t0 …) over the cache, the
+ * keys of a position p from max(0, p − window + 1) (window 0: from 0), into s.att. Soft-capped
+ * scores (gemma2) run in TypeScript, over the cache in kernel memory or here.
+ */
+function attend(m: Model, s: RunState, l: number, pos: number, t0: number, n: number, mode: AttentionMode, window: number, scale: number, sinks: Float32Array | null): void {
+  const { nHead, nHeadKv, headDimK, headDimV } = m.hp;
+  const qDim = nHead * headDimK;
+  const kvDimK = nHeadKv * headDimK;
+  const kvDimV = nHeadKv * headDimV;
+  const oDim = nHead * headDimV;
+  const W = s.wasm;
+  const sinksAt = W && sinks ? W.norms.get(sinks)! : 0; // attention sinks [nHead] (gpt-oss) in kernel memory
+  const softcap = m.hp.attnSoftcap;
+  if (softcap > 0) {
+    for (let t = t0; t < t0 + n; t++) {
+      const p = pos + t;
+      const from = window > 0 ? Math.max(0, p - window + 1) : 0;
+      attention(s.att, t * oDim, s.q, t * qDim, s.cache, l, from, p, { nHead, nHeadKv, headDimK, headDimV }, scale, mode, s.scratch, sinks, softcap);
+    }
+  } else if (s.split) {
+    // every thread its KV heads: store this batch's keys and values, then attend
+    s.split.run(l, s.att.subarray(t0 * oDim), s.q.subarray(t0 * qDim), s.k.subarray(t0 * kvDimK), s.v.subarray(t0 * kvDimV), pos + t0, n, mode, window, scale, sinks);
+  } else if (W && mode === 'f32') {
+    // a prompt batch in one call: the cache rows are widened once per 8 tokens
+    W.k.attentionBatchF32(s.att.byteOffset + t0 * oDim * 4, s.q.byteOffset + t0 * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos + t0, n, window, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, sinksAt);
+  } else {
+    for (let t = t0; t < t0 + n; t++) {
+      const p = pos + t;
+      const from = window > 0 ? Math.max(0, p - window + 1) : 0;
+      if (W) {
+        W.k.attention(mode, s.att.byteOffset + t * oDim * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0, sinksAt);
+      } else {
+        attention(s.att, t * oDim, s.q, t * qDim, s.cache, l, from, p, { nHead, nHeadKv, headDimK, headDimV }, scale, mode, s.scratch, sinks);
+      }
+    }
+  }
 }
 
 /** s.ffo[n, nEmbd] = FFN(s.xb) (residual: s.x += it instead): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */

@@ -8,6 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+import { llama4Attention, type LayerAttention } from './layer-attention.js';
 import { moeHparams, type MoeHparams } from './moe.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
@@ -76,6 +77,8 @@ export interface ModelHparams {
   attnTempScale: number;
   /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
   moe: MoeHparams | null;
+  /** Per-layer RoPE / chunked attention / q temperature (llama4, layer-attention.ts), or null. */
+  layerAttn: LayerAttention | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -196,14 +199,17 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
   const attnScale = getNumber(h, k('attention.scale')) ?? 0;
   const nCtxTrain = getNumber(h, k('context_length')) ?? 0;
   const rope = ropeParams(h, k, scaling as RopeScaling, nCtxTrain, spec.yarnKeys);
+  const moe = moeHparams(h, spec, a, nLayer, nFfLayer);
   const layerWindow = layerWindows(h, k, spec, nLayer);
   const swaBase = getNumber(h, k('rope.freq_base_swa'));
   const ropeSwa: RopeParams =
     spec.swaRope === 'inherit' ? { ...rope, freqBase: swaBase ?? rope.freqBase }
     : spec.swaRope === 'base10k' ? { ...rope, freqBase: swaBase ?? 10000, freqScale: 1 }
     : { ...rope, freqScale: 1, extFactor: 0, attnFactor: 1 };
+  // the sliding layers' own RoPE only where it differs from the global one
+  const swaDiffers = (Object.keys(rope) as (keyof RopeParams)[]).some((key) => rope[key] !== ropeSwa[key]);
   const layerRope = layerWindow.map((w, il): ModelHparams['layerRope'][number] =>
-    spec.noRopeStep > 0 && (il + 1) % spec.noRopeStep === 0 ? 'none' : spec.swa && w > 0 ? 'swa' : 'main');
+    spec.noRopeStep > 0 && (il + 1) % spec.noRopeStep === 0 ? 'none' : spec.swa && w > 0 && swaDiffers ? 'swa' : 'main');
   const f = Math.fround;
   // gemma2/gemma3: f_attention_scale by the 27B rule; others: attention.scale or 1/sqrt(head_dim)
   const kqScale = spec.gemmaQueryScale > 0
@@ -242,6 +248,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     residualScale: spec.graniteScales ? num('residual_scale') : 0,
     logitScale: spec.graniteScales ? num('logit_scale') : 0,
     attnTempScale: spec.attnTemperature ? num('attention.temperature_scale') : 0,
-    moe: moeHparams(h, spec, a, nLayer, nFfLayer),
+    moe,
+    layerAttn: spec.llama4Attention ? llama4Attention(h, a, nLayer, moe?.nExpert ?? 0, rope.freqBase) : null,
   };
 }

@@ -34,6 +34,7 @@ import { isGgufArray, type GgufHeader, type GgufTensorInfo } from '../gguf/types
 import type { ArchSpec, MoeActivation, MoeGating } from './arch.js';
 import type { Model, RunState } from './forward.js';
 import { bf16ToF32, f32ToBf16 } from '../quant/half.js';
+import { dequantizeRow } from '../quant/index.js';
 import { f16Round } from './fp16.js';
 import { gatedAct, silu } from './ops.js';
 
@@ -237,7 +238,13 @@ async function expertBias(c: MoeLoadContext, name: string, n: number, nExpert: n
   const t = c.find(name, false);
   if (!t) return null;
   c.checkShape(t, [n, nExpert]);
-  return c.vector(name, n * nExpert);
+  // read whole (c.vector checks a 1-D shape; the tensor is 2-D)
+  const raw = new Uint8Array(t.bytes);
+  c.read(t, raw, 0);
+  const out = new Float32Array(n * nExpert);
+  dequantizeRow(t.type, raw, 0, out, n * nExpert);
+  await c.done(t);
+  return out;
 }
 
 // ----------------------------------------------------------------------------------------------

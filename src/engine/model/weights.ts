@@ -28,6 +28,7 @@ export interface LayerWeights {
   wo: WeightHandle; //                [nEmbd, nHead·headDimV]
   bo: Float32Array | null; //         [nEmbd]
   attnPostNorm: Float32Array | null; //[nEmbd] on the attention output (gemma2, gemma3, olmo2)
+  sinks: Float32Array | null; //      [nHead] attention sinks (gpt-oss)
   ffnNorm: Float32Array | null; //    [nEmbd] (absent for parallel phi2 and olmo2)
   ffnNormB: Float32Array | null; //   [nEmbd]
   wGate: WeightHandle | null; //      [nFf, nEmbd] (absent for plain GELU and fused gate+up)
@@ -175,7 +176,8 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       wo: (await matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV))!,
       bo: await vector(`${p}attn_output.bias`, nEmbd, false),
       attnPostNorm: spec.postNorms ? await vector(`${p}post_attention_norm.weight`, nEmbd) : null,
-      ffnNorm: spec.parallel || !spec.preNorms ? null : await vector(`${p}ffn_norm.weight`, nEmbd),
+      sinks: spec.sinks ? await vector(`${p}attn_sinks.weight`, nHead) : null,
+      ffnNorm: spec.parallel || !spec.preNorms ? null : await vector(`${p}${spec.ffnNormName ?? 'ffn_norm'}.weight`, nEmbd),
       ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
       wGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
       bGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),

@@ -81,20 +81,21 @@ export class KernelInstance {
    * out[nHead, hdV] = softmax(q·Kᵀ·scale)·V over cache positions [from, to] (assembly/attention.ts):
    * kc/vc are the layer's f16 cache rows, strideK/strideV halves per position. finite: the caller
    * guarantees no row holds an infinity or NaN half (kvStore reported none), so 'f16' skips its scan.
+   * sinks: byte address of [nHead] f32 attention sinks (gpt-oss), 0 for none.
    */
-  attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number, finite = false): void {
-    if (mode === 'f16') this.fns.attn_f16(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, finite ? 1 : 0);
-    else this.fns.attn_f32(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch);
+  attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number, finite = false, sinks = 0): void {
+    if (mode === 'f16') this.fns.attn_f16(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, finite ? 1 : 0, sinks);
+    else this.fns.attn_f32(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, sinks);
   }
 
   /**
    * attention('f32') of the n query positions pos..pos+n−1 of a prompt batch at once (q, out: n rows
    * of nHead·hdK / nHead·hdV floats), each over [max(0, pos + i − window + 1) if window > 0 else 0,
    * pos + i]; the same numbers as n calls of attention('f32'), with the cache rows widened once per
-   * 8 queries.
+   * 8 queries. sinks as attention's.
    */
-  attentionBatchF32(out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, pos: number, n: number, window: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number): void {
-    this.fns.attn_f32_batch(out, q, kc, vc, strideK, strideV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch);
+  attentionBatchF32(out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, pos: number, n: number, window: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number, sinks = 0): void {
+    this.fns.attn_f32_batch(out, q, kc, vc, strideK, strideV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch, sinks);
   }
 
   /** One thread's share of a layer's attention; its arguments are i32 words at `params` (assembly/attn-part.ts). */

@@ -45,6 +45,7 @@ export const KERNEL_TYPES: ReadonlyMap<number, KernelType> = new Map(
     k(GgmlType.IQ4_XS, 'iq4_xs', 'q8_K'),
     k(GgmlType.TQ1_0, 'tq1_0', 'q8_K'),
     k(GgmlType.TQ2_0, 'tq2_0', 'q8_K'),
+    k(GgmlType.MXFP4, 'mxfp4', 'q8_0'),
   ].map((t) => [t.type, t]),
 );
 

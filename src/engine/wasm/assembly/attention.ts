@@ -681,7 +681,7 @@ const CHUNK: i32 = 16;
 // @ts-ignore: decorator
 @inline function f16Pass(
   raw: bool, scan: bool, out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, fused: bool,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, fused: bool, sinks: usize,
 ): bool {
   const group = nHead / nHeadKv;
   const q16 = scratch; // [nHead, hdK]
@@ -741,13 +741,30 @@ const CHUNK: i32 = 16;
   }
   if (raw && (hasInfNaN(bad) || isBigE(load<v128>(big)))) return false;
   for (let h = 0; h < nHead; h++) {
-    const S = load<f32>(ss + (<usize>h << 2));
-    const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
+    let S = load<f32>(ss + (<usize>h << 2));
     const ah = acc + (<usize>(h * hdV) << 2);
+    if (sinks != 0) S = sinkInto(ah, hdV, S, load<f32>(ms + (<usize>h << 2)), load<f32>(sinks + (<usize>h << 2)));
+    const inv = f32x4.splat(S == 0 ? 0 : <f32>1 / S);
     const oh = out + (<usize>(h * hdV) << 2);
     for (let i = 0; i < hdV; i += 4) v128.store(oh + (<usize>i << 2), f32x4.mul(v128.load(ah + (<usize>i << 2)), inv));
   }
   return true;
+}
+
+/**
+ * A head's attention sink (gpt-oss), after its positions, as ggml's flash attention applies it: a
+ * logit sk in the softmax's denominator with no value. At a new maximum the accumulator acc [hdV]
+ * (f32, no f16 rounding) is scaled by e^(M − sk) and S = S·e^(M − sk) + 1 (contracted); else
+ * S = S + e^(sk − M). Returns the new S.
+ */
+function sinkInto(acc: usize, hdV: i32, S: f32, M: f32, sk: f32): f32 {
+  if (sk > M) {
+    const m = <f32>Math.exp(<f64>(M - sk));
+    const mv = f32x4.splat(m);
+    for (let i = 0; i < hdV; i += 4) v128.store(acc + (<usize>i << 2), f32x4.mul(v128.load(acc + (<usize>i << 2)), mv));
+    return <f32>(<f64>S * <f64>m + 1);
+  }
+  return <f32>(<f64>S + <f64><f32>Math.exp(<f64>(sk - M)));
 }
 
 /**
@@ -773,20 +790,20 @@ function touchRows(p: usize, n: usize): void {
  */
 export function attn_f16(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, finite: i32,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, finite: i32, sinks: usize,
 ): void {
   const fused = fusedMadd(scratch + <usize>f16ScratchBytes(nHead, hdK, hdV) - 8); // the probe, last
   touchRows(kc + (<usize>(from * strideK) << 1), <usize>((to - from + 1) * strideK) << 1);
   touchRows(vc + (<usize>(from * strideV) << 1), <usize>((to - from + 1) * strideV) << 1);
-  if (f16Pass(true, finite == 0, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused)) return;
-  f16Pass(false, false, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused);
+  if (f16Pass(true, finite == 0, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused, sinks)) return;
+  f16Pass(false, false, out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, fused, sinks);
 }
 
 // ---- 'f32' mode --------------------------------------------------------------------------------
 
 export function attn_f32(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, from: i32, to: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, sinks: usize,
 ): void {
   const group = nHead / nHeadKv;
   const np = to - from + 1;
@@ -805,7 +822,9 @@ export function attn_f32(
     }
     for (let j = 0; j < group; j++) {
       const sj = sc + (<usize>(j * np) << 2);
-      let M: f32 = -Infinity;
+      // a sink (gpt-oss) joins the maximum and, after the positions, the sum
+      const sk: f32 = sinks != 0 ? load<f32>(sinks + (<usize>(g * group + j) << 2)) : -Infinity;
+      let M: f32 = sk;
       for (let i = 0; i < np; i++) M = max<f32>(M, load<f32>(sj + (<usize>i << 2)));
       let S: f64 = 0;
       for (let i = 0; i < np; i++) {
@@ -813,6 +832,7 @@ export function attn_f32(
         store<f32>(sj + (<usize>i << 2), e);
         S += <f64>e;
       }
+      if (sinks != 0) S += <f64><f32>Math.exp(<f64>(sk - M));
       store<f64>(sums + (<usize>j << 3), S);
       memory.fill(out + (<usize>((g * group + j) * hdV) << 2), 0, <usize>hdV << 2);
     }
@@ -946,9 +966,9 @@ const EXP_K: usize = memory.data<f64>([
  * maximum; returns their sum S, added in f64 one position after another (attn_f32's numbers).
  */
 // @ts-ignore: decorator
-@inline function softmaxExp(s: usize, n: i32): f64 {
-  // the maximum (f32 max is exact in any order)
-  let mv = f32x4.splat(-Infinity);
+@inline function softmaxExp(s: usize, n: i32, sink: f32): f64 {
+  // the maximum (f32 max is exact in any order), the sink's logit among them (−inf: none)
+  let mv = f32x4.splat(sink);
   let t = 0;
   for (; t + 4 <= n; t += 4) mv = f32x4.max(mv, v128.load(s + (<usize>t << 2)));
   let M = max<f32>(max<f32>(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), max<f32>(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
@@ -978,12 +998,13 @@ const EXP_K: usize = memory.data<f64>([
     store<f32>(s + (<usize>t << 2), e);
     S += <f64>e;
   }
+  if (sink != -Infinity) S += <f64><f32>Math.exp(<f64>(sink - M)); // the sink's term, last
   return S;
 }
 
 /** softmaxExp on its own (for the tests): s[0..n) ← fround(e^(s[t] − max s)); returns their f64 sum. */
 export function attn_softmax_exp(s: usize, n: i32): f64 {
-  return softmaxExp(s, n);
+  return softmaxExp(s, n, -Infinity);
 }
 
 /**
@@ -996,7 +1017,7 @@ export function attn_softmax_exp(s: usize, n: i32): f64 {
  */
 export function attn_f32_batch(
   out: usize, q: usize, kc: usize, vc: usize, strideK: i32, strideV: i32, pos: i32, n: i32, window: i32,
-  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize,
+  nHead: i32, nHeadKv: i32, hdK: i32, hdV: i32, scale: f32, scratch: usize, sinks: usize,
 ): void {
   const group = nHead / nHeadKv;
   const sv = f32x4.splat(scale);
@@ -1048,7 +1069,8 @@ export function attn_f32_batch(
         const from = window > 0 ? max(0, p - window + 1) : 0;
         for (let j = 0; j < group; j++) {
           const sj = sc + (<usize>((i * group + j) * np + from - lo) << 2);
-          store<f64>(sums + (<usize>(i * group + j) << 3), softmaxExp(sj, p - from + 1));
+          const sk: f32 = sinks != 0 ? load<f32>(sinks + (<usize>(g * group + j) << 2)) : -Infinity;
+          store<f64>(sums + (<usize>(i * group + j) << 3), softmaxExp(sj, p - from + 1, sk));
         }
       }
       // weighted sums of V rows: per pair, out = (Σ_t w_t·v_t, in t order) · (1/S)

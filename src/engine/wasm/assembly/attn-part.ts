@@ -20,6 +20,7 @@
 //  15 scratch   attn_scratch_bytes(nHead, nHeadKv, hdK, hdV, positions) bytes
 //  16 flag      this layer's i32 "the cache has held an infinity or NaN half", sticky, set here from
 //               kv_store's report; while 0, attn_f16 skips scanning the rows (0 address: always scan)
+//  17 sinks     [nHead] f32 attention sinks of this share's query heads (gpt-oss), 0: none
 
 import { attn_f16, attn_f32_batch, kv_store } from './attention';
 
@@ -30,7 +31,7 @@ export function attn_part(p: usize): void {
   const pos = load<i32>(p, 28), n = load<i32>(p, 32), window = load<i32>(p, 36);
   const nHead = load<i32>(p, 40), nHeadKv = load<i32>(p, 44), hdK = load<i32>(p, 48), hdV = load<i32>(p, 52);
   const scale = load<f32>(p, 56), scratch = <usize>load<u32>(p, 60);
-  const flag = <usize>load<u32>(p, 64);
+  const flag = <usize>load<u32>(p, 64), sinks = <usize>load<u32>(p, 68);
   const dK = nHeadKv * hdK, dV = nHeadKv * hdV;
   let bad = 0;
   for (let t = 0; t < n; t++) {
@@ -43,12 +44,12 @@ export function attn_part(p: usize): void {
     finite = load<i32>(flag) == 0 ? 1 : 0;
   }
   if (mode == 1) {
-    attn_f32_batch(out, q, kc, vc, dK, dV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch);
+    attn_f32_batch(out, q, kc, vc, dK, dV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch, sinks);
     return;
   }
   for (let t = 0; t < n; t++) {
     const at = pos + t;
     const from = window > 0 ? max(0, at - window + 1) : 0;
-    attn_f16(out + (<usize>(t * nHead * hdV) << 2), q + (<usize>(t * nHead * hdK) << 2), kc, vc, dK, dV, from, at, nHead, nHeadKv, hdK, hdV, scale, scratch, finite);
+    attn_f16(out + (<usize>(t * nHead * hdV) << 2), q + (<usize>(t * nHead * hdK) << 2), kc, vc, dK, dV, from, at, nHead, nHeadKv, hdK, hdV, scale, scratch, finite, sinks);
   }
 }

@@ -1,10 +1,11 @@
-// The 32-element block formats: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL. Block layouts (ggml-common.h):
+// The 32-element block formats: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4. Block layouts (ggml-common.h):
 //   Q4_0   18 B  { f16 d; u8 qs[16] }                 x = d·(q − 8)
 //   Q4_1   20 B  { f16 d; f16 m; u8 qs[16] }          x = d·q + m
 //   Q5_0   22 B  { f16 d; u8 qh[4]; u8 qs[16] }       x = d·(q − 16), q = nibble | bit<<4
 //   Q5_1   24 B  { f16 d; f16 m; u8 qh[4]; u8 qs[16] } x = d·q + m
 //   Q8_0   34 B  { f16 d; i8 qs[32] }                 x = d·q
 //   IQ4_NL 18 B  { f16 d; u8 qs[16] }                 x = d·kvalues_iq4nl[nibble]
+//   MXFP4  17 B  { u8 e; u8 qs[16] }                  x = 2^(e−128)·kvalues_mxfp4[nibble] (E8M0 e)
 // Nibble j of byte k: low nibble → element k, high nibble → element k + 16. The 5th bit of element
 // j is bit j of qh (little-endian u32).
 //
@@ -33,6 +34,8 @@ const K: usize = memory.data<u8>([
   0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     64 Inf/NaN rebias
   0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              80 sign, 3 zero bits, half >> 3
   0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     96 half exponent
+  0, 1, 2, 3, 4, 6, 8, 12, 0, 0xff, 0xfe, 0xfd, 0xfc, 0xfa, 0xf8, 0xf4, //                            112 kvalues_mxfp4
+  0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, //                                     128 i32 low byte
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -209,6 +212,29 @@ function nlSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v
     return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w1, xo1), xe1, s);
   }
   return dotS(w0, w1, xe0, xo0, xe1, xo1);
+}
+/** MXFP4: Σ w·x of the block at a + 3 (E2M1 codes at a + 4), as nlSum with kvalues_mxfp4 (in [−12, 12]). */
+function mxSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
+  const q = v128.load(a, 4);
+  const t = kv(112);
+  const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w0, xo0), xe0, c);
+    return i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w1, xo1), xe1, s);
+  }
+  return dotS(w0, w1, xe0, xo0, xe1, xo1);
+}
+/**
+ * The E8M0 bytes at a0 … a3 as the f32 2^(e−128) (ggml GGML_E8M0_TO_FP32_HALF), exactly: the bits
+ * (e − 1) << 23 for e ≥ 2, and the subnormals 2^-128 = 0x00200000 (e = 0), 2^-127 (e = 1), which are
+ * (e + 1) << 21.
+ */
+// @ts-ignore: decorator
+@inline function e8m0Half(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
+  const e = v128.and(u32At(a0, a1, a2, a3), kv(128));
+  const normal = i32x4.shl(i32x4.sub(e, i32x4.splat(1)), 23);
+  const sub = i32x4.shl(i32x4.add(e, i32x4.splat(1)), 21);
+  return v128.bitselect(sub, normal, i32x4.lt_u(e, i32x4.splat(2)));
 }
 /** An activation half as nlSum and q8Sum take it: plain build its even/odd i16 halves, relaxed |x| and x < 0. */
 // @ts-ignore: decorator
@@ -408,6 +434,26 @@ function dot4_iq4_nl(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
     const dd = f32x4.mul(v128.load32_splat(dp + (<usize>b << 2)), f16At(a0, a1, a2, a3));
     acc = f32x4.add(acc, f32x4.mul(dd, f32x4.convert_i32x4_s(s)));
     a0 += 18; a1 += 18; a2 += 18; a3 += 18;
+  }
+  return acc;
+}
+
+/** vecDotMxfp4: sumf += (d_x·2^(e−128))·sumi. Blocks are 17 bytes: a = block − 3 keeps mxSum's offsets nlSum's. */
+function dot4_mxfp4(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32): v128 {
+  const nb = cols >> 5;
+  const dp = q8Scales(xq, cols);
+  let acc = f32x4.splat(0);
+  let a0 = p0 - 3, a1 = p1 - 3, a2 = p2 - 3, a3 = p3 - 3;
+  for (let b = 0; b < nb; b++) {
+    const xb = xq + (<usize>b << 5);
+    const x0 = v128.load(xb), x1 = v128.load(xb, 16);
+    const xe0 = nlXe(x0), xo0 = nlXo(x0), xe1 = nlXe(x1), xo1 = nlXo(x1);
+    const c = ASC_FEATURE_RELAXED_SIMD ? q8Corr(xe0, xo0, xe1, xo1) : i32x4.splat(0);
+    const s = sum4(mxSum(a0, xe0, xo0, xe1, xo1, c), mxSum(a1, xe0, xo0, xe1, xo1, c),
+      mxSum(a2, xe0, xo0, xe1, xo1, c), mxSum(a3, xe0, xo0, xe1, xo1, c));
+    const dd = f32x4.mul(v128.load32_splat(dp + (<usize>b << 2)), e8m0Half(a0 + 3, a1 + 3, a2 + 3, a3 + 3));
+    acc = f32x4.add(acc, f32x4.mul(dd, f32x4.convert_i32x4_s(s)));
+    a0 += 17; a1 += 17; a2 += 17; a3 += 17;
   }
   return acc;
 }
@@ -698,6 +744,27 @@ export function dequant_iq4_nl(out: usize, w: usize, cols: i32): void {
       const q = <i32>load<u8>(wb + 2 + j);
       store<f32>(o + (<usize>j << 2), <f32>load<i8>(IQ4NL + (q & 15)) * d);
       store<f32>(o + (<usize>(j + 16) << 2), <f32>load<i8>(IQ4NL + (q >> 4)) * d);
+    }
+  }
+}
+
+export function matvec_mxfp4(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  rows4(dot4_mxfp4, out, w, rowBytes, r0, r1, xq, cols);
+}
+export function matmul_mxfp4(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  rows4Batch(dot4_mxfp4, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
+}
+/** One row of MXFP4 blocks: 2^(e−128)·kvalues_mxfp4[q], one f32 product as ggml's dequantize_row_mxfp4. */
+export function dequant_mxfp4(out: usize, w: usize, cols: i32): void {
+  for (let b = 0; b < (cols >> 5); b++) {
+    const wb = w + <usize>b * 17;
+    const e = <u32>load<u8>(wb);
+    const d = reinterpret<f32>(e < 2 ? 0x00200000 << e : (e - 1) << 23);
+    const o = out + (<usize>b << 7);
+    for (let j = 0; j < 16; j++) {
+      const q = <i32>load<u8>(wb + 1 + j);
+      store<f32>(o + (<usize>j << 2), <f32>load<i8>(K + 112 + (q & 15)) * d);
+      store<f32>(o + (<usize>(j + 16) << 2), <f32>load<i8>(K + 112 + (q >> 4)) * d);
     }
   }
 }
