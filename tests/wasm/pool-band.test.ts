@@ -53,7 +53,7 @@ describe('splitRows', () => {
             expect(bands.length).toBe(p - 1);
             const blocks = Math.ceil(rows / 4), share = Math.floor(blocks / p);
             for (let b = 0; b < p - 1; b++) {
-              const { s, e, ch, count } = bands[b];
+              const { s, e, ch, count } = bands[b]!;
               expect(core[b][1]).toBe(s);
               expect(core[b + 1][0]).toBe(e);
               expect(held[b][1]).toBe(e);
@@ -65,7 +65,7 @@ describe('splitRows', () => {
               expect(ch % 4).toBe(0);
               expect(count).toBe(Math.ceil((e - s) / ch));
               expect(count).toBeLessThan(0x8000);
-              const { coarse } = bands[b];
+              const { coarse } = bands[b]!;
               expect(coarse.ch % 4 === 0 && coarse.ch >= ch && coarse.count === Math.ceil((e - s) / coarse.ch) && coarse.count <= 16).toBe(true);
             }
           }
