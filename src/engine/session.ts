@@ -102,6 +102,8 @@ export class LoadedModel {
     readonly templateInfo: TemplateInfo,
     readonly contextSize: number,
     readonly memory: MemoryEstimate,
+    /** Where the weights went (pool-plan.ts): shards, band, and the bytes it all takes (need). */
+    readonly plan: PoolPlan,
     /** The forward pass's view of the weights (engine internal). */
     readonly model: Model,
   ) {}
@@ -129,7 +131,7 @@ export class LoadedModel {
     const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, plan);
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
-      return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, model);
+      return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
     } catch (err) {
       backend.dispose();
       throw err;
