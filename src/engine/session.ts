@@ -125,7 +125,7 @@ export class LoadedModel {
     const memory = estimateMemory(header, hp, contextSize);
     const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
     // where the weights go, and whether the machine holds them (NOT_ENOUGH_MEMORY), before reading any
-    const plan = planPool(memory, threads, totalmem());
+    const plan = planPool({ ...memory, kvHeads: hp.nHeadKv }, threads, totalmem());
     const tokenizer = tokenizerFromGguf(header);
     const templateInfo = templateInfoFromGguf(header);
     const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, plan);

@@ -83,6 +83,9 @@ describe('the pool plan', () => {
     // a small model: one memory per thread, as before
     expect(planPool({ weights: 0.5 * GiB, kvCache: 0.1 * GiB }, 2, 24 * GiB)).toMatchObject({ shards: 1, band: 0.125 });
     expect(partWeights(8 * GiB, 2, 1, 0)).toBeCloseTo(4 * 1.01 * GiB, -3);
+    // one KV head: the cache stays whole in the calling thread's memory, leaving it less room
+    expect(planPool({ weights: 4.5 * GiB, kvCache: 2 * GiB }, 2, 24 * GiB).shards).toBe(1);
+    expect(planPool({ weights: 4.5 * GiB, kvCache: 2 * GiB, kvHeads: 1 }, 2, 24 * GiB).shards).toBe(2);
   });
 
   it('refuses what the machine cannot hold, naming what it needs and what there is', () => {

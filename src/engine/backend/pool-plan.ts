@@ -13,6 +13,12 @@ export interface PlanInput {
   weights: number;
   /** Bytes of the f16 KV cache for the context. */
   kvCache: number;
+  /**
+   * KV heads: the pool splits the cache among min(threads, kvHeads) threads' first memories
+   * (pool-attention.ts), or keeps it whole in the calling thread's when that gives one share
+   * (default: as many as threads).
+   */
+  kvHeads?: number;
 }
 
 export interface PoolPlan {
@@ -57,7 +63,8 @@ export function planPool(m: PlanInput, threads: number, total: number, limit = M
     throw new ModelError('NOT_ENOUGH_MEMORY', `the model needs about ${gib(need0)} (weights ${gib(m.weights)} + KV cache ${gib(m.kvCache)}) but this machine has ${gib(total)}; choose a smaller quantisation or context`);
   }
   const reserve = Math.min(RESERVE, limit / 8);
-  const kvShare = m.kvCache / threads;
+  const kvParts = Math.min(threads, m.kvHeads ?? threads);
+  const kvShare = m.kvCache / (kvParts >= 2 ? kvParts : 1);
   const room = limit - reserve - kvShare;
   if (room < limit / 8) {
     throw new ModelError('NOT_ENOUGH_MEMORY', `the KV cache (${gib(m.kvCache)}) leaves no room in ${threads} thread${threads > 1 ? 's' : ''}' WebAssembly memories (${gib(limit)} each); choose a smaller context or more threads`);
