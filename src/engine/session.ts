@@ -3,7 +3,7 @@
 // the cache holds only evaluates the new tokens.
 
 import { availableParallelism, totalmem } from 'node:os';
-import { CancelledError, ContextFullError, UsageError } from '../shared/errors.js';
+import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
 import { PoolBackend } from './backend/pool.js';
 import { planPool, type PoolPlan } from './backend/pool-plan.js';
 import { ScalarBackend } from './backend/scalar.js';
@@ -126,6 +126,9 @@ export class LoadedModel {
     const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
     // where the weights go, and whether the machine holds them (NOT_ENOUGH_MEMORY), before reading any
     const plan = planPool({ ...memory, kvHeads: hp.nHeadKv }, threads, totalmem());
+    if (opts.backend === 'wasm' && plan.shards > 1) {
+      throw new ModelError('WASM_TOO_SMALL', `the model's ${(memory.weights / 2 ** 30).toFixed(1)} GiB of weights do not fit one WebAssembly memory (4 GiB); use the pool backend, which spreads them over several`);
+    }
     const tokenizer = tokenizerFromGguf(header);
     const templateInfo = templateInfoFromGguf(header);
     const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, plan);
