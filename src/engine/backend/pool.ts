@@ -349,6 +349,8 @@ export class PoolBackend implements MatBackend {
     this.name = `wasm-${km.simd}-pool`;
     const names = exportedFunctions(km.module);
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
+    // (a template job's kernel index has 16 bits: pool-worker.ts runJobs)
+    if (names.length * this.shards > 0xffff) throw new EngineError('POOL_START', `${this.shards} memories per thread are more than the pool can address; use more threads`);
     // this thread's parts: its own instance, then one more per shard
     const own = [this.main, ...Array.from({ length: this.shards - 1 }, () => new KernelInstance(km))];
     this.fns = own.flatMap((inst) => names.map((n) => inst.kernel(n)));
