@@ -12,6 +12,8 @@
 // and up in one matmulGated, o and down added into the residual by matvecAdd, the output through
 // matvecTop with 40 top logits) instead of one matvec per matrix. BAND_A=… BAND_B=… give the two
 // pools different PoolOptions.band (the same DIR twice then compares the split instead of builds).
+// SHARDS_A=… SHARDS_B=… give them PoolOptions.shards; POOL_A=/other/checkout/src/engine/backend/pool.ts
+// (or POOL_B) takes that pool's code from another checkout (the pool before and after a change).
 import { PoolBackend } from '../src/engine/backend/pool.js';
 import { ggmlTypeByName, rowBytes } from '../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
@@ -43,8 +45,10 @@ function weights(t: number, rows: number, cols: number): Uint8Array {
 }
 
 const q8 = ggmlTypeByName('Q8_0')!;
-function build(dir: string, band?: number) {
-  const be = new PoolBackend({ threads, dir, band });
+const poolFrom = async (path?: string): Promise<typeof PoolBackend> => (path ? ((await import(path)) as { PoolBackend: typeof PoolBackend }).PoolBackend : PoolBackend);
+const [PoolA, PoolB] = [await poolFrom(process.env.POOL_A), await poolFrom(process.env.POOL_B)];
+function build(dir: string, band?: number, shards?: number, Pool = PoolBackend) {
+  const be = new Pool({ threads, dir, band, shards });
   const ws = [];
   for (let l = 0; l < nLayer; l++) for (const [r, c] of shapes) {
     const d = weights(type, r, c);
@@ -60,7 +64,7 @@ function build(dir: string, band?: number) {
 const bytes = shapes.reduce((b, [r, c]) => b + r * rowBytes(type, c), 0) * nLayer + (withOut ? nVocab * rowBytes(q8, nEmbd) : 0);
 // BAND_A / BAND_B: the pools' PoolOptions.band (default: the pool's), to A/B the split itself
 const bandOf = (v?: string) => (v === undefined ? undefined : Number(v));
-const A = build(dirA, bandOf(process.env.BAND_A)), B = build(dirB, bandOf(process.env.BAND_B));
+const A = build(dirA, bandOf(process.env.BAND_A), bandOf(process.env.SHARDS_A), PoolA), B = build(dirB, bandOf(process.env.BAND_B), bandOf(process.env.SHARDS_B), PoolB);
 const xs = new Map<number, Float32Array>([[nEmbd, new Float32Array(nEmbd).map((_, i) => Math.sin(i))], [nFf, new Float32Array(nFf).map((_, i) => Math.cos(i))]]);
 const outs = new Map<number, Float32Array>([nEmbd, nFf, nKv, nVocab].map((n) => [n, new Float32Array(n)]));
 

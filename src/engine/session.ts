@@ -4,8 +4,8 @@
 
 import { availableParallelism, totalmem } from 'node:os';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
-import { BAND, PoolBackend } from './backend/pool.js';
-import { MAX_PAGES, WASM_PAGE } from './wasm/arena.js';
+import { PoolBackend } from './backend/pool.js';
+import { planPool, type PoolPlan } from './backend/pool-plan.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import type { MatBackend } from './backend/types.js';
@@ -53,25 +53,20 @@ export function autoThreads(weightBytes: number, cores: number): number {
 
 /**
  * The pool's band (PoolOptions.band: a share of the weights held twice, so its threads split the
- * rows at run time) when there is room for it, else 0: weights·(1 + BAND) and the KV cache within
- * 80% of the machine's memory, and a thread's share of the weights with its bands,
- * weights·(1/threads + BAND/(threads − 1)), within 15/16 of one WebAssembly memory (4 GiB).
+ * rows at run time) when there is room for it, else 0 (backend/pool-plan.ts planPool).
  */
 export function poolBand(memory: MemoryEstimate, total: number, threads: number): number {
-  if (threads < 2) return 0;
-  const fits = memory.weights * (1 + BAND) + memory.kvCache <= 0.8 * total;
-  const share = memory.weights * (1 / threads + BAND / (threads - 1));
-  return fits && share <= (15 / 16) * MAX_PAGES * WASM_PAGE ? BAND : 0;
+  return planPool(memory, threads, total).band;
 }
 
-async function createBackend(kind: BackendKind, threads: number, band?: number): Promise<MatBackend> {
+async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan): Promise<MatBackend> {
   switch (kind) {
     case 'scalar':
       return new ScalarBackend();
     case 'wasm':
       return new WasmBackend();
     case 'pool':
-      return new PoolBackend({ threads, band });
+      return new PoolBackend({ threads, band: plan?.band, shards: plan?.shards });
   }
 }
 
@@ -80,10 +75,11 @@ async function createBackend(kind: BackendKind, threads: number, band?: number):
  * several threads, single-thread WebAssembly otherwise, and the scalar reference when the
  * WebAssembly kernels cannot be loaded (e.g. not built). An explicit choice that fails throws.
  */
-async function defaultBackend(kind: BackendKind | undefined, threads: number, band?: number): Promise<MatBackend> {
-  if (kind) return createBackend(kind, threads, band);
+async function defaultBackend(kind: BackendKind | undefined, threads: number, plan?: PoolPlan): Promise<MatBackend> {
+  if (kind) return createBackend(kind, threads, plan);
   try {
-    return await createBackend(threads > 1 ? 'pool' : 'wasm', threads, band);
+    // (one thread whose model needs more than one memory: the pool, with its shards on this thread)
+    return await createBackend(threads > 1 || (plan && plan.shards > 1) ? 'pool' : 'wasm', threads, plan);
   } catch {
     return new ScalarBackend();
   }
@@ -106,6 +102,8 @@ export class LoadedModel {
     readonly templateInfo: TemplateInfo,
     readonly contextSize: number,
     readonly memory: MemoryEstimate,
+    /** Where the weights went (pool-plan.ts): shards, band, and the bytes it all takes (need). */
+    readonly plan: PoolPlan,
     /** The forward pass's view of the weights (engine internal). */
     readonly model: Model,
   ) {}
@@ -125,17 +123,18 @@ export class LoadedModel {
     const { hp } = modelInfo(header); // unsupported architecture / bad keys fail here, before any weight is read
     const contextSize = checkContextSize(opts.contextSize ?? Math.min(hp.nCtxTrain || DEFAULT_CONTEXT, DEFAULT_CONTEXT));
     const memory = estimateMemory(header, hp, contextSize);
-    const need = memory.weights + memory.kvCache;
-    if (need > totalmem()) {
-      throw new ModelError('NOT_ENOUGH_MEMORY', `the model needs about ${(need / 2 ** 30).toFixed(1)} GiB (weights ${(memory.weights / 2 ** 30).toFixed(1)} GiB + KV cache ${(memory.kvCache / 2 ** 30).toFixed(1)} GiB) but this machine has ${(totalmem() / 2 ** 30).toFixed(1)} GiB; choose a smaller quantisation or context`);
+    const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
+    // where the weights go, and whether the machine holds them (NOT_ENOUGH_MEMORY), before reading any
+    const plan = planPool({ ...memory, kvHeads: hp.nHeadKv }, threads, totalmem());
+    if (opts.backend === 'wasm' && plan.shards > 1) {
+      throw new ModelError('WASM_TOO_SMALL', `the model's ${(memory.weights / 2 ** 30).toFixed(1)} GiB of weights do not fit one WebAssembly memory (4 GiB); use the pool backend, which spreads them over several`);
     }
     const tokenizer = tokenizerFromGguf(header);
     const templateInfo = templateInfoFromGguf(header);
-    const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
-    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, poolBand(memory, totalmem(), threads));
+    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, plan);
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
-      return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, model);
+      return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
     } catch (err) {
       backend.dispose();
       throw err;

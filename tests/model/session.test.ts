@@ -124,16 +124,18 @@ describe('automatic threads', () => {
     expect(autoThreads(400 * 2 ** 20, 0)).toBe(1);
   });
 
-  it("the pool holds an eighth of the weights twice only where there is room: 80% of the machine's memory, a thread's 4 GiB", async () => {
+  it("the pool holds an eighth of the weights twice only where there is room: 80% of the machine's memory, no extra memory per thread", async () => {
     const { poolBand } = await import('../../src/engine/session.js');
     const GiB = 2 ** 30;
     // 10 GiB of weights + 1 GiB of cache: 10·1.125 + 1 = 12.25 GiB, within 0.8 · 24 = 19.2 but not 0.8 · 14 = 11.2
     expect(poolBand({ weights: 10 * GiB, kvCache: GiB }, 24 * GiB, 8)).toBe(0.125);
     expect(poolBand({ weights: 10 * GiB, kvCache: GiB }, 14 * GiB, 8)).toBe(0);
     expect(poolBand({ weights: 10 * GiB, kvCache: GiB }, 24 * GiB, 1)).toBe(0);
-    // …and a thread's share in one 4 GiB WebAssembly memory: 7 GiB on 2 threads is 7·(1/2 + 1/8) =
-    // 4.375 GiB with bands (3.5 without), on 3 threads 7·(1/3 + 1/16) = 2.77 GiB
-    expect(poolBand({ weights: 7 * GiB, kvCache: GiB }, 24 * GiB, 2)).toBe(0);
+    // …and without giving a thread more WebAssembly memories (pool-plan.ts), each with 3 GiB beside
+    // its share of the cache and the reserve: 7 GiB on 2 threads is 7·1.01·(1/2 + 1/8) = 4.4 GiB
+    // per thread with bands, 3.5 without, two memories either way; 5 GiB is 2.5 without (one), 3.2 with
+    expect(poolBand({ weights: 7 * GiB, kvCache: GiB }, 24 * GiB, 2)).toBe(0.125);
+    expect(poolBand({ weights: 5 * GiB, kvCache: GiB }, 24 * GiB, 2)).toBe(0);
     expect(poolBand({ weights: 7 * GiB, kvCache: GiB }, 24 * GiB, 3)).toBe(0.125);
   });
 

@@ -53,7 +53,7 @@ describe('splitRows', () => {
             expect(bands.length).toBe(p - 1);
             const blocks = Math.ceil(rows / 4), share = Math.floor(blocks / p);
             for (let b = 0; b < p - 1; b++) {
-              const { s, e, ch, count } = bands[b];
+              const { s, e, ch, count } = bands[b]!;
               expect(core[b][1]).toBe(s);
               expect(core[b + 1][0]).toBe(e);
               expect(held[b][1]).toBe(e);
@@ -65,7 +65,7 @@ describe('splitRows', () => {
               expect(ch % 4).toBe(0);
               expect(count).toBe(Math.ceil((e - s) / ch));
               expect(count).toBeLessThan(0x8000);
-              const { coarse } = bands[b];
+              const { coarse } = bands[b]!;
               expect(coarse.ch % 4 === 0 && coarse.ch >= ch && coarse.count === Math.ceil((e - s) / coarse.ch) && coarse.count <= 16).toBe(true);
             }
           }
@@ -170,7 +170,8 @@ describe('runJobs: a band claimed from both ends', () => {
 describe('PoolBackend with bands: any split gives the fixed split\'s bits', () => {
   const rows = 1003, cols = 256;
   const fixed = new PoolBackend({ threads: 2, band: 0 });
-  const pools = [2, 3].map((threads) => new PoolBackend({ threads, band: 0.5 }));
+  // (and 2 threads of 3 memories each: bands between threads, fixed cuts within one; pool.ts shards)
+  const pools = [...[2, 3].map((threads) => new PoolBackend({ threads, band: 0.5 })), new PoolBackend({ threads: 2, band: 0.5, shards: 3 })];
   afterAll(() => [fixed, ...pools].forEach((p) => p.dispose()));
 
   for (const [name, type] of [['Q8_0', GgmlType.Q8_0], ['Q4_0', GgmlType.Q4_0], ['Q4_1', GgmlType.Q4_1], ['Q6_K', GgmlType.Q6_K], ['F16', GgmlType.F16]] as const) {

@@ -11,14 +11,17 @@ import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
 import { fillFrom, quantisedWeights, randomFloats } from './gen.js';
 
-// spin 0: every wait sleeps, so each round trip takes the notify paths (pool-worker.ts SLEEP, WAIT)
+// spin 0: every wait sleeps, so each round trip takes the notify paths (pool-worker.ts SLEEP, WAIT);
+// shards: several memories per thread (pool.ts), the calling thread's too
 describe.each([
-  [2, undefined],
-  [3, undefined],
-  [2, 0],
-])('PoolBackend plans, %i threads, spin %s', (threads, spin) => {
+  [2, undefined, 1],
+  [3, undefined, 1],
+  [2, 0, 1],
+  [2, undefined, 3],
+  [1, undefined, 2],
+])('PoolBackend plans, %i threads, spin %s, %i shards', (threads, spin, shards) => {
   const single = new WasmBackend({ simd: 'simd' });
-  const pool = new PoolBackend({ simd: 'simd', threads, spin, timeoutMs: 10000 });
+  const pool = new PoolBackend({ simd: 'simd', threads, spin, shards, timeoutMs: 10000 });
   afterAll(() => pool.dispose());
   const cols = 256;
   const add = (name: string, type: number, rows: number, seed: number): [WeightHandle, WeightHandle] => {

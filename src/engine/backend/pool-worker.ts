@@ -4,8 +4,9 @@
 // utility process built by electron-vite (where a separate .ts/.js worker entry would need its own
 // bundle input and a path that differs between dev and packaged builds). Everything the worker
 // needs arrives in workerData: the compiled WebAssembly.Module (compiled once, by the parent), the
-// worker's shared memory (the parent allocates in it and fills weights into it directly), the
-// kernel export names, and its control block. The worker only runs kernels; it never allocates.
+// worker's shared memories (one instance on each; the parent allocates in them and fills weights
+// into them directly), the kernel export names, and its control block. The worker only runs
+// kernels; it never allocates. A job's export index i on memory m is m · names.length + i.
 //
 // Control block (Int32Array on a SharedArrayBuffer), one per worker, indices in CTRL:
 //   SEQ   job number, bumped by the parent after writing NJOBS/JOBS; the worker Atomics.waits on it
@@ -21,7 +22,7 @@
 //         costs about half a µs even with no one waiting). Both are set before the waiter's
 //         value check and read after the other's store, all sequentially consistent, so a
 //         notify is never missed.
-//   JOBS  up to CAP entries of JOB ints: an index into the export names (or PIECE / BAND below,
+//   JOBS  up to CAP entries (per memory) of JOB ints: an index into the export names (or PIECE / BAND below,
 //         negative), then 12 i32 arguments (addresses above 2 GiB read back as negative and are
 //         passed to wasm as the same 32 bits). runJobs (below) runs them, on the workers and on
 //         the calling thread alike.
@@ -93,15 +94,18 @@ export function runJobs(c: Int32Array, nj: number, fns: ((...a: number[]) => unk
 export const POOL_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
-const { module, memory, ctrl, claims: claimBuf, names, spin } = workerData;
+const { module, memories, ctrl, claims: claimBuf, names, spin } = workerData;
 const c = new Int32Array(ctrl);
 const claims = new Int32Array(claimBuf);
 const runJobs = ${runJobs.toString()};
 const SEQ = ${CTRL.SEQ}, DONE = ${CTRL.DONE}, STATE = ${CTRL.STATE}, NJOBS = ${CTRL.NJOBS}, ERR = ${CTRL.ERR}, HOT = ${CTRL.HOT}, SLEEP = ${CTRL.SLEEP}, WAIT = ${CTRL.WAIT};
 let fns;
 try {
-  const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
-  fns = names.map((n) => ex[n]);
+  fns = [];
+  for (const memory of memories) {
+    const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
+    for (const n of names) fns.push(ex[n]);
+  }
   Atomics.store(c, STATE, 1);
 } catch (e) {
   Atomics.store(c, STATE, -1);

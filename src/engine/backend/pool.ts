@@ -19,6 +19,12 @@
 //   split at run time: each thread computes its own rows, then claims chunks of a shared band from
 //   its end (pool-worker.ts runJobs, a compare-and-swap on a word both see) until they meet.
 //   matvecTop's sampling stats are per fixed chunk, so they come out the same whoever computes.
+// - Shards (PoolOptions.shards): a thread may host several (instance, memory) pairs, each a "part"
+//   holding its rows of every weight, so a model larger than threads × 4 GiB still loads. Rows are
+//   split evenly among all parts (threads × shards); bands lie only between parts of different
+//   threads; a thread runs its parts' jobs in one list (their kernels' indices offset by the part's
+//   slot: fns holds every instance's exports in turn), each part with its own copy of the
+//   quantised activation. One shard per thread is the pool as it was.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -57,11 +63,22 @@ export interface PoolOptions extends LoadOptions {
    * splits every weight evenly once.
    */
   band?: number;
+  /** WebAssembly memories (parts) per thread, each holding its rows of every weight (default 1; see planPool). */
+  shards?: number;
+  /** Bytes a memory may reach (default 4 GiB, wasm32's limit): lowered by tests to shard a small model. */
+  memoryBytes?: number;
+}
+
+/** One memory holding rows of every weight: part p lives on thread host = ⌊p / shards⌋, as its instance number slot. */
+interface Part {
+  readonly arena: Arena;
+  readonly host: number;
+  /** Its kernels are fns[slot · exports + i] on its thread (runJobs). */
+  readonly slot: number;
 }
 
 /** One computing thread: index 0 is the calling thread, the others are workers. */
-interface Part {
-  readonly arena: Arena;
+interface Host {
   readonly worker?: Worker;
   readonly ctrl?: Int32Array;
   seq: number;
@@ -100,8 +117,8 @@ interface PoolWeight extends WeightHandle {
   readonly kt: KernelType;
   readonly rowBytes: number;
   readonly slices: readonly Slice[];
-  /** Per boundary between parts b and b + 1, the rows they share (none: a fixed split). */
-  readonly bands: readonly Band[] | null;
+  /** Per boundary between parts b and b + 1, the rows they share (null: a fixed split there; none: everywhere). */
+  readonly bands: readonly (Band | null)[] | null;
   /** The last one-token plan whose first weight this is (a forward pass repeats the same sets). */
   plan: Plan | null;
   /** As the first weight of a set with biases (matmulShared): their copies per part (biasCopies). */
@@ -148,17 +165,22 @@ interface PartOut {
   readonly local: Float32Array;
 }
 
-/** One worker's share of a round trip. */
-interface WorkerStep {
-  readonly part: number;
-  readonly ctrl: Int32Array;
-  /** Its jobs as control-block words (CTRL.JOB per job), copied in as they are. */
-  readonly words: Int32Array;
-  readonly nj: number;
-  /** Where its copy of the quantised activations goes (a view on its memory), for one token. */
+/** A part's copy of a round trip's input, in its memory (every part but 0). */
+interface InputCopy {
+  /** Where its copy of the quantised activations goes, for one token. */
   readonly xq: Uint8Array;
   /** For a batch, where its copy of x goes instead (it quantises and widens its own, in parallel). */
   readonly x: Float32Array | null;
+}
+
+/** One worker's share of a round trip. */
+interface WorkerStep {
+  readonly host: number;
+  readonly ctrl: Int32Array;
+  /** Its parts' jobs as control-block words (CTRL.JOB per job), copied in as they are. */
+  readonly words: Int32Array;
+  readonly nj: number;
+  readonly copies: readonly InputCopy[];
 }
 
 /** A piece of rows whose sampling stats one part wrote (matvecTop): views on them, and the row range. */
@@ -191,6 +213,8 @@ interface Plan {
   readonly ownWords: Int32Array;
   readonly ownNj: number;
   readonly ownRefs: readonly { pos: number; i: number; local: number }[];
+  /** The input copies of this thread's other parts (shards), made before its jobs run. */
+  readonly ownCopies: readonly InputCopy[];
   readonly outs: readonly PartOut[];
   readonly workers: readonly WorkerStep[];
   /** The claim words of the bands this round trip uses, and their start (count << 16: all chunks free). */
@@ -204,6 +228,12 @@ interface Plan {
   readonly bias: BiasCopies | null;
   /** Per unit (plan()) and boundary, the band as this round trip chunks it (null: none). */
   readonly bands: readonly (readonly (Band | null)[])[];
+}
+
+/** A part's input for a round trip: x for a batch (it quantises its own), else the quantised activations. */
+function copyInput(c: InputCopy, plan: Plan, x: Float32Array): void {
+  if (c.x) c.x.set(x);
+  else c.xq.set(plan.xq);
 }
 
 /** sel + the slot's piece, its max and normaliser read from what sample_slice_top wrote there. */
@@ -230,27 +260,46 @@ export const BAND = 0.125;
  * band × rows / (p − 1) rows around the even split (at most half a part's share), in whole blocks
  * of 4 rows (a multiple of any row group and of the kernels' row blocks), held by both and claimed
  * at run time: band × rows are held twice in all. Without bands (band 0, one part, or too few
- * rows) the even split in units of `unit` rows. rowBytes sizes the chunks.
+ * rows) the even split in units of `unit` rows. rowBytes sizes the chunks. With `shards` parts per
+ * thread, only the boundaries between threads (b + 1 a multiple of shards) get bands: the others
+ * are fixed cuts at the even split (kept between the bands around them).
  */
-export function splitRows(rows: number, unit: number, p: number, band: number, rowBytes: number): { held: [number, number][]; core: [number, number][]; bands: Band[] | null } {
+export function splitRows(rows: number, unit: number, p: number, band: number, rowBytes: number, shards = 1): { held: [number, number][]; core: [number, number][]; bands: (Band | null)[] | null } {
   const units = Math.ceil(rows / unit);
   const even = (i: number) => Math.min(rows, unit * (i * Math.floor(units / p) + Math.min(i, units % p)));
   const blocks = Math.ceil(rows / 4);
-  const bb = p > 1 ? Math.min(Math.floor((blocks * Math.max(0, band)) / (p - 1)), Math.floor(blocks / p / 2)) : 0; // blocks per band
+  const threads = Math.ceil(p / shards);
+  const bb = threads > 1 ? Math.min(Math.floor((blocks * Math.max(0, band)) / (threads - 1)), Math.floor(blocks / p / 2)) : 0; // blocks per band
   if (bb < 1) {
     const cuts = Array.from({ length: p }, (_, i): [number, number] => [even(i), even(i + 1)]);
     return { held: cuts, core: cuts, bands: null };
   }
-  const bands: Band[] = [];
+  const bands: (Band | null)[] = [];
   for (let b = 0; b < p - 1; b++) {
+    if ((b + 1) % shards !== 0) {
+      bands.push(null);
+      continue;
+    }
     const s = 4 * (Math.round((blocks * (b + 1)) / p) - (bb >> 1));
     const e = Math.min(rows, s + 4 * bb);
     const big = 4 * Math.ceil(bb / BAND_CHUNKS);
     const ch = Math.min(big, 4 * Math.max(1, Math.floor(CHUNK_BYTES / (4 * rowBytes))));
     bands.push({ s, e, ch, count: Math.ceil((e - s) / ch), coarse: { ch: big, count: Math.ceil((e - s) / big) } });
   }
-  const held = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? bands[i - 1].s : 0, i < p - 1 ? bands[i].e : rows]);
-  const core = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? bands[i - 1].e : 0, i < p - 1 ? bands[i].s : rows]);
+  // every boundary as rows [s, e) held by both sides (a fixed cut: s = e), in order
+  const cuts: { s: number; e: number }[] = [];
+  for (let b = 0; b < p - 1; b++) {
+    const bd = bands[b];
+    if (bd) {
+      cuts.push(bd);
+      continue;
+    }
+    const after = bands.find((bd, c) => c > b && bd !== null);
+    const c = Math.min(after ? after.s : rows, Math.max(b > 0 ? cuts[b - 1].e : 0, even(b + 1)));
+    cuts.push({ s: c, e: c });
+  }
+  const held = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? cuts[i - 1].s : 0, i < p - 1 ? cuts[i].e : rows]);
+  const core = Array.from({ length: p }, (_, i): [number, number] => [i > 0 ? cuts[i - 1].e : 0, i < p - 1 ? cuts[i].s : rows]);
   return { held, core, bands };
 }
 
@@ -260,13 +309,18 @@ export class PoolBackend implements MatBackend {
   readonly threads: number;
   private readonly main: KernelInstance;
   private readonly parts: Part[];
+  private readonly hosts: Host[];
+  /** Parts per thread (PoolOptions.shards). */
+  readonly shards: number;
   private readonly fnIndex: Map<string, number>;
   private readonly spin: number;
   private readonly band: number;
   /** Claim words of the bands (runJobs: BAND), MAXJOBS per boundary between parts, shared by every thread. */
   private readonly claims: Int32Array;
-  /** Every export, by index (fnIndex), on this thread's instance: what runJobs calls here. */
+  /** Every export, by index (fnIndex), on this thread's instances in turn (Part.slot): what runJobs calls here. */
   private readonly fns: Kernel[];
+  /** Jobs a control block holds (CTRL.CAP per part of a thread). */
+  private readonly cap: number;
   /** This thread's spin budget (µs), between 0 and spin. */
   private budget: number;
   private readonly timeoutMs: number;
@@ -284,28 +338,38 @@ export class PoolBackend implements MatBackend {
     const km = loadKernelModule(opts);
     this.main = new KernelInstance(km);
     this.threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
+    this.shards = Math.max(1, Math.floor(opts.shards ?? 1));
     this.spin = Math.max(0, Math.floor(opts.spin ?? SPIN_US));
     this.band = opts.band ?? BAND;
-    this.claims = new Int32Array(new SharedArrayBuffer(Math.max(1, this.threads - 1) * CTRL.MAXJOBS * 4));
+    const P = this.threads * this.shards;
+    this.cap = CTRL.CAP * this.shards;
+    this.claims = new Int32Array(new SharedArrayBuffer(Math.max(1, P - 1) * CTRL.MAXJOBS * 4));
     this.budget = this.spin;
     this.timeoutMs = opts.timeoutMs ?? 60000;
     this.name = `wasm-${km.simd}-pool`;
     const names = exportedFunctions(km.module);
     this.fnIndex = new Map(names.map((n, i) => [n, i]));
-    this.fns = names.map((n) => this.main.kernel(n));
-    this.parts = [{ arena: this.main.arena, seq: 0, busy: false }];
+    // (a template job's kernel index has 16 bits: pool-worker.ts runJobs)
+    if (names.length * this.shards > 0xffff) throw new EngineError('POOL_START', `${this.shards} memories per thread are more than the pool can address; use more threads`);
+    // this thread's parts: its own instance, then one more per shard
+    const own = [this.main, ...Array.from({ length: this.shards - 1 }, () => new KernelInstance(km))];
+    this.fns = own.flatMap((inst) => names.map((n) => inst.kernel(n)));
+    this.parts = own.map((inst, slot) => ({ arena: inst.arena, host: 0, slot }));
+    this.hosts = [{ seq: 0, busy: false }];
     this.addF32 = this.main.kernel('add_f32');
     this.probe = this.main.arena.alloc(4, 4);
     const base = this.main.heapBase;
-    for (let i = 1; i < this.threads; i++) {
-      const memory = newSharedMemory(base);
-      const ctrlBuf = new SharedArrayBuffer(CTRL.SIZE * 4);
-      const worker = new Worker(POOL_WORKER_SOURCE, { eval: true, workerData: { module: km.module, memory, ctrl: ctrlBuf, claims: this.claims.buffer, names, spin: this.spin } });
+    for (let t = 1; t < this.threads; t++) {
+      const memories = Array.from({ length: this.shards }, () => newSharedMemory(base));
+      const ctrlBuf = new SharedArrayBuffer((CTRL.JOBS + this.cap * CTRL.JOB) * 4);
+      const worker = new Worker(POOL_WORKER_SOURCE, { eval: true, workerData: { module: km.module, memories, ctrl: ctrlBuf, claims: this.claims.buffer, names, spin: this.spin } });
       worker.unref(); // an idle pool must not keep the process alive
-      this.parts.push({ arena: new Arena(memory, base), worker, ctrl: new Int32Array(ctrlBuf), seq: 0, busy: false });
+      this.hosts.push({ worker, ctrl: new Int32Array(ctrlBuf), seq: 0, busy: false });
+      memories.forEach((memory, slot) => this.parts.push({ arena: new Arena(memory, base), host: t, slot }));
     }
-    for (let i = 1; i < this.parts.length; i++) {
-      const c = this.parts[i].ctrl!;
+    if (opts.memoryBytes !== undefined) for (const p of this.parts) p.arena.limit = Math.min(p.arena.limit, opts.memoryBytes);
+    for (let i = 1; i < this.hosts.length; i++) {
+      const c = this.hosts[i].ctrl!;
       if (Atomics.wait(c, CTRL.STATE, 0, this.timeoutMs) === 'timed-out' || c[CTRL.STATE] !== 1) {
         this.dispose();
         throw new EngineError('POOL_START', `worker ${i} of the WebAssembly pool did not start; run with fewer threads or use the single-thread WebAssembly backend`);
@@ -327,10 +391,11 @@ export class PoolBackend implements MatBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const slices: Slice[] = [];
     const p = this.parts.length;
-    const { held, core, bands } = splitRows(spec.rows, rowGroup(spec.type), p, this.band, rb);
+    const { held, core, bands } = splitRows(spec.rows, rowGroup(spec.type), p, this.band, rb, this.shards);
     const lay = rowLayout(spec.type, spec.cols);
     const slack = lay ? lay.slack : 0;
-    let own: number[] | null = null; // this thread's layout arguments
+    const own: [number, number[]][] = []; // this thread's layout jobs (part slot, arguments)
+    const jobs: number[][] = this.hosts.map(() => []); // each worker's layout jobs, as control-block words
     for (let i = 0; i < p; i++) {
       const [r0, r1] = held[i];
       if (r1 === r0) continue;
@@ -342,16 +407,23 @@ export class PoolBackend implements MatBackend {
       // slices start here, this thread's after the loop, so they run together
       if (lay) {
         const args = lay.args(ptr, ptr + slack, r1 - r0);
-        if (i === 0) own = args;
+        const { host, slot } = this.parts[i];
+        if (host === 0) own.push([slot, args]);
         else {
-          this.parts[i].ctrl!.set([this.fnId(lay.fn), ...args], CTRL.JOBS);
-          this.start(i, 1);
+          const words = jobs[host];
+          words.push(this.fnId(lay.fn) + slot * this.fnIndex.size, ...args);
+          while (words.length % CTRL.JOB !== 0) words.push(0);
         }
       }
       slices.push({ part: i, r0, r1, k0: core[i][0], k1: core[i][1], ptr: ptr + rb - fileRb });
       this.bytes += rb * (r1 - r0);
     }
-    if (lay && own) this.main.call(lay.fn, ...own);
+    for (let t = 1; t < this.hosts.length; t++) {
+      if (jobs[t].length === 0) continue;
+      this.hosts[t].ctrl!.set(jobs[t], CTRL.JOBS);
+      this.start(t, jobs[t].length / CTRL.JOB);
+    }
+    if (lay) for (const [slot, args] of own) this.fns[this.fnId(lay.fn) + slot * this.fnIndex.size](...args);
     this.waitAll();
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, bands, plan: null, bias: null };
     return h;
@@ -477,6 +549,7 @@ export class PoolBackend implements MatBackend {
     // this thread's jobs: one token's rows go straight into outputs that live in this memory
     const ow = plan.ownWords;
     for (const r of plan.ownRefs) ow[r.pos] = this.direct(outs[r.i], n, gated, r.i, add) ? outs[r.i].byteOffset : r.local;
+    for (const c of plan.ownCopies) copyInput(c, plan, xs);
     runJobs(ow, plan.ownNj, this.fns, this.claims);
     if (this.waitMeter) {
       const t0 = performance.now();
@@ -509,10 +582,9 @@ export class PoolBackend implements MatBackend {
   private startWorkers(plan: Plan, x: Float32Array): void {
     for (const r of plan.resets) Atomics.store(this.claims, r.word, r.v);
     for (const wk of plan.workers) {
-      if (wk.x) wk.x.set(x);
-      else wk.xq.set(plan.xq);
+      for (const c of wk.copies) copyInput(c, plan, x);
       wk.ctrl.set(wk.words, CTRL.JOBS);
-      this.start(wk.part, wk.nj);
+      this.start(wk.host, wk.nj);
     }
   }
 
@@ -624,13 +696,16 @@ export class PoolBackend implements MatBackend {
       const band = bandAt(u, b);
       if (band) resets.push({ word: b * CTRL.MAXJOBS + u, v: band.count << 16 });
     }
-    const workers: WorkerStep[] = [];
-    let ownWords = new Int32Array(0), ownNj = 0;
+    // per thread, its parts' jobs in part order, the left bands (BAND from the high end) of all
+    // after the rest so a thread first does the rows no other can; and its parts' input copies
+    const early: number[][] = this.hosts.map(() => []), late: number[][] = this.hosts.map(() => []);
+    const copies: InputCopy[][] = this.hosts.map(() => []);
     const ownRefs: { pos: number; i: number; local: number }[] = [];
     for (let p = 0; p < P; p++) {
       slots.push([]);
       if (bytes[p] === 0) continue;
-      const arena = this.parts[p].arena;
+      const { arena, host, slot } = this.parts[p];
+      const off = slot * this.fnIndex.size; // this part's kernels among its thread's (Part.slot)
       const base = bases[p];
       const xqAt = p === 0 ? xqPtr : base;
       const scratch = p === 0 ? xqPtr + xqBytes + outBytes(0) : base + xqBytes;
@@ -653,12 +728,13 @@ export class PoolBackend implements MatBackend {
         slots[p].push({ top: { r0: 0, n: 0, max: 0, sum: 0, ids: new Int32Array(arena.memory.buffer, sat + 16, want) }, f32: arena.f32(sat, 1), f64: new Float64Array(arena.memory.buffer, sat, 2) });
       }
       // the job words: per unit its core (PIECE), then the right bands, then the left bands (BAND),
-      // each followed by the unit's templates
-      const words: number[] = [];
+      // each followed by the unit's templates (part 0 comes first on its thread, with no left band:
+      // its refs are positions in this thread's list)
+      let words = early[host];
       const refs: { pos: number; i: number; local: number }[] = [];
       const put = (fn: number, args: number[], outRefs: [number, number][] = []) => {
         for (const [k, i] of outRefs) refs.push({ pos: CTRL.JOBS + words.length + 1 + k, i, local: outAt[i] });
-        words.push(fn, ...args.map((v) => v | 0));
+        words.push(fn >= 0 ? fn + off : fn, ...args.map((v) => v | 0));
         while (words.length % CTRL.JOB !== 0) words.push(0);
       };
       const templates = (u: number, statsBase: number) => {
@@ -708,21 +784,28 @@ export class PoolBackend implements MatBackend {
         put(JOBK.BAND, [p * CTRL.MAXJOBS + u, 0, band.ch, band.s - s.r0, band.e - s.r0, perUnit]);
         templates(u, statsAt + sb);
       }
+      words = late[host];
       for (let u = 0; u < units.length; u++) {
         const s = sliceOf(ws[units[u][0]], p), band = bandAt(u, p - 1);
         if (!s || !band) continue;
         put(JOBK.BAND, [(p - 1) * CTRL.MAXJOBS + u, 1, band.ch, band.s - s.r0, band.e - s.r0, perUnit]);
         templates(u, statsAt + (1 + rightCount) * sb);
       }
+      if (p === 0) ownRefs.push(...refs);
+      else copies[host].push({ xq: arena.u8(base, xqBytes), x: n > 1 ? arena.f32(xAt, n * cols) : null });
+    }
+    const workers: WorkerStep[] = [];
+    let ownWords = new Int32Array(0), ownNj = 0;
+    for (let t = 0; t < this.hosts.length; t++) {
+      const words = [...early[t], ...late[t]];
       const nj = words.length / CTRL.JOB;
-      if (nj > CTRL.CAP) throw new Error(`a round trip of ${nj} jobs exceeds the control block (${CTRL.CAP})`);
-      if (p === 0) {
+      if (nj > this.cap) throw new Error(`a round trip of ${nj} jobs exceeds the control block (${this.cap})`);
+      if (t === 0) {
         ownWords = new Int32Array(CTRL.JOBS + words.length);
         ownWords.set(words, CTRL.JOBS);
         ownNj = nj;
-        ownRefs.push(...refs);
-      } else {
-        workers.push({ part: p, ctrl: this.parts[p].ctrl!, words: Int32Array.from(words), nj, xq: arena.u8(base, xqBytes), x: n > 1 ? arena.f32(xAt, n * cols) : null });
+      } else if (nj > 0) {
+        workers.push({ host: t, ctrl: this.hosts[t].ctrl!, words: Int32Array.from(words), nj, copies: copies[t] });
       }
     }
     const quant = kinds.map((k) => ({ quantize: this.main.kernel(`quantize_${k.act}`), widen: k.wide ? this.main.kernel(`widen_${k.act}`) : null, at: k.at, ab: k.ab }));
@@ -738,7 +821,7 @@ export class PoolBackend implements MatBackend {
       }
     }
     const maxSel = slots.reduce((c, sl) => c + sl.length, 0);
-    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, outs: outsAll, workers, resets, want, slots, sel: [], pos: new Int32Array(maxSel), bias, bands };
+    return { ws: ws.slice(), n, gated, bytes, bases, x: a.f32(bases[0], n * cols), xqPtr, xq: a.u8(xqPtr, xqBytes), quant, ownWords, ownNj, ownRefs, ownCopies: copies[0], outs: outsAll, workers, resets, want, slots, sel: [], pos: new Int32Array(maxSel), bias, bands };
   }
 
   /**
@@ -746,7 +829,7 @@ export class PoolBackend implements MatBackend {
    * off: it ended, they sleep (an idle pool takes no CPU).
    */
   hold(on: boolean): void {
-    for (let p = 1; p < this.parts.length; p++) Atomics.store(this.parts[p].ctrl!, CTRL.HOT, on && this.spin > 0 ? 1 : 0);
+    for (let t = 1; t < this.hosts.length; t++) Atomics.store(this.hosts[t].ctrl!, CTRL.HOT, on && this.spin > 0 ? 1 : 0);
   }
 
   /** Rows of `w` that part `p` holds. */
@@ -757,14 +840,16 @@ export class PoolBackend implements MatBackend {
 
   // ---- for pool-attention.ts -----------------------------------------------------------------
 
+  // (attention splits by thread: its "part" p is thread p and that thread's first memory)
+
   /** Threads that compute (the calling thread is part 0). */
   get partCount(): number {
-    return this.parts.length;
+    return this.hosts.length;
   }
 
-  /** Part p's memory and allocator. */
+  /** Thread p's first memory and allocator. */
   arenaOf(p: number): Arena {
-    return this.parts[p].arena;
+    return this.parts[p * this.shards].arena; // (its first memory: startJob's kernels run on it)
   }
 
   /** The index of export `name`, for startJob. */
@@ -776,7 +861,7 @@ export class PoolBackend implements MatBackend {
 
   /** Run export number `fn` (fnId) with one i32 argument on worker p (p ≥ 1), without waiting. */
   startJob(p: number, fn: number, arg: number): void {
-    const c = this.parts[p].ctrl!;
+    const c = this.hosts[p].ctrl!;
     c[CTRL.JOBS] = fn;
     c[CTRL.JOBS + 1] = arg;
     this.start(p, 1);
@@ -807,7 +892,7 @@ export class PoolBackend implements MatBackend {
 
   /** Wait for every worker with a job in flight. */
   waitAll(): void {
-    for (let p = 1; p < this.parts.length; p++) if (this.parts[p].busy) this.wait(p);
+    for (let t = 1; t < this.hosts.length; t++) if (this.hosts[t].busy) this.wait(t);
   }
 
   getRow(out: Float32Array, w: WeightHandle, row: number): void {
@@ -838,7 +923,7 @@ export class PoolBackend implements MatBackend {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const p of this.parts) {
+    for (const p of this.hosts) {
       if (!p.worker || !p.ctrl) continue;
       p.ctrl[CTRL.NJOBS] = -1;
       Atomics.store(p.ctrl, CTRL.SEQ, ++p.seq);
@@ -851,7 +936,7 @@ export class PoolBackend implements MatBackend {
   /** Wake worker `part` to run its `nj` jobs. */
   private start(part: number, nj: number): void {
     if (this.disposed) throw new EngineError('POOL_DISPOSED', 'the WebAssembly pool was disposed; create a new backend');
-    const p = this.parts[part];
+    const p = this.hosts[part];
     const c = p.ctrl!;
     c[CTRL.NJOBS] = nj;
     p.busy = true;
@@ -861,7 +946,7 @@ export class PoolBackend implements MatBackend {
 
   /** Block until worker `part` has finished its last job. */
   private wait(part: number): void {
-    const p = this.parts[part];
+    const p = this.hosts[part];
     const c = p.ctrl!;
     p.busy = false;
     let done = Atomics.load(c, CTRL.DONE);

@@ -60,7 +60,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       contextSize: model.contextSize,
       threads: model.model.backend.threads,
       backend: model.backendName,
-      memoryBytes: model.memory.weights + model.memory.kvCache,
+      memoryBytes: model.plan.need, // weights (with the pool's bands) + KV cache
     },
     get used() {
       return session.used;

@@ -22,6 +22,8 @@ export class Arena {
   private scratchPtr = 0;
   private scratchSize = 0;
   private buf: ArrayBufferLike;
+  /** Bytes this memory may reach: the wasm32 limit, or less where a test wants shards of a small model (PoolOptions.memoryBytes). */
+  limit = MAX_PAGES * WASM_PAGE;
 
   /** `base`: first byte the allocator may hand out (the module's heap_base). */
   constructor(readonly memory: WebAssembly.Memory, base: number) {
@@ -59,13 +61,13 @@ export class Arena {
     }
     const ptr = align(this.top, alignTo);
     const end = ptr + bytes;
-    if (end > MAX_PAGES * WASM_PAGE) {
-      throw new EngineError('WASM_OOM', `a WebAssembly memory cannot hold ${fmt(end)} (wasm32 stops at 4 GiB); use the worker pool with more threads or a smaller model`);
+    if (end > this.limit) {
+      throw new EngineError('WASM_OOM', `a WebAssembly memory cannot hold ${fmt(end)} (wasm32 stops at ${fmt(this.limit)}); use the worker pool with more memories per thread (PoolOptions.shards) or a smaller model`);
     }
     const have = this.memory.buffer.byteLength;
     if (end > have) {
       // Grow by at least 1/8 of what we hold so many small weights do not grow page by page.
-      const want = Math.max(end, Math.min(MAX_PAGES * WASM_PAGE, have + (have >> 3)));
+      const want = Math.max(end, Math.min(this.limit, have + (have >> 3)));
       try {
         this.memory.grow(Math.ceil((want - have) / WASM_PAGE));
       } catch {
@@ -109,5 +111,5 @@ function align(n: number, a: number): number {
 }
 
 function fmt(bytes: number): string {
-  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+  return bytes < 2 ** 30 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 }
