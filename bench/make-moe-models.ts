@@ -151,9 +151,8 @@ function tensors(name: string, m: MoeModel, nVocab: number): WriterTensor[] {
   return out;
 }
 
-/** The model `name` (a key of MOE_MODELS) as GGUF bytes. */
-export function moeModelBytes(name: string): Uint8Array {
-  const m = MOE_MODELS[name];
+/** The model `name` (a key of MOE_MODELS, or given as `m`) as GGUF bytes. */
+export function moeModelBytes(name: string, m: MoeModel | undefined = MOE_MODELS[name]): Uint8Array {
   if (!m) throw new Error(`unknown MoE model ${name}`);
   const kvs = metadata(name, m);
   const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
@@ -161,9 +160,9 @@ export function moeModelBytes(name: string): Uint8Array {
   return writeGguf(kvs, tensors(name, m, nVocab));
 }
 
-/** Write the model `name` to `path`. */
-export function writeMoeModel(name: string, path: string): void {
-  writeFileSync(path, moeModelBytes(name));
+/** Write the model `name` (or `m` under that name) to `path`. */
+export function writeMoeModel(name: string, path: string, m?: MoeModel): void {
+  writeFileSync(path, moeModelBytes(name, m ?? MOE_MODELS[name]));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

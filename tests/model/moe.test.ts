@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MOE_MODELS, writeMoeModel } from '../../bench/make-moe-models.js';
+import { ModelError } from '../../src/shared/errors.js';
 import { ScalarBackend } from '../../src/engine/backend/scalar.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { readGgufHeader } from '../../src/engine/gguf/file.js';
@@ -199,5 +200,23 @@ describe.skipIf(!HAVE_SHARED)('active parameters of a MoE file', () => {
     expect(experts).toBe(3 * 3 * 64 * 32 * 8);
     expect(activeParameterCount(h)).toBe(parameterCount(h) - experts + experts / 4);
     expect(activeParameterCount(await readGgufHeader(sharedModel('tiny-random/tiny-qwen3-s5.gguf')))).toBeNull();
+  });
+});
+
+// ----------------------------------------------------------------------------------------------
+// Bad files
+
+describe.skipIf(!HAVE_SHARED)('bad MoE files get a ModelError naming the problem', () => {
+  const base = MOE_MODELS['moe-qwen3moe'];
+  it.each([
+    ['more experts used than there are', { ...base, nUsed: 9, usedArray: false }, 'BAD_KEY', /expert_used_count = 9/],
+    ['experts narrower than the key says', { ...base, keys: (a: string) => [{ key: `${a}.expert_feed_forward_length`, type: 4, value: 40 }] }, 'BAD_TENSOR_SHAPE', /ffn_gate_exps/],
+  ])('%s', async (_what, m, code, msg) => {
+    const path = join(dir, `bad-${code}.gguf`);
+    writeMoeModel('moe-qwen3moe', path, { ...m, nFfExp: m.keys ? 0 : m.nFfExp });
+    const err = await LoadedModel.load(path, { contextSize: 64, backend: 'scalar' }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect((err as ModelError).code).toBe(code);
+    expect((err as ModelError).message).toMatch(msg);
   });
 });
