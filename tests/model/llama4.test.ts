@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createRunState, forward, type Model } from '../../src/engine/model/forward.js';
-import { chunkWindow } from '../../src/engine/model/layer-attention.js';
+import { GgufType, type GgufHeader, type GgufKv } from '../../src/engine/gguf/types.js';
+import { chunkWindow, llama4Attention } from '../../src/engine/model/layer-attention.js';
 import { LoadedModel } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 
@@ -23,6 +24,25 @@ function run(m: Model, tokens: number[], oneByOne: boolean): Float32Array {
 it('chunkWindow: from the chunk start to the position', () => {
   expect([0, 3, 4, 5, 8191, 8192, 8193].map((p) => chunkWindow(8192, p))).toEqual([1, 4, 5, 6, 8192, 1, 2]);
   expect(chunkWindow(4, 5)).toBe(2);
+});
+
+/** A header holding only these llama4.* keys (u32). */
+function header(keys: Record<string, number>): GgufHeader {
+  const metadata = new Map<string, GgufKv>(Object.entries(keys).map(([k, v]) => [`llama4.${k}`, { key: `llama4.${k}`, type: GgufType.UINT32, value: v }]));
+  return { metadata, tensors: [] } as unknown as GgufHeader;
+}
+
+it('llama4Attention: llama.cpp\'s defaults, the unchunked layout, the window pattern, 128 experts', () => {
+  const d = llama4Attention(header({}), 'llama4', 8, 16, 5e5);
+  expect(d).toMatchObject({ chunk: 8192, kqNorm: true, temp: { floorScale: 8192, scale: 0.1, offset: 1 } });
+  expect(d.rope).toEqual([true, true, true, false, true, true, true, false]);
+  expect(d.chunked).toEqual([true, true, true, false, true, true, true, false]);
+  // sliding_window 0: no chunks, RoPE on every layer but the last (n_no_rope_layer_step = n_layer)
+  const n = llama4Attention(header({ 'attention.sliding_window': 0 }), 'llama4', 4, 16, 5e5);
+  expect(n).toMatchObject({ chunk: 0, temp: null, rope: [true, true, true, false] });
+  // a pattern of 2: every other layer chunked; the chunk stays 8192 whatever sliding_window says
+  const p = llama4Attention(header({ 'attention.sliding_window': 100, 'attention.sliding_window_pattern': 2 }), 'llama4', 4, 128, 5e5);
+  expect(p).toMatchObject({ chunk: 8192, chunked: [true, false, true, false], kqNorm: false });
 });
 
 describe.skipIf(!HAVE_SHARED || !existsSync(FILE))('llama4 chunked attention', () => {

@@ -27,6 +27,8 @@ const SOURCES: Record<string, string> = {
   stories260K: 'stories260K.gguf',
   ...Object.fromEntries(['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a) => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`])),
   ...Object.fromEntries(['gemma2', 'gemma3', 'olmo2', 'smollm3', 'granite', 'mistral3'].map((a) => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`])),
+  // MoE: the quantiser takes 3-D expert tensors row by row (the router stays F32)
+  ...Object.fromEntries(['qwen3moe', 'llama4'].map((a) => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`])),
 };
 
 /** [golden name, source file, file type] for every recorded variant whose source model is here. */
@@ -75,8 +77,8 @@ const TINY256_CHAOTIC = new Set(['Q5_K_M', 'Q3_K_M']);
 // The 2026 tiny models' Q8_0 variants (goldens recorded without AMX, Golden.recordedOn): llama.cpp's
 // own flash-attention-off run is 0.16 to 0.52 away from its golden at the first step (and leaves its
 // tokens on most prompts), so there the first step is bounded by that spread. Measured: gemma3,
-// granite, mistral3, smollm3 1e-4 or less; gemma2 0.11, olmo2 0.10 (a Q8 rounding flip), with all
-// 32 tokens equal on every one.
+// granite, mistral3, smollm3, llama4 1e-4 or less; gemma2 0.11, olmo2 0.10, qwen3moe 8.1e-2 (Q8
+// rounding flips; qwen3moe's spread 0.37), with all 32 tokens equal on every one.
 const STORIES_FIRST_STEP = 0.3;
 
 // Why exactly MUST_MATCH and no allowance: with quantised activations an element within float

@@ -26,6 +26,8 @@ export interface LayerAttention {
  * key says) on 3 layers of every attention.sliding_window_pattern (default 4), the 4th full and
  * NoPE, temperature tuning (floor 8192, scale 0.1, offset 1). q/k norm unless 128 experts
  * (LLM_TYPE_17B_128E). rope.freq_base_swa (the chunked layers' base) must equal rope.freq_base.
+ * (llama.cpp v0.4.0 builds the temperature input for every llama4 graph and asserts its scale is
+ * set, so it aborts on a file with sliding_window = 0; Pantheon runs that layout as written.)
  */
 export function llama4Attention(h: GgufHeader, arch: string, nLayer: number, nExpert: number, freqBase: number): LayerAttention {
   const k = (key: string) => `${arch}.${key}`;
