@@ -63,9 +63,12 @@ function restore() {
   utimesSync(saved.file, saved.atime, saved.mtime);
   saved = null;
 }
+/** The build or test run in progress (a process group of its own), stopped with this script. */
+let child = null;
 process.on('exit', restore);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
+    if (child) process.kill(-child.pid, sig); // its process group: vitest and its workers
     restore();
     process.exit(130);
   });
@@ -73,7 +76,11 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 function run(args, env = {}) {
   return new Promise((done) => {
-    spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } }).on('exit', (code, signal) => done(signal ? 1 : code ?? 1));
+    child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env }, detached: true });
+    child.on('exit', (code, signal) => {
+      child = null;
+      done(signal ? 1 : code ?? 1);
+    });
   });
 }
 
