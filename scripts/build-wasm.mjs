@@ -5,15 +5,18 @@
 // Both import a shared memory (env.memory) so a worker pool can hand the same memory objects to
 // worker threads. A build output, never committed; `npm test` runs this first. The two variants
 // compile in parallel child processes, and nothing is rebuilt when both outputs are newer than
-// every source (pass --force to rebuild anyway).
+// every source (pass --force to rebuild anyway). --out=DIR writes both into DIR instead, always
+// (scripts/test-mutations.mjs builds mutated kernels there, leaving build/wasm alone).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const SRC = 'src/engine/wasm/assembly';
+const outArg = process.argv.find((a) => a.startsWith('--out='));
+const OUT = outArg?.slice(6) ?? 'build/wasm';
 const VARIANTS = {
-  simd: { out: 'build/wasm/kernels.wasm', flags: [] },
-  relaxed: { out: 'build/wasm/kernels-relaxed.wasm', flags: ['--enable', 'relaxed-simd'] },
+  simd: { out: `${OUT}/kernels.wasm`, flags: [] },
+  relaxed: { out: `${OUT}/kernels-relaxed.wasm`, flags: ['--enable', 'relaxed-simd'] },
 };
 const COMMON = [
   `${SRC}/index.ts`, '-O3', '--noAssert', '--runtime', 'stub',
@@ -42,10 +45,10 @@ if (!existsSync(`${SRC}/index.ts`)) {
 const self = fileURLToPath(import.meta.url);
 const newestSource = Math.max(statSync(self).mtimeMs, ...readdirSync(SRC).map((f) => statSync(`${SRC}/${f}`).mtimeMs));
 const stale = Object.values(VARIANTS).some((v) => !existsSync(v.out) || statSync(v.out).mtimeMs < newestSource);
-if (!stale && !process.argv.includes('--force')) process.exit(0);
+if (!stale && !process.argv.includes('--force') && !outArg) process.exit(0);
 
-mkdirSync('build/wasm', { recursive: true });
+mkdirSync(OUT, { recursive: true });
 const codes = await Promise.all(Object.keys(VARIANTS).map((name) => new Promise((done) => {
-  spawn(process.execPath, [self, `--only=${name}`], { stdio: 'inherit' }).on('exit', (code) => done(code ?? 1));
+  spawn(process.execPath, [self, `--only=${name}`, ...(outArg ? [outArg] : [])], { stdio: 'inherit' }).on('exit', (code) => done(code ?? 1));
 })));
 process.exit(codes.some((c) => c !== 0) ? 1 : 0);

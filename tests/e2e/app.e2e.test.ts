@@ -5,6 +5,7 @@
 // unsupported architecture). The expected values come from the files themselves, read in Node with
 // the project's GGUF reader; the harness runs with its test hooks (PANTHEON_TEST_HOOKS=1).
 
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
@@ -19,6 +20,20 @@ const DEMO = `${ROOT}/resources/models/stories260K.gguf`;
 const DROPPED = sharedModel('tinyllamas-stories-260k-q8_0.gguf');
 const VOCAB_ONLY = sharedModel('llama.cpp-vocab/ggml-vocab-llama-spm.gguf');
 const OTHER_ARCH = sharedModel('llama.cpp-vocab/ggml-vocab-bert-bge.gguf');
+
+/**
+ * The engine's greedy continuation (temperature 0) of the prompt a reply's "Show prompt" shows, from
+ * the CLI (`pantheon run MODEL -p TEXT --temp 0 -n N`), which tokenizes a raw prompt as the chat
+ * does its rendered one but adds BOS itself: so without the BOS text at the start.
+ */
+function greedyFromCli(prompt: string, bosText: string, n: number): string {
+  const raw = prompt.startsWith(bosText) ? prompt.slice(bosText.length) : prompt;
+  const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'pantheon.mjs'), 'run', DEMO, '-p', raw, '--temp', '0', '-n', String(n), '--json'], { cwd: ROOT, encoding: 'utf8' });
+  return (JSON.parse(out) as { text: string }).text;
+}
+
+/** Text as the page shows it, to compare: runs of white space as one space, none at the ends. */
+const squash = (s: string | null) => (s ?? '').replace(/\s+/g, ' ').trim();
 
 /** Send `text` from the message box; wait for the reply's first words and for the reply to end. */
 async function sendAndWait(page: Page, text: string): Promise<Locator> {
@@ -104,16 +119,26 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
 
   it('sends a message and sees streamed text, then stops a reply mid-way', async () => {
     await page.getByRole('tab', { name: 'Chat' }).click();
-    // A short first reply that ends by itself (max tokens).
+    // A short first reply that ends by itself (max tokens), greedy: the engine's own tokens.
     const maxTokens = page.getByRole('spinbutton', { name: 'Max tokens' });
     await maxTokens.fill('24');
     await maxTokens.press('Enter');
+    const temperature = page.getByRole('spinbutton', { name: 'Temperature' });
+    await temperature.fill('0');
+    await temperature.press('Enter');
     const reply = await sendAndWait(page, 'Once upon a time');
     const box = page.getByRole('textbox', { name: 'Message' });
     const first = await reply.locator('.stats').textContent();
     expect(first).toMatch(/^24 tokens · first token .+ · [\d.]+ tokens\/s · max tokens reached/);
     await reply.getByText('Show prompt').click();
-    expect(await reply.locator('.prompt-text').textContent()).toContain('Once upon a time');
+    const prompt = (await reply.locator('.prompt-text').textContent()) ?? '';
+    expect(prompt).toContain('Once upon a time');
+    // The reply shows the engine's greedy stream, not some other (stories260K: " Anna, Anna, I'm ready to come b")
+    const tokens = getArray(header, 'tokenizer.ggml.tokens') as string[];
+    const bos = tokens[Number(header.metadata.get('tokenizer.ggml.bos_token_id')?.value)];
+    expect(squash(await reply.locator('.markdown').textContent())).toBe(squash(greedyFromCli(prompt, bos, 24)));
+    await temperature.fill('0.8');
+    await temperature.press('Enter');
     await screenshot(page, 'app-04-reply');
 
     // Ask for a long reply and press Stop as soon as its first words show (in the page, so the

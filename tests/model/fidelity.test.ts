@@ -84,6 +84,27 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
   });
 });
 
+/**
+ * Max |logprob − llama.cpp| at the first step on Pantheon's backends (scalar, wasm; the pool gives
+ * wasm's bits, tests/model/pool-forward.test.ts), per model: about 1.3 times the largest over its
+ * prompts and both backends, as measured under Node 20 (plain build) and Node 24 (relaxed build),
+ * which agree to two digits (issue 24), so that a small numeric bug in a kernel fails here (npm run
+ * test:mutations). Measured: stories260K 5.6e-6, llama-2-tiny-random 7.1e-5, tiny-llama-s5 6.6e-6,
+ * where llama.cpp keeps activations in f32; where it rounds them to f16 for some F16 matmuls (above)
+ * 1.6e-3 (tiny-qwen2-s5), 1.5e-3 (tiny-qwen3-s5), 1.7e-3 (tiny-phi3-s5), 1.8e-3 (tiny-phi2-s5),
+ * 8.7e-3 (tiny-gemma-s5). A model not listed gets fidelityBounds (golden.ts) until its own is measured.
+ */
+const FIRST_STEP: Record<string, number> = {
+  stories260K: 8e-6,
+  'llama-2-tiny-random': 9.5e-5,
+  'tiny-llama-s5': 9e-6,
+  'tiny-qwen2-s5': 2.1e-3,
+  'tiny-qwen3-s5': 2e-3,
+  'tiny-phi3-s5': 2.2e-3,
+  'tiny-phi2-s5': 2.4e-3,
+  'tiny-gemma-s5': 1.15e-2,
+};
+
 describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s greedy tokens up to a near-tie', () => {
   it.each(available.flatMap(([name, file]) => (POOL.has(name) ? (['scalar', 'wasm', 'pool'] as const) : (['scalar', 'wasm'] as const)).map((b): [string, string, 'scalar' | 'wasm' | 'pool'] => [name, file, b])))('%s (%s) on %s', async (name, file, backend) => {
     const g = readGolden(name)!;
@@ -93,7 +114,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
       const parts: string[] = [];
       for (const c of g.cases) {
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), readLogprobs(c.firstLogprobs));
-        expect(d).toBeLessThan(fidelityBounds(g, c).production);
+        expect(d).toBeLessThan(FIRST_STEP[name] ?? fidelityBounds(g, c).production);
         // Generating on the scalar backend takes seconds per case; its kernels equal the wasm ones
         // to float rounding (tests/wasm), so it generates only for the smallest model.
         if (backend === 'scalar' && name !== 'stories260K') {

@@ -42,13 +42,30 @@ const VARIANTS: [string, string, string][] = (existsSync(GOLDEN_DIR) ? readdirSy
 const MUST_MATCH = 16;
 
 /**
- * Max |logprob - llama.cpp| at the first generated position. The tiny-random variants agree to
- * about 1e-5. The stories260K variants keep ffn_down in F16 (rows of 172 fit no block), and
- * llama.cpp rounds that matmul's input to f16 (172 % 16 != 0, so no AMX; quant/float.ts) where
- * Pantheon does not: about 0.2, on tokens with ln p below -17. Rounding it too brings Q4_0 and
- * Q4_K_M to 2e-6; Q8_0 and Q6_K (all Q8_0 here) keep 7e-2 from a difference not yet traced.
+ * Max |logprob - llama.cpp| at the first generated position, per source model: about 1.3 times the
+ * largest over its variants as measured (issue 24; the same under Node 20's plain build and Node
+ * 24's relaxed one, to two digits), so that a small numeric bug in a kernel fails here
+ * (npm run test:mutations). Measured: tiny-gemma-s5 1.0e-5, tiny-llama-s5 1.0e-5, tiny-phi2-s5
+ * 1.1e-5, tiny-phi3-s5 5.7e-6, tiny-qwen2-s5 1.2e-5, tiny-qwen3-s5 8.1e-6; tiny256's Q2_K, Q4_K_M,
+ * Q4_K_S and Q6_K 7.4e-5. The stories260K variants keep ffn_down in F16 (rows of 172 fit no block),
+ * and llama.cpp rounds that matmul's input to f16 (172 % 16 != 0, so no AMX; quant/float.ts) where
+ * Pantheon does not: 0.19, on tokens with ln p below -17. Rounding it too brings Q4_0 and Q4_K_M to
+ * 2e-6; Q8_0 and Q6_K (all Q8_0 here) keep 7e-2 from a difference not yet traced. A model not
+ * listed gets DEFAULT_FIRST_STEP until its own is measured.
  */
-const FIRST_STEP = 1e-3;
+const FIRST_STEP: Record<string, number> = {
+  stories260K: 0.25,
+  'tiny-gemma-s5': 1.3e-5,
+  'tiny-llama-s5': 1.3e-5,
+  'tiny-phi2-s5': 1.5e-5,
+  'tiny-phi3-s5': 7.5e-6,
+  'tiny-qwen2-s5': 1.6e-5,
+  'tiny-qwen3-s5': 1.1e-5,
+  tiny256: 1e-4,
+};
+const DEFAULT_FIRST_STEP = 1e-3;
+/** The bound for a golden name <model>.<TYPE>. */
+const firstStep = (name: string) => FIRST_STEP[name.slice(0, name.lastIndexOf('.'))] ?? DEFAULT_FIRST_STEP;
 /**
  * tiny256 variants whose 5-token prompt is chaotic, so only llama.cpp's own spread bounds them.
  * Q5_K_M and Q3_K_M differ from llama.cpp by 8.9e-2 and 1.1e-1 at the first step (top 10) and
@@ -79,7 +96,8 @@ const TINY256_CHAOTIC = new Set(['Q5_K_M', 'Q3_K_M']);
 // tokens on most prompts), so there the first step is bounded by that spread. Measured: gemma3,
 // granite, mistral3, smollm3, llama4 1e-4 or less; gemma2 0.11, olmo2 0.10, qwen3moe 8.1e-2 (Q8
 // rounding flips; qwen3moe's spread 0.37), with all 32 tokens equal on every one.
-const STORIES_FIRST_STEP = 0.3;
+/** tiny256 with BOS alone, scalar and wasm: measured 1.0e-4 (Q3_K_M), 8.1e-5 (Q5_K_M). */
+const TINY256_BOS_FIRST_STEP = 1.3e-4;
 
 // Why exactly MUST_MATCH and no allowance: with quantised activations an element within float
 // rounding of a Q8 rounding boundary rounds the other way when an engine sums in another order, and
@@ -99,18 +117,20 @@ afterAll(() => {
 });
 
 // tiny256 (bench/make-tiny256.ts): 256 wide, so its variants hold real K-quant blocks (Q4_K, Q5_K,
-// Q6_K, …) that the 64-wide models never reach. The F16 file is rebuilt from its seed here; Q4_K_M and
-// Q4_K_M (Q4_K and Q6_K blocks) runs by default, the other recorded variants with
-// PANTHEON_SLOW_TESTS=1 (each takes 20-30 s here, most of it quantising the 32000×256 embedding).
+// Q6_K, …) that the 64-wide models never reach. The F16 file is rebuilt from its seed here; Q4_K_M
+// (Q4_K and Q6_K blocks) runs by default, the other recorded variants with PANTHEON_SLOW_TESTS=1
+// (each takes 20-30 s here, most of it quantising the 32000×256 embedding; CI sets it); without it
+// they are skipped, and counted as skipped.
+const SLOW = process.env.PANTHEON_SLOW_TESTS === '1';
 const TINY256: string[] = (existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR) : [])
   .map((f) => /^tiny256\.(\w+)\.json$/.exec(f)?.[1])
-  .filter((t): t is string => t !== undefined && (process.env.PANTHEON_SLOW_TESTS === '1' || t === 'Q4_K_M'))
+  .filter((t): t is string => t !== undefined)
   .filter(() => HAVE_SHARED);
 
 /** BOS-only goldens (tiny256.<T>.bos.json): Q5_K_M by default, the others with PANTHEON_SLOW_TESTS=1. */
 const TINY256_BOS: string[] = (existsSync(GOLDEN_DIR) ? readdirSync(GOLDEN_DIR) : [])
   .map((f) => /^tiny256\.(\w+)\.bos\.json$/.exec(f)?.[1])
-  .filter((t): t is string => t !== undefined && (process.env.PANTHEON_SLOW_TESTS === '1' || t === 'Q5_K_M'))
+  .filter((t): t is string => t !== undefined)
   .filter(() => HAVE_SHARED);
 
 // Quantising the 32000×256 embedding to K-quants dominates (20-45 s alone; over 100 s when the 2
@@ -124,7 +144,7 @@ describe.skipIf(TINY256.length + TINY256_BOS.length === 0)('tiny256 K-quant vari
     writeTiny256(f16);
   }, TINY256_TIMEOUT);
 
-  it.each(TINY256)('tiny256.%s', async (type) => {
+  for (const type of TINY256) it.skipIf(!SLOW && type !== 'Q4_K_M')(`tiny256.${type}`, async () => {
     const name = `tiny256.${type}`;
     const g = readGolden(name)!;
     const path = join(tmp, `${name}.gguf`);
@@ -145,7 +165,7 @@ describe.skipIf(TINY256.length + TINY256_BOS.length === 0)('tiny256 K-quant vari
         expect(d).toBeLessThan(c.flashAttentionOff!.firstStepMaxAbsDiff);
         return;
       }
-      expect(d).toBeLessThan(FIRST_STEP);
+      expect(d).toBeLessThan(g.recordedOn?.amx === false ? Math.max(DEFAULT_FIRST_STEP, c.flashAttentionOff!.firstStepMaxAbsDiff) : firstStep(name));
       expect(agree.same, `${name}: token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n));
     } finally {
       lm.dispose();
@@ -153,9 +173,9 @@ describe.skipIf(TINY256.length + TINY256_BOS.length === 0)('tiny256 K-quant vari
   }, TINY256_TIMEOUT);
 
   // BOS alone: one position, so attention returns V and no half-ulp difference is amplified; here
-  // Pantheon must match llama.cpp over the whole vocabulary, on both backends (measured: 1e-4).
+  // Pantheon must match llama.cpp over the whole vocabulary, on both backends.
   // Recorded with: node bench/record-goldens.mjs --logprob-cases=1 --prompt= --tag=bos tiny256.<T>.gguf
-  it.each(TINY256_BOS)('tiny256.%s, BOS alone: first step within 1e-3 of llama.cpp, scalar and wasm', async (type) => {
+  for (const type of TINY256_BOS) it.skipIf(!SLOW && type !== 'Q5_K_M')(`tiny256.${type}, BOS alone: first step within ${TINY256_BOS_FIRST_STEP} of llama.cpp, scalar and wasm`, async () => {
     const g = readGolden(`tiny256.${type}.bos`)!;
     const path = join(tmp, `tiny256.${type}.gguf`);
     if (!existsSync(path)) quantizeTiny256(f16, path, type);
@@ -163,15 +183,18 @@ describe.skipIf(TINY256.length + TINY256_BOS.length === 0)('tiny256 K-quant vari
     const c = g.cases[0];
     expect(c.promptTokens).toEqual([g.vocab.bos]);
     const ref = readLogprobs(c.firstLogprobs);
+    const parts: string[] = [];
     for (const backend of ['scalar', 'wasm'] as const) {
       const lm = await LoadedModel.load(path, { contextSize: 512, backend });
       try {
-        const lp = logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0));
-        expect(maxAbsDiff(lp, ref), backend).toBeLessThan(FIRST_STEP);
+        const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), ref);
+        parts.push(`${backend} ${d.toExponential(1)}`);
+        expect(d, backend).toBeLessThan(TINY256_BOS_FIRST_STEP);
       } finally {
         lm.dispose();
       }
     }
+    report.push(`  ${`tiny256.${type}.bos`.padEnd(22)} ${parts.join(', ')}`);
   }, TINY256_TIMEOUT);
 });
 
@@ -192,7 +215,7 @@ describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s 
       for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
       const agree = compareTokens(out, c);
       report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
-      expect(d).toBeLessThan(name.startsWith('stories260K.') ? STORIES_FIRST_STEP : g.recordedOn?.amx === false ? Math.max(FIRST_STEP, c.flashAttentionOff!.firstStepMaxAbsDiff) : FIRST_STEP);
+      expect(d).toBeLessThan(g.recordedOn?.amx === false ? Math.max(DEFAULT_FIRST_STEP, c.flashAttentionOff!.firstStepMaxAbsDiff) : firstStep(name));
       expect(agree.same, `${name}: token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n));
     } finally {
       lm.dispose();

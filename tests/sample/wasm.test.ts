@@ -2,12 +2,11 @@
 // against the TypeScript ones (ScalarPasses: scrubMax, expSumAndTop, selectTopK) and against one
 // Math.exp per value; then whole Samplers on either passes, which must pick the same tokens.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createRng, DEFAULT_SAMPLING, expSumBelowMaxReference, FUSED_TOP_MAX, NUCLEUS_BINS, nucleusBoundary, Sampler, ScalarPasses, scrubMax, selectTopKReference, WasmPasses, type SamplingParams } from '../../src/engine/sample/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
-import { hasRelaxedSimd, loadKernelModule, type SimdLevel } from '../../src/engine/wasm/loader.js';
-
-const levels: SimdLevel[] = hasRelaxedSimd() ? ['simd', 'relaxed'] : ['simd'];
+import { loadKernelModule } from '../../src/engine/wasm/loader.js';
+import { BUILDS, skipBuild } from '../wasm/builds.js';
 
 /** Values that break sampling code: NaN, ±inf, ±0, ties, huge and tiny magnitudes. */
 const nasty = [NaN, Infinity, -Infinity, 0, -0, 1, 1, -1, 3.5, 3.5, 1e30, -1e30, 1e-30, 88, -88, 1000, -1000];
@@ -31,10 +30,14 @@ function adversarial(): Float32Array[] {
   return out;
 }
 
-for (const simd of levels) {
-  const k = new KernelInstance(loadKernelModule({ simd }));
-  const wasm = new WasmPasses(k);
+for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`${simd} build`, () => {
+  let k!: KernelInstance;
+  let wasm!: WasmPasses;
   const ts = new ScalarPasses();
+  beforeAll(() => {
+    k = new KernelInstance(loadKernelModule({ simd }));
+    wasm = new WasmPasses(k);
+  });
 
   describe(`wasm sampling passes (${simd})`, () => {
     it('load: the same scrubbed copy (NaN → −inf) and max as scrubMax, bit for bit', () => {
@@ -233,4 +236,4 @@ for (const simd of levels) {
       }
     });
   });
-}
+});

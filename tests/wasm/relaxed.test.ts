@@ -14,6 +14,9 @@ import { ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml
 import { dequantizeRow, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
 import { actBytes, KERNEL_TYPES } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule, relaxedProbe } from '../../src/engine/wasm/loader.js';
+import { PoolBackend } from '../../src/engine/backend/pool.js';
+import { WasmBackend } from '../../src/engine/backend/wasm.js';
+import { EXPECT_RELAXED } from './builds.js';
 import { quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
@@ -50,6 +53,20 @@ describe('relaxed SIMD', () => {
   it('is chosen only when the probe runs correctly; asking for it without support is an error', () => {
     expect(loadKernelModule().simd).toBe(hasRelaxedSimd() ? 'relaxed' : 'simd');
     if (!hasRelaxedSimd()) expect(() => loadKernelModule({ simd: 'relaxed' })).toThrow(/relaxed SIMD/);
+  });
+
+  // CI's Node 24 part sets PANTHEON_EXPECT_RELAXED=1: there the build Electron runs must be the one
+  // the backends chose, or every model test of that run would check the plain build again.
+  it.runIf(EXPECT_RELAXED)('PANTHEON_EXPECT_RELAXED=1: this engine runs relaxed SIMD and the wasm and pool backends chose the relaxed build', () => {
+    expect(hasRelaxedSimd(), `${process.version} has no usable relaxed SIMD`).toBe(true);
+    const wasm = new WasmBackend();
+    const pool = new PoolBackend({ threads: 2 });
+    try {
+      expect([wasm.name, pool.name]).toEqual(['wasm-relaxed', 'wasm-relaxed-pool']);
+      expect(wasm.kernels.simd).toBe('relaxed');
+    } finally {
+      pool.dispose();
+    }
   });
 
   it.skipIf(!existsSync(CHROMIUM))('in Chromium: the probe passes; relaxed kernels match the scalar reference (2e-6 / 2e-5 of Σ|w·x|) and plain kernels match Node bit for bit', async () => {
