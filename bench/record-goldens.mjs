@@ -55,6 +55,15 @@ function casesFor(path) {
   return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
 }
 
+/** True when this CPU has AMX tiles (Linux /proc/cpuinfo flag amx_tile): ggml-cpu then loads its AMX extra buffer. */
+function hasAmx() {
+  try {
+    return /\bamx_tile\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 function sha256(path) {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
@@ -122,6 +131,8 @@ async function record(path) {
       model: basename(path),
       sha256: sha256(path),
       llamaCpp: LLAMA_CPP_LABEL,
+      // whether ggml's AMX path multiplied F16 weights with f32 activations (tests/model/reference-backend.ts)
+      cpu: { amx: hasAmx() },
       settings: {
         ...SETTINGS,
         sampler: 'greedy (temperature 0, no penalties); EOG tokens are fed back, not a stop',

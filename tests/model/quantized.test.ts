@@ -26,6 +26,7 @@ import { compareTokens, GOLDEN_DIR, logSoftmax, maxAbsDiff, readGolden, readLogp
 const SOURCES: Record<string, string> = {
   stories260K: 'stories260K.gguf',
   ...Object.fromEntries(['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a) => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`])),
+  'tiny-qwen35-s1': 'tiny-random/tiny-qwen35-s1.gguf',
 };
 
 /** [golden name, source file, file type] for every recorded variant whose source model is here. */

@@ -37,6 +37,12 @@ export class ReferenceCpuBackend implements MatBackend {
   private bytes = 0;
   private xr = new Float32Array(0);
 
+  /**
+   * `amx`: whether the recording CPU had AMX (a golden's cpu.amx; files without it come from the
+   * AMX Xeon). Without AMX every F16 weight takes the generic path, so x is always rounded.
+   */
+  constructor(private readonly amx = true) {}
+
   supports(type: number): boolean {
     return type === 0 || type === 1;
   }
@@ -49,7 +55,7 @@ export class ReferenceCpuBackend implements MatBackend {
     const f = new Float32Array(spec.rows * spec.cols);
     for (let r = 0; r < spec.rows; r++) dequantizeRow(spec.type, raw, r * rb, f.subarray(r * spec.cols, (r + 1) * spec.cols), spec.cols);
     this.bytes += f.byteLength;
-    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && !amxTakes(spec) };
+    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && (!this.amx || !amxTakes(spec)) };
     return h;
   }
 

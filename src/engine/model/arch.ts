@@ -36,11 +36,18 @@ export interface ArchSpec {
   readonly ropeFactors: 'freqs' | 'longShort' | 'none';
   /** Metadata key of the norm epsilon. */
   readonly epsKey: 'attention.layer_norm_rms_epsilon' | 'attention.layer_norm_epsilon';
+  /**
+   * Hybrid Qwen3.5: gated linear-attention layers (deltanet.ts) between full-attention ones whose q
+   * projection carries a sigmoid output gate per head ([q; gate] per head), and the FFN's norm named
+   * post_attention_norm.
+   */
+  readonly deltaNet: boolean;
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {
   rope: 'norm', norm: 'rms', ffn: 'swiglu', fusedGateUp: false, parallel: false, embedScale: false,
   scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon',
+  deltaNet: false,
 };
 
 function arch(name: string, over: Partial<ArchSpec>): ArchSpec {
@@ -68,6 +75,9 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   // The RMSNorm weights need no +1: convert_hf_to_gguf.py (GemmaModel.modify_tensors) adds the 1
   // when it writes the file.
   gemma: arch('gemma', { rope: 'neox', ffn: 'geglu', embedScale: true, scaleQ: true }),
+  // src/models/qwen35.cpp: 3 of every 4 layers Gated DeltaNet (deltanet.ts), the others qwen3-style
+  // attention with a gated q; IMROPE, which for text turns as NEOX (deltanet.ts imropeTextPairs).
+  qwen35: arch('qwen35', { rope: 'neox', qkNorm: true, deltaNet: true }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);

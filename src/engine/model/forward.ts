@@ -10,6 +10,7 @@ import type { ArchSpec } from './arch.js';
 import { attention, createAttentionScratch, type AttentionMode, type AttentionScratch } from './attention.js';
 import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
+import { applyQGate, createRecurrentState, deltaNet, imropeText, recurrentBegin, splitQGate, type RecurrentState } from './deltanet.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
@@ -59,6 +60,8 @@ export interface RunState {
   wasm: { k: KernelInstance; scratch: number; ptr: number; bytes: number; norms: Map<Float32Array, number> } | null;
   /** Set when the backend splits attention and the KV cache across its threads (cache then holds no rows). */
   split: SplitAttention | null;
+  /** The linear-attention layers' recurrent state and scratch (qwen35, deltanet.ts), else null. */
+  recurrent: RecurrentState | null;
 }
 
 /**
@@ -161,6 +164,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     profile: null,
     wasm,
     split,
+    recurrent: m.hp.deltaNet ? createRecurrentState(m.hp, b, ropeYarn(m.hp)) : null,
   };
   if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
   if (split) releasedSplit.register(s, split);
@@ -294,6 +298,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const P = s.profile;
   const W = s.wasm;
   if (P) P.begin();
+  const R = s.recurrent;
+  if (R) recurrentBegin(R, pos, n);
 
   // embed: one row of token_embd per token (× sqrt(n_embd) for gemma, a float as ggml_scale takes)
   for (let t = 0; t < n; t++) {
@@ -304,6 +310,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
 
   // cos/sin of each position of the batch, shared by every layer
   for (let t = 0; t < n; t++) ropeCache(s.rope, pos + t, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn, t * nRot);
+  if (R) imropeText(R, s.rope, n, nRot);
   if (P) P.mark('rope');
 
   for (let l = 0; l < hp.nLayer; l++) {
@@ -312,6 +319,17 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     // attention norm
     for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.attnNorm, L.attnNormB, t * dim);
     if (P) P.mark('norm');
+
+    if (L.deltaNet) {
+      // gated linear attention (qwen35, deltanet.ts) instead of attention, then the same residual and FFN
+      deltaNet(be, R!, hp.deltaNet!, L.deltaNet, l, s.xb, n, pos, hp.normEps);
+      if (P) P.mark('linear attention');
+      projectAdd(be, s, s.x, L.wo, R!.out, n, null, s.xb2);
+      for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, null, t * dim);
+      if (P) P.mark('norm');
+      ffn(m, s, L, n, true);
+      continue;
+    }
 
     // q, k, v projections (fused: one matmul, then split per token)
     if (L.wqkv) {
@@ -325,7 +343,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       }
       if (P) P.mark('split qkv');
     } else {
-      projectShared(be, [s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
+      projectShared(be, [spec.deltaNet ? R!.qGate : s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
+      if (spec.deltaNet) splitQGate(R!, s.q, n, nHead, headDimK); // qwen35: [q; gate] per head
     }
 
     for (let t = 0; t < n; t++) {
@@ -382,6 +401,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
         }
       }
     }
+    if (spec.deltaNet) applyQGate(R!, s.att, n * nHead * headDimV); // × σ(gate)
     if (P) P.mark('attention');
 
     if (spec.parallel) {

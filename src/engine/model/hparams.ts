@@ -8,6 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+import { deltaNetHparams, type DeltaNetHparams } from './deltanet.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
 export type RopeScaling = 'none' | 'linear' | 'yarn' | 'longrope';
@@ -55,6 +56,8 @@ export interface ModelHparams {
   slidingWindow: number;
   /** Scale of q·k (llama: 1/sqrt(head_dim) unless {arch}.attention.scale says otherwise). */
   kqScale: number;
+  /** The gated linear-attention layers' sizes and which layers they are (qwen35), else null. */
+  deltaNet: DeltaNetHparams | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -171,5 +174,6 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     normEps: getNumber(h, k(spec.epsKey)) ?? 1e-5,
     slidingWindow: spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
+    deltaNet: spec.deltaNet ? deltaNetHparams(h, a, nLayer) : null,
   };
 }
