@@ -9,10 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QWEN35_MODELS, writeQwen35Model } from '../../bench/make-qwen35-models.js';
+import { parseGgufHeader } from '../../src/engine/gguf/parse.js';
+import { GgufType, type GgufHeader } from '../../src/engine/gguf/types.js';
+import { kv, writeGguf, type WriterKv } from '../../src/engine/gguf/writer.js';
+import { imropeTextPairs } from '../../src/engine/model/deltanet.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
+import { modelHparams } from '../../src/engine/model/hparams.js';
 import { Profile } from '../../src/engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
+import { ModelError } from '../../src/shared/errors.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { backendBound, compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs, referenceBound } from './golden.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
@@ -131,5 +137,56 @@ describe.skipIf(!HAVE_SHARED || !existsSync(SHARED_FILE))('a session with recurr
     forward(lm.model, st, P, 0);
     expect(() => forward(lm.model, st, [11], P.length + 1)).toThrow(RangeError);
     expect(() => forward(lm.model, st, [11], P.length)).not.toThrow();
+  });
+});
+
+describe('qwen35 hyperparameters', () => {
+  /** A header with the qwen35 keys (tensors do not matter to the hyperparameters). */
+  function header(over: Record<string, WriterKv | null> = {}): GgufHeader {
+    const a = 'qwen35';
+    const base: Record<string, WriterKv> = {
+      arch: kv.str('general.architecture', a),
+      embd: kv.u32(`${a}.embedding_length`, 64),
+      layers: kv.u32(`${a}.block_count`, 4),
+      heads: kv.u32(`${a}.attention.head_count`, 4),
+      conv: kv.u32(`${a}.ssm.conv_kernel`, 4),
+      state: kv.u32(`${a}.ssm.state_size`, 16),
+      group: kv.u32(`${a}.ssm.group_count`, 2),
+      rank: kv.u32(`${a}.ssm.time_step_rank`, 4),
+      inner: kv.u32(`${a}.ssm.inner_size`, 64),
+    };
+    const kvs = Object.entries({ ...base, ...over }).flatMap(([, v]) => (v ? [v] : []));
+    return parseGgufHeader(writeGguf(kvs, [{ name: 'token_embd.weight', dims: [64, 8], type: 0, data: new Uint8Array(64 * 8 * 4) }]));
+  }
+  const fails = (over: Record<string, WriterKv | null>, msg: RegExp) => {
+    try {
+      modelHparams(header(over));
+    } catch (err) {
+      expect(err).toBeInstanceOf(ModelError);
+      expect((err as ModelError).message).toMatch(msg);
+      return;
+    }
+    throw new Error('expected a ModelError');
+  };
+
+  it('reads the layer pattern from full_attention_interval (default 4) or attention.recurrent_layers', () => {
+    expect(modelHparams(header()).deltaNet!.recurrent).toEqual([true, true, true, false]);
+    expect(modelHparams(header({ interval: kv.u32('qwen35.full_attention_interval', 2) })).deltaNet!.recurrent).toEqual([true, false, true, false]);
+    expect(modelHparams(header({ marked: kv.arr('qwen35.attention.recurrent_layers', GgufType.BOOL, [false, true, true, false]) })).deltaNet!.recurrent).toEqual([false, true, true, false]);
+  });
+
+  it('refuses sizes that do not fit, with one line naming the key', () => {
+    fails({ inner: kv.u32('qwen35.ssm.inner_size', 48) }, /ssm\.inner_size = 48 is not/);
+    fails({ group: kv.u32('qwen35.ssm.group_count', 3) }, /4 value heads .* cannot share 3 key heads/);
+    fails({ conv: null }, /"qwen35\.ssm\.conv_kernel" is missing/);
+    fails({ marked: kv.arr('qwen35.attention.recurrent_layers', GgufType.BOOL, [true, false]) }, /2 values, expected one per layer \(4\)/);
+    fails({ mtp: kv.u32('qwen35.nextn_predict_layers', 1) }, /multi-token-prediction/);
+  });
+
+  it('M-RoPE for text: only pairs on the fourth section turn by position 0', () => {
+    expect(imropeTextPairs([11, 11, 10, 0], 64)).toEqual([]); // Qwen3.5's sections
+    expect(imropeTextPairs([2, 1, 1, 0], 8)).toEqual([]);
+    expect(imropeTextPairs([1, 1, 0, 1], 8)).toEqual([2]);
+    expect(imropeTextPairs(null, 8)).toEqual([]);
   });
 });
