@@ -15,7 +15,8 @@
 
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LLAMA_CPP_LABEL, detokenize, dispose, greedy, loadModel, specialTokens, tokenize } from './llama.mjs';
@@ -55,13 +56,14 @@ function casesFor(path) {
   return PROMPTS.map((prompt) => ({ prompt, n: N_TOKENS }));
 }
 
-/** True when this CPU has AMX tiles (Linux /proc/cpuinfo flag amx_tile): ggml-cpu then loads its AMX extra buffer. */
-function hasAmx() {
-  try {
-    return /\bamx_tile\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
-  } catch {
-    return false;
-  }
+/**
+ * The recording CPU, and whether it has AMX: llama.cpp multiplies some F16 weights on AMX with x in
+ * f32 and rounds x to f16 elsewhere (tests/model/reference-backend.ts), so its logits depend on it.
+ */
+function recordedOn() {
+  const info = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const flags = /^flags\s*:(.*)$/m.exec(info)?.[1].split(/\s+/) ?? [];
+  return { cpu: cpus()[0]?.model ?? 'unknown', amx: flags.includes('amx_tile') };
 }
 
 function sha256(path) {
@@ -131,8 +133,7 @@ async function record(path) {
       model: basename(path),
       sha256: sha256(path),
       llamaCpp: LLAMA_CPP_LABEL,
-      // whether ggml's AMX path multiplied F16 weights with f32 activations (tests/model/reference-backend.ts)
-      cpu: { amx: hasAmx() },
+      recordedOn: recordedOn(),
       settings: {
         ...SETTINGS,
         sampler: 'greedy (temperature 0, no penalties); EOG tokens are fed back, not a stop',

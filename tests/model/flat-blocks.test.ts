@@ -30,8 +30,8 @@ describe.skipIf(!HAVE_SHARED || !existsSync(Q8) || !existsSync(F32))('flat-block
     try {
       expect(q8.header.tensors.find((t) => t.name === 'blk.0.ffn_down.weight')?.flatBlocks).toBe(true);
       for (let l = 0; l < q8.hparams.nLayer; l++) {
-        const a = q8.model.w.layers[l].wDown;
-        const b = f32.model.w.layers[l].wDown;
+        const a = q8.model.w.layers[l].wDown!;
+        const b = f32.model.w.layers[l].wDown!;
         expect(a.spec).toMatchObject({ type: 0, rows: 64, cols: 172 });
         // The same element order as the F32 tensor: each value within half a Q8_0 step of its block
         // (step = absmax / 127, ggml-quants.c quantize_row_q8_0_ref), plus the f16 rounding of the scale.

@@ -24,8 +24,8 @@ export interface Golden {
   sha256: string;
   /** "node-llama-cpp X.Y.Z", the recorder. */
   llamaCpp: string;
-  /** The recording CPU: amx false where ggml had no AMX path (absent in files from the AMX Xeon). */
-  cpu?: { amx: boolean };
+  /** The recording CPU (absent in files recorded before the field: an AMX Xeon, bench/README.md). */
+  recordedOn?: { cpu: string; amx: boolean };
   vocab: { size: number; bos: number | null; eos: number | null; addBos: boolean; addEos: boolean };
   /** llama.cpp's tokens for each standard prompt, with and without BOS. */
   tokenizer: { prompt: string; withBos: number[]; withoutBos: number[] }[];
@@ -84,25 +84,4 @@ export function compareTokens(ours: number[], c: GoldenCase): TokenAgreement {
   const top = c.topLogits[same];
   const mine = top.find((t) => t.id === ours[same]);
   return { same, behind: mine ? top[0].logprob - mine.logprob : Infinity };
-}
-
-/**
- * Max |logprob - llama.cpp| at the first step for the reference double. On a golden recorded where
- * ggml had no AMX path (cpu.amx false, e.g. the AMD machine that recorded tiny-qwen35-s1), every F16
- * matmul rounds its input to f16, so an ulp of difference upstream (ggml's SIMD exp in SiLU, sums in
- * another order) flips roundings; on a chaotic random model that moves the first step by as much as
- * llama.cpp's own switch of attention path does (flashAttentionOff, 4e-3 to 5e-3 there). There the
- * bound is three times that spread.
- */
-export function referenceBound(g: Golden, c: GoldenCase): number {
-  return g.cpu?.amx === false ? Math.max(1e-3, 3 * (c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0)) : 1e-3;
-}
-
-/**
- * The same for Pantheon's backends, which keep activations in f32: 2e-2, or 0.1 where llama.cpp
- * rounded every F16 matmul's input to f16 (no AMX; tiny-qwen35-s1: 8.5e-2, its greedy tokens equal
- * up to a near-tie).
- */
-export function backendBound(g: Golden): number {
-  return g.cpu?.amx === false ? 0.1 : 2e-2;
 }

@@ -11,7 +11,9 @@
 //    tinygemm_kernel_avx (amx/mmq.cpp) with the activation in f32, unrounded. A tied output is a
 //    duplicate of token_embd in the output layer's buffer (TENSOR_DUPLICATED), so it qualifies too.
 // This double does the same: weights dequantised to f32 once, the activation rounded to f16 only
-// where the generic path would run. It supports F32 and F16 weights (all the golden models).
+// where the generic path would run. Without AMX (`{ amx: false }`, for goldens recorded on a CPU
+// without it, Golden.recordedOn) that is every F16 weight. Experts (tensor names *_exps, sliced by
+// model/moe.ts) go through ggml's mul_mat_id, which AMX does not take: always rounded. It supports F32 and F16 weights (all the golden models).
 // Pantheon's own backends never round x (src/engine/quant/float.ts), so they differ from this
 // where AMX does not take the weight: in the golden models, output.weight with 50257 rows (qwen2,
 // qwen3, phi2), gemma's attn_k/attn_v (16 rows) and every matrix of llama-2-tiny-random (8 columns).
@@ -36,12 +38,11 @@ export class ReferenceCpuBackend implements MatBackend {
   private next = 0;
   private bytes = 0;
   private xr = new Float32Array(0);
+  private readonly amx: boolean;
 
-  /**
-   * `amx`: whether the recording CPU had AMX (a golden's cpu.amx; files without it come from the
-   * AMX Xeon). Without AMX every F16 weight takes the generic path, so x is always rounded.
-   */
-  constructor(private readonly amx = true) {}
+  constructor(opts: { amx?: boolean } = {}) {
+    this.amx = opts.amx ?? true;
+  }
 
   supports(type: number): boolean {
     return type === 0 || type === 1;
@@ -55,7 +56,7 @@ export class ReferenceCpuBackend implements MatBackend {
     const f = new Float32Array(spec.rows * spec.cols);
     for (let r = 0; r < spec.rows; r++) dequantizeRow(spec.type, raw, r * rb, f.subarray(r * spec.cols, (r + 1) * spec.cols), spec.cols);
     this.bytes += f.byteLength;
-    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && (!this.amx || !amxTakes(spec)) };
+    const h: RefWeight = { id: this.next++, spec, f, roundX: spec.type === 1 && (!this.amx || spec.name.includes('_exps') || !amxTakes(spec)) };
     return h;
   }
 

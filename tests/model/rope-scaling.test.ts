@@ -280,7 +280,7 @@ describe.skipIf(!HAVE_SHARED || readGolden('ffn-per-layer-padded') === null)('pe
         first.push(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)));
         if (file === path) {
           expect(lm.hparams.nFfLayer).toEqual([128, 96]);
-          expect(lm.model.w.layers.map((L) => L.wDown.spec.cols)).toEqual([128, 96]);
+          expect(lm.model.w.layers.map((L) => L.wDown!.spec.cols)).toEqual([128, 96]);
           const out: number[] = [];
           const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
           for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);

@@ -12,6 +12,7 @@ import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { applyQGate, createRecurrentState, deltaNet, imropeText, recurrentBegin, splitQGate, type RecurrentState } from './deltanet.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
+import { moeFfn } from './moe.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
 
@@ -74,7 +75,7 @@ const FA_TILE_Q = 64;
 
 function ffnWidth(m: Model): number {
   let n = 0;
-  for (const l of m.w.layers) n = Math.max(n, l.wUp.spec.rows, l.wGate?.spec.rows ?? 0, l.wDown.spec.cols);
+  for (const l of m.w.layers) n = Math.max(n, l.wUp?.spec.rows ?? 0, l.wGate?.spec.rows ?? 0, l.wDown?.spec.cols ?? 0);
   return n;
 }
 
@@ -327,7 +328,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       projectAdd(be, s, s.x, L.wo, R!.out, n, null, s.xb2);
       for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, null, t * dim);
       if (P) P.mark('norm');
-      ffn(m, s, L, n, true);
+      if (L.moe) moeFfn(m, s, L.moe, n);
+      else ffn(m, s, L, n, true);
       continue;
     }
 
@@ -352,20 +354,21 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       // per-head q/k norm (qwen3), then RoPE at position p
       if (W) {
         const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
+        // per head, or over the whole projection when the norm is that long (olmoe)
         if (L.qNorm) {
-          const wp = W.norms.get(L.qNorm)!;
-          for (let h = 0; h < nHead; h++) W.k.rmsnorm(qp + h * headDimK * 4, qp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          const wp = W.norms.get(L.qNorm)!, qn = L.qNorm.length;
+          for (let o = 0; o < qDim; o += qn) W.k.rmsnorm(qp + o * 4, qp + o * 4, wp, hp.normEps, qn);
         }
         if (L.kNorm) {
-          const wp = W.norms.get(L.kNorm)!;
-          for (let h = 0; h < nHeadKv; h++) W.k.rmsnorm(kp + h * headDimK * 4, kp + h * headDimK * 4, wp, hp.normEps, headDimK);
+          const wp = W.norms.get(L.kNorm)!, kn = L.kNorm.length;
+          for (let o = 0; o < kvDimK; o += kn) W.k.rmsnorm(kp + o * 4, kp + o * 4, wp, hp.normEps, kn);
         }
         const rp = s.rope.byteOffset + t * nRot * 4;
         W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
         W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
       } else {
-        if (L.qNorm) for (let h = 0; h < nHead; h++) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, headDimK, t * qDim + h * headDimK, t * qDim + h * headDimK);
-        if (L.kNorm) for (let h = 0; h < nHeadKv; h++) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, headDimK, t * kvDimK + h * headDimK, t * kvDimK + h * headDimK);
+        if (L.qNorm) for (let o = 0; o < qDim; o += L.qNorm.length) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, L.qNorm.length, t * qDim + o, t * qDim + o);
+        if (L.kNorm) for (let o = 0; o < kvDimK; o += L.kNorm.length) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, L.kNorm.length, t * kvDimK + o, t * kvDimK + o);
         const rc = s.rope.subarray(t * nRot, (t + 1) * nRot);
         for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
         for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
@@ -419,7 +422,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       projectAdd(be, s, s.x, L.wo, s.att, n, L.bo, s.xb2);
       for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, L.ffnNormB, t * dim);
       if (P) P.mark('norm');
-      ffn(m, s, L, n, true);
+      if (L.moe) moeFfn(m, s, L.moe, n);
+      else ffn(m, s, L, n, true);
     }
   }
 
@@ -447,20 +451,21 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
 function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual = false): void {
   const be = m.backend;
   const spec = m.spec;
-  const nUp = L.wUp.spec.rows;
+  const wUp = L.wUp!;
+  const nUp = wUp.spec.rows;
   const P = s.profile;
-  const nFf = L.wDown.spec.cols;
+  const nFf = L.wDown!.spec.cols;
   const gated = spec.ffn !== 'gelu' && !spec.fusedGateUp;
   if (gated && spec.ffn === 'swiglu' && be.matmulGated && !L.bUp && !L.bGate) {
     // hb2 = silu(gate) · up with the activation on each thread's rows
-    be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, L.wUp, s.xb.subarray(0, n * L.wUp.spec.cols), n);
-    if (P) P.mark(sharedLabel([L.wUp, L.wGate!], n, 'up,gate+act'));
+    be.matmulGated(s.hb2.subarray(0, n * nFf), L.wGate!, wUp, s.xb.subarray(0, n * wUp.spec.cols), n);
+    if (P) P.mark(sharedLabel([wUp, L.wGate!], n, 'up,gate+act'));
     down(m, s, L, n, residual);
     return;
   }
   // up, and the gate into hb2 (one round trip)
-  if (gated) projectShared(be, [s.hb, s.hb2], [L.wUp, L.wGate!], s.xb, n, [L.bUp, L.bGate], P, 'up,gate');
-  else project(be, s.hb, L.wUp, s.xb, n, L.bUp, P);
+  if (gated) projectShared(be, [s.hb, s.hb2], [wUp, L.wGate!], s.xb, n, [L.bUp, L.bGate], P, 'up,gate');
+  else project(be, s.hb, wUp, s.xb, n, L.bUp, P);
   if (spec.ffn === 'gelu') {
     for (let i = 0; i < n * nFf; i++) s.hb2[i] = gelu(s.hb[i]);
   } else {
@@ -482,6 +487,6 @@ function ffn(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, 
 
 /** The FFN's down projection into s.ffo, or (residual) added into s.x. */
 function down(m: Model, s: RunState, L: Model['w']['layers'][number], n: number, residual: boolean): void {
-  if (residual) projectAdd(m.backend, s, s.x, L.wDown, s.hb2, n, L.bDown, s.ffo);
-  else project(m.backend, s.ffo, L.wDown, s.hb2, n, L.bDown, s.profile);
+  if (residual) projectAdd(m.backend, s, s.x, L.wDown!, s.hb2, n, L.bDown, s.ffo);
+  else project(m.backend, s.ffo, L.wDown!, s.hb2, n, L.bDown, s.profile);
 }

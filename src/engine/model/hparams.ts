@@ -9,6 +9,7 @@ import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
 import { deltaNetHparams, type DeltaNetHparams } from './deltanet.js';
+import { moeHparams, type MoeHparams } from './moe.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
 export type RopeScaling = 'none' | 'linear' | 'yarn' | 'longrope';
@@ -58,6 +59,8 @@ export interface ModelHparams {
   kqScale: number;
   /** The gated linear-attention layers' sizes and which layers they are (qwen35), else null. */
   deltaNet: DeltaNetHparams | null;
+  /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
+  moe: MoeHparams | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -175,5 +178,6 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     slidingWindow: spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
     deltaNet: spec.deltaNet ? deltaNetHparams(h, a, nLayer) : null,
+    moe: moeHparams(h, spec, a, nLayer, nFfLayer),
   };
 }

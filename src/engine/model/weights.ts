@@ -10,6 +10,7 @@ import { dequantizeRow, dequantizeTensor } from '../quant/index.js';
 import type { ArchSpec } from './arch.js';
 import { loadDeltaNet, type DeltaNetWeights } from './deltanet.js';
 import type { ModelHparams } from './hparams.js';
+import { loadMoeLayer, type MoeLayer } from './moe.js';
 
 /** One transformer block. Shapes are [rows, cols] = [out, in]; qDim = nHead·headDimK, kvDimK = nHeadKv·headDimK, kvDimV = nHeadKv·headDimV. */
 export interface LayerWeights {
@@ -23,18 +24,19 @@ export interface LayerWeights {
   bq: Float32Array | null; //         [qDim]
   bk: Float32Array | null; //         [kvDimK]
   bv: Float32Array | null; //         [kvDimV]
-  qNorm: Float32Array | null; //      [headDimK] (qwen3)
-  kNorm: Float32Array | null; //      [headDimK] (qwen3)
+  qNorm: Float32Array | null; //      [headDimK] (qwen3), or [qDim] over the whole q (olmoe)
+  kNorm: Float32Array | null; //      [headDimK] (qwen3), or [kvDimK] (olmoe)
   wo: WeightHandle; //                [nEmbd, nHead·headDimV]
   bo: Float32Array | null; //         [nEmbd]
   ffnNorm: Float32Array | null; //    [nEmbd] (absent for parallel phi2)
   ffnNormB: Float32Array | null; //   [nEmbd]
   wGate: WeightHandle | null; //      [nFf, nEmbd] (absent for plain GELU and fused gate+up)
   bGate: Float32Array | null; //      [nFf]
-  wUp: WeightHandle; //               [nFf, nEmbd], or [2·nFf, nEmbd] with gate first (phi3)
+  wUp: WeightHandle | null; //        [nFf, nEmbd], or [2·nFf, nEmbd] with gate first (phi3); null with experts
   bUp: Float32Array | null; //        [nFf]
-  wDown: WeightHandle; //             [nEmbd, nFf]
+  wDown: WeightHandle | null; //      [nEmbd, nFf]; null with experts
   bDown: Float32Array | null; //      [nEmbd]
+  moe: MoeLayer | null; //            the layer's experts in place of the dense FFN (moe.ts)
   deltaNet: DeltaNetWeights | null; // a gated linear-attention layer (qwen35): these instead of q, k, v; wo is its ssm_out
 }
 
@@ -152,25 +154,31 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
   const tokEmbd = (await matrix('token_embd.weight', nVocab, nEmbd))!;
   const layers: LayerWeights[] = [];
   const dnLoad = { matrix: async (name: string, rows: number, cols: number) => (await matrix(name, rows, cols))!, vector: async (name: string, dims: number[]) => (await vector(name, dims.reduce((a, b) => a * b), true, dims))! };
+  const moeCtx = { nEmbd, moe: hp.moe!, backend, find, checkShape, read, done, matrix, vector };
   const ffnNormName = spec.deltaNet ? 'post_attention_norm' : 'ffn_norm'; // qwen35's FFN norm (LLM_TENSOR_ATTN_POST_NORM)
   for (let l = 0; l < hp.nLayer; l++) {
     const p = `blk.${l}.`;
     if (hp.deltaNet?.recurrent[l]) {
       // gated linear attention: its own tensors, ssm_out as wo, then the usual FFN
       const dn = await loadDeltaNet(l, hp.deltaNet, nEmbd, dnLoad);
-      const nFf = hp.nFfLayer[l] || find(`${p}ffn_down.weight`, true)!.dims[0];
+      const isMoe = hp.moe?.isMoe[l] ?? false;
+      const nFf = isMoe ? 0 : hp.nFfLayer[l] || find(`${p}ffn_down.weight`, true)!.dims[0];
       layers.push({
         attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!, attnNormB: null, wqkv: null, bqkv: null, wq: null, wk: null, wv: null, bq: null, bk: null, bv: null, qNorm: null, kNorm: null,
         wo: (await matrix(`${p}ssm_out.weight`, nEmbd, hp.deltaNet.nVHead * hp.deltaNet.dState))!, bo: null,
         ffnNorm: (await vector(`${p}${ffnNormName}.weight`, nEmbd))!, ffnNormB: null,
-        wGate: (await matrix(`${p}ffn_gate.weight`, nFf, nEmbd))!, bGate: null, wUp: (await matrix(`${p}ffn_up.weight`, nFf, nEmbd))!, bUp: null, wDown: (await matrix(`${p}ffn_down.weight`, nEmbd, nFf))!, bDown: null,
+        wGate: isMoe ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd), bGate: null,
+        wUp: isMoe ? null : await matrix(`${p}ffn_up.weight`, nFf, nEmbd), bUp: null,
+        wDown: isMoe ? null : await matrix(`${p}ffn_down.weight`, nEmbd, nFf), bDown: null,
+        moe: isMoe ? await loadMoeLayer(moeCtx, l) : null,
         deltaNet: dn,
       });
       continue;
     }
     const fused = byName.has(`${p}attn_qkv.weight`);
-    const ffDown = find(`${p}ffn_down.weight`, true)!;
-    const nFf = hp.nFfLayer[l] || ffDown.dims[0];
+    const isMoe = hp.moe?.isMoe[l] ?? false;
+    const nFf = isMoe ? 0 : hp.nFfLayer[l] || find(`${p}ffn_down.weight`, true)!.dims[0];
+    const dense = !isMoe;
     layers.push({
       attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!,
       attnNormB: await vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
@@ -182,18 +190,19 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       bq: fused ? null : await vector(`${p}attn_q.bias`, qDim, false),
       bk: fused ? null : await vector(`${p}attn_k.bias`, kvDimK, false),
       bv: fused ? null : await vector(`${p}attn_v.bias`, kvDimV, false),
-      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, headDimK) : null,
-      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, headDimK) : null,
+      qNorm: spec.qkNorm ? await vector(`${p}attn_q_norm.weight`, spec.qkNorm === 'full' ? qDim : headDimK) : null,
+      kNorm: spec.qkNorm ? await vector(`${p}attn_k_norm.weight`, spec.qkNorm === 'full' ? kvDimK : headDimK) : null,
       wo: (await matrix(`${p}attn_output.weight`, nEmbd, nHead * headDimV))!,
       bo: await vector(`${p}attn_output.bias`, nEmbd, false),
       ffnNorm: spec.parallel ? null : await vector(`${p}${ffnNormName}.weight`, nEmbd),
       ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
-      wGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
-      bGate: spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
-      wUp: (await matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd))!,
-      bUp: await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false),
-      wDown: (await matrix(`${p}ffn_down.weight`, nEmbd, nFf))!,
-      bDown: await vector(`${p}ffn_down.bias`, nEmbd, false),
+      wGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
+      bGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
+      wUp: dense ? await matrix(`${p}ffn_up.weight`, spec.fusedGateUp ? 2 * nFf : nFf, nEmbd) : null,
+      bUp: dense ? await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false) : null,
+      wDown: dense ? await matrix(`${p}ffn_down.weight`, nEmbd, nFf) : null,
+      bDown: dense ? await vector(`${p}ffn_down.bias`, nEmbd, false) : null,
+      moe: isMoe ? await loadMoeLayer(moeCtx, l) : null,
       deltaNet: null,
     });
   }
