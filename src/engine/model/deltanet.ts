@@ -71,7 +71,6 @@ export interface RecurrentState {
   alpha: Float32Array; //   [maxBatch, nVHead]
   out: Float32Array; //     [maxBatch, valueDim] gated, normed output (ssm_out's input)
   window: Float32Array; //  [dConv] one channel's inputs under the kernel
-  delta: Float32Array; //   [dState]
   /** Gated attention (qwen35's full-attention layers): [maxBatch, 2·qDim] the q projection, [q; gate] per head. */
   qGate: Float32Array;
   gate: Float32Array; //    [maxBatch, qDim]
@@ -220,7 +219,6 @@ export function createRecurrentState(hp: ModelHparams, maxBatch: number, yarn: R
     alpha: new Float32Array(maxBatch * nVHead),
     out: new Float32Array(maxBatch * valueDim),
     window: new Float32Array(dConv),
-    delta: new Float32Array(dState),
     qGate: new Float32Array(maxBatch * 2 * qDim),
     gate: new Float32Array(maxBatch * qDim),
     ropeZero: pairs.length ? { pairs, cos: ropeAt0[0], sin: ropeAt0[1] } : null,
@@ -319,7 +317,7 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
 
   const scale = f(1 / f(Math.sqrt(S)));
   const win = r.window;
-  const delta = r.delta;
+  const { qkv, out } = r;
   const snap = r.snapshot && r.snapshot.pos >= pos && r.snapshot.pos < pos + n ? r.snapshot : null;
   for (let t = 0; t < n; t++) {
     if (snap && snap.pos === pos + t) {
@@ -346,7 +344,8 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
       const inv = f(1 / Math.max(f(Math.sqrt(f(ss))), f(eps)));
       for (let i = 0; i < S; i++) r.qkv[o + i] = f(r.qkv[o + i] * inv);
     }
-    // the gated delta rule per value head (ggml-cpu gated_delta_net, K = 1)
+    // the gated delta rule per value head (ggml-cpu gated_delta_net, K = 1), in two passes over S:
+    // decay and Sᵀk, then the update and Sᵀq (each element's arithmetic as ggml's four loops)
     for (let h = 0; h < nVHead; h++) {
       const hk = h % nKHead; // Qwen3.5 pairs value head h with key head h mod nKHead
       const q = x + hk * S;
@@ -356,22 +355,23 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
       const a = f(r.alpha[t * nVHead + h] + W.dt[h]);
       const softplus = a > 20 ? a : f(Math.log(f(1 + f(Math.exp(a)))));
       const decay = f(Math.exp(f(softplus * W.a[h])));
-      const M = h * S * S; // M[j][i] = S[i][j]
-      for (let e = 0; e < S * S; e++) ssm[M + e] = f(ssm[M + e] * decay);
-      for (let j = 0; j < S; j++) {
-        let sk = 0;
-        for (let i = 0; i < S; i++) sk += ssm[M + j * S + i] * r.qkv[k + i];
-        delta[j] = f(f(r.qkv[v + j] - f(sk)) * beta);
-      }
-      for (let j = 0; j < S; j++) {
-        const dj = delta[j];
-        for (let i = 0; i < S; i++) ssm[M + j * S + i] = f(ssm[M + j * S + i] + f(r.qkv[k + i] * dj));
-      }
       const o = t * valueDim + h * S;
-      for (let j = 0; j < S; j++) {
+      for (let j = 0, row = h * S * S; j < S; j++, row += S) {
+        // row j of M: M[j][i] = S[i][j]
+        let sk = 0;
+        for (let i = 0; i < S; i++) {
+          const m = f(ssm[row + i] * decay);
+          ssm[row + i] = m;
+          sk += m * qkv[k + i];
+        }
+        const dj = f(f(qkv[v + j] - f(sk)) * beta);
         let sq = 0;
-        for (let i = 0; i < S; i++) sq += ssm[M + j * S + i] * r.qkv[q + i];
-        r.out[o + j] = f(f(sq) * scale);
+        for (let i = 0; i < S; i++) {
+          const m = f(ssm[row + i] + f(qkv[k + i] * dj));
+          ssm[row + i] = m;
+          sq += m * qkv[q + i];
+        }
+        out[o + j] = f(sq) * scale;
       }
       // RMSNorm of the head with ssm_norm, times SiLU(z)
       rmsnorm(r.out, r.out, W.norm, eps, S, o, o);
