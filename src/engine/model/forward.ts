@@ -122,7 +122,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     ffo: a.f32(b * nEmbd),
     last: a.f32(nEmbd),
     rope: a.f32(b * nRot),
-    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16),
+    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16, m.hp.deltaNet?.recurrent.map((r) => !r)),
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory
   const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
