@@ -13,6 +13,7 @@ import { ModelError } from '../../shared/errors.js';
 import type { MatBackend, WeightHandle } from '../backend/types.js';
 import { getNumber } from '../gguf/keys.js';
 import type { GgufHeader } from '../gguf/types.js';
+import type { KernelInstance } from '../wasm/instance.js';
 import type { ModelHparams } from './hparams.js';
 import { rmsnorm, ropeCache, type RopeYarn } from './ops.js';
 
@@ -76,6 +77,8 @@ export interface RecurrentState {
   gate: Float32Array; //    [maxBatch, qDim]
   /** Pairs of the rotated dims that M-RoPE turns by position 0 for text (imropeTextPairs), with cos/sin at 0. */
   ropeZero: { pairs: number[]; cos: number; sin: number } | null;
+  /** Set when ssm, qkv and out live in these kernels' memory: the delta rule runs there (assembly/deltanet.ts). */
+  kernels: KernelInstance | null;
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -196,8 +199,11 @@ export function recurrentStateBytes(dn: DeltaNetHparams): number {
   return dn.recurrent.filter(Boolean).length * perLayer * 4;
 }
 
-/** A cleared state and scratch for batches of up to maxBatch tokens (and the gated attention layers' q and gate). */
-export function createRecurrentState(hp: ModelHparams, maxBatch: number, yarn: RopeYarn): RecurrentState {
+/**
+ * A cleared state and scratch for batches of up to maxBatch tokens (and the gated attention layers'
+ * q and gate); `f32` allocates the arrays the kernels read (forward.ts: views on kernel memory).
+ */
+export function createRecurrentState(hp: ModelHparams, maxBatch: number, yarn: RopeYarn, f32: (n: number) => Float32Array = (n) => new Float32Array(n)): RecurrentState {
   const dn = hp.deltaNet!;
   const { dConv, dState, nKHead, nVHead } = dn;
   const { nRot } = hp;
@@ -210,18 +216,19 @@ export function createRecurrentState(hp: ModelHparams, maxBatch: number, yarn: R
   return {
     pos: 0,
     conv: dn.recurrent.map((r) => (r ? new Float32Array(convDim * (dConv - 1)) : null)),
-    ssm: dn.recurrent.map((r) => (r ? new Float32Array(nVHead * dState * dState) : null)),
+    ssm: dn.recurrent.map((r) => (r ? f32(nVHead * dState * dState) : null)),
     snapshotAt: -1,
     snapshot: null,
-    qkv: new Float32Array(maxBatch * convDim),
+    qkv: f32(maxBatch * convDim),
     z: new Float32Array(maxBatch * valueDim),
     beta: new Float32Array(maxBatch * nVHead),
     alpha: new Float32Array(maxBatch * nVHead),
-    out: new Float32Array(maxBatch * valueDim),
+    out: f32(maxBatch * valueDim),
     window: new Float32Array(dConv),
     qGate: new Float32Array(maxBatch * 2 * qDim),
     gate: new Float32Array(maxBatch * qDim),
     ropeZero: pairs.length ? { pairs, cos: ropeAt0[0], sin: ropeAt0[1] } : null,
+    kernels: null,
   };
 }
 
@@ -285,6 +292,57 @@ export function applyQGate(r: RecurrentState, att: Float32Array, count: number):
 // ----------------------------------------------------------------------------------------------
 // The layer
 
+/**
+ * The delta rule on one value head, in two passes over its state m [S, S] at mOff (row j = S_h[:, j]):
+ * per row, decay and the dot with k, then the update and the dot with q (each element's operations
+ * as ggml's four loops over the whole state). k, q, v: offsets of the head's vectors in x; writes
+ * out[o + j] = (S_hᵀ q)[j] · scale. Each dot is summed in double (exact products) in four lanes
+ * (i mod 4), (l0 + l1) + (l2 + l3), then rounded: the arithmetic of the wasm kernel
+ * (assembly/deltanet.ts delta_rule_head), within an ulp of ggml's f32 sums.
+ */
+export function deltaRuleHead(m: Float32Array, mOff: number, x: Float32Array, k: number, q: number, v: number, out: Float32Array, o: number, S: number, decay: number, beta: number, scale: number): void {
+  const f = Math.fround;
+  for (let j = 0, row = mOff; j < S; j++, row += S) {
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    let i = 0;
+    for (; i + 4 <= S; i += 4) {
+      const e0 = (m[row + i] = f(m[row + i] * decay)), e1 = (m[row + i + 1] = f(m[row + i + 1] * decay));
+      const e2 = (m[row + i + 2] = f(m[row + i + 2] * decay)), e3 = (m[row + i + 3] = f(m[row + i + 3] * decay));
+      a0 += e0 * x[k + i];
+      a1 += e1 * x[k + i + 1];
+      a2 += e2 * x[k + i + 2];
+      a3 += e3 * x[k + i + 3];
+    }
+    for (; i < S; i++) {
+      const e = (m[row + i] = f(m[row + i] * decay));
+      const p = e * x[k + i];
+      if ((i & 3) === 0) a0 += p;
+      else if ((i & 3) === 1) a1 += p;
+      else if ((i & 3) === 2) a2 += p;
+      else a3 += p;
+    }
+    const d = f(f(x[v + j] - f((a0 + a1) + (a2 + a3))) * beta);
+    a0 = a1 = a2 = a3 = 0;
+    for (i = 0; i + 4 <= S; i += 4) {
+      const e0 = (m[row + i] = f(m[row + i] + f(x[k + i] * d))), e1 = (m[row + i + 1] = f(m[row + i + 1] + f(x[k + i + 1] * d)));
+      const e2 = (m[row + i + 2] = f(m[row + i + 2] + f(x[k + i + 2] * d))), e3 = (m[row + i + 3] = f(m[row + i + 3] + f(x[k + i + 3] * d)));
+      a0 += e0 * x[q + i];
+      a1 += e1 * x[q + i + 1];
+      a2 += e2 * x[q + i + 2];
+      a3 += e3 * x[q + i + 3];
+    }
+    for (; i < S; i++) {
+      const e = (m[row + i] = f(m[row + i] + f(x[k + i] * d)));
+      const p = e * x[q + i];
+      if ((i & 3) === 0) a0 += p;
+      else if ((i & 3) === 1) a1 += p;
+      else if ((i & 3) === 2) a2 += p;
+      else a3 += p;
+    }
+    out[o + j] = f(f((a0 + a1) + (a2 + a3)) * scale);
+  }
+}
+
 function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void {
   const { rows, cols } = w.spec;
   if (n === 1) be.matvec(out.subarray(0, rows), w, x.subarray(0, cols));
@@ -318,6 +376,7 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
   const scale = f(1 / f(Math.sqrt(S)));
   const win = r.window;
   const { qkv, out } = r;
+  const K = S % 4 === 0 ? r.kernels : null; // the kernel takes heads in steps of four
   const snap = r.snapshot && r.snapshot.pos >= pos && r.snapshot.pos < pos + n ? r.snapshot : null;
   for (let t = 0; t < n; t++) {
     if (snap && snap.pos === pos + t) {
@@ -344,8 +403,7 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
       const inv = f(1 / Math.max(f(Math.sqrt(f(ss))), f(eps)));
       for (let i = 0; i < S; i++) r.qkv[o + i] = f(r.qkv[o + i] * inv);
     }
-    // the gated delta rule per value head (ggml-cpu gated_delta_net, K = 1), in two passes over S:
-    // decay and Sᵀk, then the update and Sᵀq (each element's arithmetic as ggml's four loops)
+    // the gated delta rule per value head (ggml-cpu gated_delta_net, K = 1)
     for (let h = 0; h < nVHead; h++) {
       const hk = h % nKHead; // Qwen3.5 pairs value head h with key head h mod nKHead
       const q = x + hk * S;
@@ -356,23 +414,8 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
       const softplus = a > 20 ? a : f(Math.log(f(1 + f(Math.exp(a)))));
       const decay = f(Math.exp(f(softplus * W.a[h])));
       const o = t * valueDim + h * S;
-      for (let j = 0, row = h * S * S; j < S; j++, row += S) {
-        // row j of M: M[j][i] = S[i][j]
-        let sk = 0;
-        for (let i = 0; i < S; i++) {
-          const m = f(ssm[row + i] * decay);
-          ssm[row + i] = m;
-          sk += m * qkv[k + i];
-        }
-        const dj = f(f(qkv[v + j] - f(sk)) * beta);
-        let sq = 0;
-        for (let i = 0; i < S; i++) {
-          const m = f(ssm[row + i] + f(qkv[k + i] * dj));
-          ssm[row + i] = m;
-          sq += m * qkv[q + i];
-        }
-        out[o + j] = f(sq) * scale;
-      }
+      if (K) K.deltaRuleHead(ssm.byteOffset + h * S * S * 4, qkv.byteOffset + k * 4, qkv.byteOffset + q * 4, qkv.byteOffset + v * 4, out.byteOffset + o * 4, S, decay, beta, scale);
+      else deltaRuleHead(ssm, h * S * S, qkv, k, q, v, out, o, S, decay, beta, scale);
       // RMSNorm of the head with ssm_norm, times SiLU(z)
       rmsnorm(r.out, r.out, W.norm, eps, S, o, o);
       for (let j = 0; j < S; j++) {

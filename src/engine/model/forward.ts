@@ -123,6 +123,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     last: a.f32(nEmbd),
     rope: a.f32(b * nRot),
     cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16, m.hp.deltaNet?.recurrent.map((r) => !r)),
+    recurrent: m.hp.deltaNet ? createRecurrentState(m.hp, b, ropeYarn(m.hp), a.f32) : null,
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory
   const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
@@ -165,8 +166,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     profile: null,
     wasm,
     split,
-    recurrent: m.hp.deltaNet ? createRecurrentState(m.hp, b, ropeYarn(m.hp)) : null,
   };
+  if (s.recurrent) s.recurrent.kernels = k;
   if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
   if (split) releasedSplit.register(s, split);
   return s;
