@@ -221,9 +221,14 @@ export async function readBandwidth(threads: number): Promise<number> {
  */
 export function weightBytesPerToken(h: GgufHeader): number {
   const tied = !h.tensors.some((t) => t.name === 'output.weight');
+  // a mixture of experts reads expert_used_count of its expert_count experts per token
+  const arch = getString(h, 'general.architecture');
+  const nExpert = arch ? getNumber(h, `${arch}.expert_count`) : undefined;
+  const nUsed = arch ? getNumber(h, `${arch}.expert_used_count`) : undefined;
   let bytes = 0;
   for (const t of h.tensors) {
     if (t.name === 'token_embd.weight' && !tied) bytes += t.bytes / (t.dims[1] ?? 1);
+    else if (nExpert && nUsed && /_exps\.(weight|bias)$/.test(t.name)) bytes += (t.bytes * nUsed) / nExpert;
     else bytes += t.bytes;
   }
   return bytes;

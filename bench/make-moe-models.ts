@@ -11,6 +11,10 @@
 //   norms, expert_used_count written as a per-layer array.
 // - moe-qwen2moe: 2 KV heads, 2 layers, 6 experts / 2 used, q/k/v biases, a shared expert of width 48 scaled by
 //   sigmoid(ffn_gate_inp_shexp · x), no expert_feed_forward_length key (width n_ff / n_used = 32).
+// - moe-llama4: 4 layers, all with experts (interleave_moe_layer_step 1), 4 experts / 1 used (one
+//   slot: llama.cpp's ggml_cont path), expert FFN 48, sigmoid gating into the expert input, a shared
+//   expert, no rope_freqs; NoPE on layer 3. (With attention.sliding_window = 0, the unchunked
+//   layout, this llama.cpp aborts: llm_graph_input_attn_temp asserts f_attn_temp_scale != 0.)
 // - moe-olmoe: 2 layers, 8 experts / 2 used, 4 KV heads, q/k RMSNorm over the whole projection
 //   (attn_q_norm [n_embd], weights around 1).
 // Weights are wider than 1/sqrt(n_embd) (as make-rope-models.ts) and the router wider still, so
@@ -36,7 +40,7 @@ const STD_MAT = 0.15;
 const STD_ROUTER = 0.5;
 
 export interface MoeModel {
-  arch: 'qwen3moe' | 'qwen2moe' | 'olmoe';
+  arch: 'qwen3moe' | 'qwen2moe' | 'olmoe' | 'llama4';
   vocab: string;
   nLayer: number;
   nExpert: number;
@@ -56,6 +60,8 @@ export interface MoeModel {
   keys?: (a: string) => WriterKv[];
   /** Write expert_used_count as a per-layer array. */
   usedArray?: boolean;
+  /** llama4: interleave_moe_layer_step (dense FFNs of width nFf on the other layers), shared expert as wide as an expert. */
+  interleave?: number;
 }
 
 export const MOE_MODELS: Readonly<Record<string, MoeModel>> = {
@@ -66,6 +72,11 @@ export const MOE_MODELS: Readonly<Record<string, MoeModel>> = {
   'moe-qwen2moe': {
     arch: 'qwen2moe', vocab: 'ggml-vocab-gpt-2.gguf', nLayer: 2, nExpert: 6, nUsed: 2, nFf: 64, nFfExp: 0, nFfShexp: 48,
     ropeBase: 1e6, nHeadKv: 2, qkvBias: true, qkNorm: 'none',
+  },
+  'moe-llama4': {
+    arch: 'llama4', vocab: 'ggml-vocab-llama-spm.gguf', nLayer: 4, nExpert: 4, nUsed: 1, nFf: 96, nFfExp: 48,
+    ropeBase: 500000, nHeadKv: 2, qkNorm: 'none', interleave: 1,
+    keys: (a) => [kv.u32(`${a}.interleave_moe_layer_step`, 1), kv.u32(`${a}.rope.dimension_count`, HEAD_DIM)],
   },
   'moe-olmoe': {
     arch: 'olmoe', vocab: 'ggml-vocab-deepseek-coder.gguf', nLayer: 2, nExpert: 8, nUsed: 2, nFf: 32, nFfExp: 0,
@@ -114,12 +125,19 @@ function tensors(name: string, m: MoeModel, nVocab: number): WriterTensor[] {
     if (m.qkNorm === 'head') out.push(ones(`${p}attn_q_norm.weight`, HEAD_DIM), ones(`${p}attn_k_norm.weight`, HEAD_DIM));
     if (m.qkNorm === 'full') out.push(f32(`${p}attn_q_norm.weight`, normal(`${p}attn_q_norm.weight`, N_EMBD, 0.2).map((x) => 1 + x)), f32(`${p}attn_k_norm.weight`, normal(`${p}attn_k_norm.weight`, kvDim, 0.2).map((x) => 1 + x)));
     out.push(half(`${p}attn_output.weight`, [N_EMBD, N_EMBD]), ones(`${p}ffn_norm.weight`));
+    if (m.interleave && (i + 1) % m.interleave !== 0) {
+      out.push(half(`${p}ffn_gate.weight`, [N_EMBD, m.nFf]), half(`${p}ffn_up.weight`, [N_EMBD, m.nFf]), half(`${p}ffn_down.weight`, [m.nFf, N_EMBD]));
+      continue;
+    }
     out.push(f32(`${p}ffn_gate_inp.weight`, normal(`${p}ffn_gate_inp.weight`, N_EMBD * m.nExpert, STD_ROUTER), [N_EMBD, m.nExpert]));
     out.push(
       half(`${p}ffn_gate_exps.weight`, [N_EMBD, nFfExp, m.nExpert]),
       half(`${p}ffn_up_exps.weight`, [N_EMBD, nFfExp, m.nExpert]),
       half(`${p}ffn_down_exps.weight`, [nFfExp, N_EMBD, m.nExpert]),
     );
+    if (m.arch === 'llama4') {
+      out.push(half(`${p}ffn_gate_shexp.weight`, [N_EMBD, nFfExp]), half(`${p}ffn_up_shexp.weight`, [N_EMBD, nFfExp]), half(`${p}ffn_down_shexp.weight`, [nFfExp, N_EMBD]));
+    }
     if (m.nFfShexp) {
       out.push(
         f32(`${p}ffn_gate_inp_shexp.weight`, normal(`${p}ffn_gate_inp_shexp.weight`, N_EMBD, STD_ROUTER)),
@@ -133,9 +151,8 @@ function tensors(name: string, m: MoeModel, nVocab: number): WriterTensor[] {
   return out;
 }
 
-/** The model `name` (a key of MOE_MODELS) as GGUF bytes. */
-export function moeModelBytes(name: string): Uint8Array {
-  const m = MOE_MODELS[name];
+/** The model `name` (a key of MOE_MODELS, or given as `m`) as GGUF bytes. */
+export function moeModelBytes(name: string, m: MoeModel | undefined = MOE_MODELS[name]): Uint8Array {
   if (!m) throw new Error(`unknown MoE model ${name}`);
   const kvs = metadata(name, m);
   const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
@@ -143,9 +160,9 @@ export function moeModelBytes(name: string): Uint8Array {
   return writeGguf(kvs, tensors(name, m, nVocab));
 }
 
-/** Write the model `name` to `path`. */
-export function writeMoeModel(name: string, path: string): void {
-  writeFileSync(path, moeModelBytes(name));
+/** Write the model `name` (or `m` under that name) to `path`. */
+export function writeMoeModel(name: string, path: string, m?: MoeModel): void {
+  writeFileSync(path, moeModelBytes(name, m ?? MOE_MODELS[name]));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -17,6 +17,8 @@ export interface ModelEntry {
   architecture: string | null;
   name: string | null;
   parameters: number | null;
+  /** Parameters per token of a mixture-of-experts file; absent or null otherwise. */
+  activeParameters?: number | null;
   quantization: string | null;
   fileSize: number;
   error: string | null;

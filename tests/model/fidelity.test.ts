@@ -21,12 +21,13 @@ const MODELS: [name: string, file: string][] = [
   ['llama-2-tiny-random', 'llama-2-tiny-random.gguf'],
   ...['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a): [string, string] => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`]),
   ['tiny-qwen3moe-s1', 'tiny-random/tiny-qwen3moe-s1.gguf'],
+  ['tiny-llama4-s1', 'tiny-random/tiny-llama4-s1.gguf'],
   ['tiny-qwen35-s1', 'tiny-random/tiny-qwen35-s1.gguf'],
   ['tiny-qwen35moe-s1', 'tiny-random/tiny-qwen35moe-s1.gguf'],
 ];
 
 /** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
-const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-qwen35moe-s1']);
+const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-llama4-s1', 'tiny-qwen35moe-s1']);
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 

@@ -9,13 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MOE_MODELS, writeMoeModel } from '../../bench/make-moe-models.js';
+import { ModelError } from '../../src/shared/errors.js';
 import { ScalarBackend } from '../../src/engine/backend/scalar.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
+import { readGgufHeader } from '../../src/engine/gguf/file.js';
+import { activeParameterCount, parameterCount } from '../../src/engine/gguf/keys.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { route, type MoeHparams, type MoeLayer } from '../../src/engine/model/moe.js';
 import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
-import { HAVE_SHARED } from '../helpers.js';
+import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs, type GoldenCase } from './golden.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
@@ -184,5 +187,36 @@ describe.skipIf(goldenModels.length === 0)('generated MoE models against llama.c
     } finally {
       lm.dispose();
     }
+  });
+});
+
+// ----------------------------------------------------------------------------------------------
+// Active parameters (inspect, the library)
+
+describe.skipIf(!HAVE_SHARED)('active parameters of a MoE file', () => {
+  it('tiny-qwen3moe-s1: everything but the experts, plus 2/8 of the experts', async () => {
+    const h = await readGgufHeader(sharedModel('tiny-random/tiny-qwen3moe-s1.gguf'));
+    const experts = h.tensors.filter((t) => t.name.includes('_exps.')).reduce((a, t) => a + t.elements, 0);
+    expect(experts).toBe(3 * 3 * 64 * 32 * 8);
+    expect(activeParameterCount(h)).toBe(parameterCount(h) - experts + experts / 4);
+    expect(activeParameterCount(await readGgufHeader(sharedModel('tiny-random/tiny-qwen3-s5.gguf')))).toBeNull();
+  });
+});
+
+// ----------------------------------------------------------------------------------------------
+// Bad files
+
+describe.skipIf(!HAVE_SHARED)('bad MoE files get a ModelError naming the problem', () => {
+  const base = MOE_MODELS['moe-qwen3moe'];
+  it.each([
+    ['more experts used than there are', { ...base, nUsed: 9, usedArray: false }, 'BAD_KEY', /expert_used_count = 9/],
+    ['experts narrower than the key says', { ...base, keys: (a: string) => [{ key: `${a}.expert_feed_forward_length`, type: 4, value: 40 }] }, 'BAD_TENSOR_SHAPE', /ffn_gate_exps/],
+  ])('%s', async (_what, m, code, msg) => {
+    const path = join(dir, `bad-${code}.gguf`);
+    writeMoeModel('moe-qwen3moe', path, { ...m, nFfExp: m.keys ? 0 : m.nFfExp });
+    const err = await LoadedModel.load(path, { contextSize: 64, backend: 'scalar' }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect((err as ModelError).code).toBe(code);
+    expect((err as ModelError).message).toMatch(msg);
   });
 });

@@ -26,6 +26,8 @@ import { compareTokens, GOLDEN_DIR, logSoftmax, maxAbsDiff, readGolden, readLogp
 const SOURCES: Record<string, string> = {
   stories260K: 'stories260K.gguf',
   ...Object.fromEntries(['llama', 'qwen2', 'qwen3', 'phi3', 'phi2', 'gemma'].map((a) => [`tiny-${a}-s5`, `tiny-random/tiny-${a}-s5.gguf`])),
+  // MoE: the quantiser takes 3-D expert tensors row by row (the router stays F32)
+  ...Object.fromEntries(['qwen3moe', 'llama4'].map((a) => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`])),
   'tiny-qwen35-s1': 'tiny-random/tiny-qwen35-s1.gguf',
 };
 
@@ -73,6 +75,14 @@ const FIRST_STEP = 1e-3;
  */
 const TINY256_CHAOTIC = new Set(['Q5_K_M', 'Q3_K_M']);
 const STORIES_FIRST_STEP = 0.3;
+/**
+ * tiny-qwen3moe-s1.Q8_0: 8.1e-2 from llama.cpp at the first step (tiny-llama4-s1.Q8_0: 9.8e-5),
+ * every one of the 32 tokens equal. The F16 file is already 4e-2 away on the AMD machine that
+ * recorded both (fidelity.test.ts noAmx), and llama.cpp's own flash-attention-off run is 0.37 away
+ * from its golden and leaves its tokens at step 14: the first step must stay within that spread,
+ * and the tokens must match as for every variant.
+ */
+const WITHIN_SPREAD = new Set(['tiny-qwen3moe-s1.Q8_0']);
 
 // Why exactly MUST_MATCH and no allowance: with quantised activations an element within float
 // rounding of a Q8 rounding boundary rounds the other way when an engine sums in another order, and
@@ -185,7 +195,7 @@ describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s 
       for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
       const agree = compareTokens(out, c);
       report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
-      expect(d).toBeLessThan(name.startsWith('stories260K.') ? STORIES_FIRST_STEP : FIRST_STEP);
+      expect(d).toBeLessThan(name.startsWith('stories260K.') ? STORIES_FIRST_STEP : WITHIN_SPREAD.has(name) ? c.flashAttentionOff!.firstStepMaxAbsDiff : FIRST_STEP);
       expect(agree.same, `${name}: token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n));
     } finally {
       lm.dispose();

@@ -49,6 +49,7 @@ export function inspectText(path: string, h: GgufHeader): string {
   lines.push(`  architecture     ${s.architecture ?? '(none)'}`);
   lines.push(`  name             ${s.name ?? '(none)'}`);
   lines.push(`  parameters       ${formatCount(s.parameters)} (${s.parameters})`);
+  if (s.activeParameters !== null) lines.push(`  active per token ${formatCount(s.activeParameters)} (${s.activeParameters}; experts used / experts of the expert tensors)`);
   lines.push(`  file size        ${formatBytes(s.fileSize)} (${s.fileSize} bytes)`);
   lines.push(`  quantisation     ${s.quantization}`);
   lines.push(`  tensors          ${s.tensorCount}, data at byte ${h.dataOffset}, alignment ${h.alignment}`);

@@ -110,6 +110,32 @@ export function parameterCount(h: GgufHeader): number {
   return n;
 }
 
+/**
+ * Parameters a token uses in a mixture-of-experts file: every tensor but the routed experts
+ * (ffn_*_exps), plus expert_used_count / expert_count of each expert tensor (per layer when the
+ * count is an array). null for a file without expert tensors.
+ */
+export function activeParameterCount(h: GgufHeader): number | null {
+  const arch = architecture(h);
+  const nExpert = arch ? getNumber(h, `${arch}.expert_count`) : undefined;
+  if (!arch || !nExpert || !h.tensors.some((t) => /_exps\.(weight|bias)$/.test(t.name))) return null;
+  const used = getValue(h, `${arch}.expert_used_count`);
+  const usedAt = (layer: number): number => {
+    if (isGgufArray(used)) return Number(used.items[layer] ?? 0);
+    return getNumber(h, `${arch}.expert_used_count`) ?? 0;
+  };
+  let n = 0;
+  for (const t of h.tensors) {
+    if (!/_exps\.(weight|bias)$/.test(t.name)) {
+      n += t.elements;
+      continue;
+    }
+    const layer = Number(/^blk\.(\d+)\./.exec(t.name)?.[1] ?? 0);
+    n += (t.elements * Math.min(usedAt(layer), nExpert)) / nExpert;
+  }
+  return Math.round(n);
+}
+
 export interface QuantMixRow {
   type: string;
   tensors: number;
@@ -156,6 +182,8 @@ export interface ModelSummary {
   architecture: string | null;
   name: string | null;
   parameters: number;
+  /** Parameters per token of a mixture-of-experts file (activeParameterCount), else null. */
+  activeParameters: number | null;
   fileSize: number;
   quantization: string;
   tensorCount: number;
@@ -171,6 +199,7 @@ export function summarize(h: GgufHeader): ModelSummary {
     architecture: arch,
     name: getString(h, 'general.name') ?? null,
     parameters: parameterCount(h),
+    activeParameters: activeParameterCount(h),
     fileSize: h.fileSize,
     quantization: quantLabel(h),
     tensorCount: h.tensors.length,

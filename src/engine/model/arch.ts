@@ -76,6 +76,8 @@ export interface ArchSpec {
   readonly ropeFactors: 'freqs' | 'longShort' | 'none';
   /** Metadata key of the norm epsilon. */
   readonly epsKey: 'attention.layer_norm_rms_epsilon' | 'attention.layer_norm_epsilon';
+  /** Llama 4's attention layout: NoPE layers, chunked attention, temperature tuning, q/k norm after RoPE (layer-attention.ts). */
+  readonly llama4Attention: boolean;
   /** Mixture-of-experts FFNs (router ffn_gate_inp, experts ffn_*_exps), or null for dense FFNs. */
   readonly moe: MoeArch | null;
   /**
@@ -88,7 +90,7 @@ export interface ArchSpec {
 
 const BASE: Omit<ArchSpec, 'name'> = {
   rope: 'norm', norm: 'rms', ffn: 'swiglu', fusedGateUp: false, parallel: false, embedScale: false,
-  scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon', moe: null,
+  scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon', llama4Attention: false, moe: null,
   deltaNet: false,
 };
 
@@ -127,6 +129,13 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
   qwen2moe: arch('qwen2moe', { rope: 'neox', moe: { ...MOE, shared: 'gated' } }),
   // src/models/olmoe.cpp: RMSNorm of q and k over the whole projection before RoPE, NEOX RoPE,
   // experts as wide as feed_forward_length, softmax routing without normalisation.
+  // src/models/llama4.cpp: normal RoPE with rope_freqs, experts on every interleave_moe_layer_step-th
+  // layer (dense FFNs between): sigmoid of the top-k logits multiplied into each expert's input,
+  // plus an always-on shared expert as wide as an expert; the attention layout of layer-attention.ts.
+  llama4: arch('llama4', {
+    ropeFactors: 'freqs', llama4Attention: true,
+    moe: { ...MOE, gating: 'sigmoid', selectLogits: true, weightBeforeFfn: true, shared: 'plain', ffExp: 'expRequired', interleaved: true },
+  }),
   olmoe: arch('olmoe', { rope: 'neox', qkNorm: 'full', moe: { ...MOE, ffExp: 'ff' } }),
   // src/models/qwen35.cpp: 3 of every 4 layers Gated DeltaNet (deltanet.ts), the others qwen3-style
   // attention with a gated q; IMROPE, which for text turns as NEOX (deltanet.ts imropeTextPairs).

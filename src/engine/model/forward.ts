@@ -12,6 +12,7 @@ import type { ModelHparams } from './hparams.js';
 import type { Profile } from './profile.js';
 import { applyQGate, createRecurrentState, deltaNet, imropeText, recurrentBegin, splitQGate, type RecurrentState } from './deltanet.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
+import { afterRope, chunkWindow } from './layer-attention.js';
 import { moeFfn } from './moe.js';
 import { addInto, gatedAct, gelu, layernorm, rmsnorm, rope, ropeCache, ropeYarnCorrDims, scaleInto, silu, type RopeYarn } from './ops.js';
 import { ropeFactorsFor, type ModelWeights } from './weights.js';
@@ -294,7 +295,6 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const qDim = nHead * headDimK;
   const kvDimK = nHeadKv * headDimK;
   const kvDimV = nHeadKv * headDimV;
-  const attDims = { nHead, nHeadKv, headDimK, headDimV };
   const mode: AttentionMode = n >= FA_TILE_Q ? 'f32' : 'f16';
   const qScale = hp.kqScale;
   const P = s.profile;
@@ -350,9 +350,11 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (spec.deltaNet) splitQGate(R!, s.q, n, nHead, headDimK); // qwen35: [q; gate] per head
     }
 
+    const LA = hp.layerAttn;
+    const useRope = !LA || LA.rope[l];
     for (let t = 0; t < n; t++) {
       const p = pos + t;
-      // per-head q/k norm (qwen3), then RoPE at position p
+      // per-head q/k norm (qwen3), then RoPE at position p (not on llama4's NoPE layers)
       if (W) {
         const qp = s.q.byteOffset + t * qDim * 4, kp = s.k.byteOffset + t * kvDimK * 4;
         // per head, or over the whole projection when the norm is that long (olmoe)
@@ -365,15 +367,19 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
           for (let o = 0; o < kvDimK; o += kn) W.k.rmsnorm(kp + o * 4, kp + o * 4, wp, hp.normEps, kn);
         }
         const rp = s.rope.byteOffset + t * nRot * 4;
-        W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
-        W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+        if (useRope) {
+          W.k.ropeHeads(qp, nHead, headDimK, rp, nRot, spec.rope === 'neox');
+          W.k.ropeHeads(kp, nHeadKv, headDimK, rp, nRot, spec.rope === 'neox');
+        }
       } else {
         if (L.qNorm) for (let o = 0; o < qDim; o += L.qNorm.length) rmsnorm(s.q, s.q, L.qNorm, hp.normEps, L.qNorm.length, t * qDim + o, t * qDim + o);
         if (L.kNorm) for (let o = 0; o < kvDimK; o += L.kNorm.length) rmsnorm(s.k, s.k, L.kNorm, hp.normEps, L.kNorm.length, t * kvDimK + o, t * kvDimK + o);
         const rc = s.rope.subarray(t * nRot, (t + 1) * nRot);
-        for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
-        for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
+        if (useRope) for (let h = 0; h < nHead; h++) rope(s.q, t * qDim + h * headDimK, rc, nRot, spec.rope);
+        if (useRope) for (let h = 0; h < nHeadKv; h++) rope(s.k, t * kvDimK + h * headDimK, rc, nRot, spec.rope);
       }
+      // llama4: q temperature on NoPE layers, weightless q/k norm after RoPE elsewhere
+      if (LA) afterRope(LA, l, p, s.q, t * qDim, s.k, t * kvDimK, nHead, nHeadKv, headDimK, hp.normEps);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       if (P) P.mark('rope');
       if (s.split) continue; // the split attention stores them
@@ -386,25 +392,12 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       if (P) P.mark('kv store');
     }
 
-    // attention of each token over the cache up to its own position (causal; sliding window)
+    // attention of each token over the cache up to its own position (causal; sliding window;
+    // llama4's chunked layers past the first chunk: token by token, each over its own chunk)
     const scale = spec.scaleQ ? 1 : qScale;
-    if (s.split) {
-      // every thread its KV heads: store this batch's keys and values, then attend
-      s.split.run(l, s.att, s.q, s.k, s.v, pos, n, mode, hp.slidingWindow, scale);
-    } else if (W && mode === 'f32') {
-      // a prompt batch in one call: the cache rows are widened once per 8 tokens
-      W.k.attentionBatchF32(s.att.byteOffset, s.q.byteOffset, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos, n, hp.slidingWindow, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
-    } else {
-      for (let t = 0; t < n; t++) {
-        const p = pos + t;
-        const from = hp.slidingWindow > 0 ? Math.max(0, p - hp.slidingWindow + 1) : 0;
-        if (W) {
-          W.k.attention(mode, s.att.byteOffset + t * nHead * headDimV * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0);
-        } else {
-          attention(s.att, t * nHead * headDimV, s.q, t * qDim, s.cache, l, from, p, attDims, scale, mode, s.scratch);
-        }
-      }
-    }
+    const chunk = LA && LA.chunked[l] ? LA.chunk : 0;
+    if (chunk > 0 && pos + n > chunk) for (let t = 0; t < n; t++) attend(m, s, l, pos, t, 1, mode, chunkWindow(chunk, pos + t), scale);
+    else attend(m, s, l, pos, 0, n, mode, hp.slidingWindow, scale);
     if (spec.deltaNet) applyQGate(R!, s.att, n * nHead * headDimV); // × σ(gate)
     if (P) P.mark('attention');
 
@@ -446,6 +439,36 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   else be.matvec(s.logits, w.output, s.last);
   if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
   if (P) P.mark(`${matLabel(w.output.spec.type, 1)} (output)`);
+}
+
+/**
+ * Attention of tokens t0 … t0 + n − 1 of the batch (positions pos + t0 …) over the cache, the
+ * keys of a position p from max(0, p − window + 1) (window 0: from 0), into s.att.
+ */
+function attend(m: Model, s: RunState, l: number, pos: number, t0: number, n: number, mode: AttentionMode, window: number, scale: number): void {
+  const { nHead, nHeadKv, headDimK, headDimV } = m.hp;
+  const qDim = nHead * headDimK;
+  const kvDimK = nHeadKv * headDimK;
+  const kvDimV = nHeadKv * headDimV;
+  const oDim = nHead * headDimV;
+  const W = s.wasm;
+  if (s.split) {
+    // every thread its KV heads: store this batch's keys and values, then attend
+    s.split.run(l, s.att.subarray(t0 * oDim), s.q.subarray(t0 * qDim), s.k.subarray(t0 * kvDimK), s.v.subarray(t0 * kvDimV), pos + t0, n, mode, window, scale);
+  } else if (W && mode === 'f32') {
+    // a prompt batch in one call: the cache rows are widened once per 8 tokens
+    W.k.attentionBatchF32(s.att.byteOffset + t0 * oDim * 4, s.q.byteOffset + t0 * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, pos + t0, n, window, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch);
+  } else {
+    for (let t = t0; t < t0 + n; t++) {
+      const p = pos + t;
+      const from = window > 0 ? Math.max(0, p - window + 1) : 0;
+      if (W) {
+        W.k.attention(mode, s.att.byteOffset + t * oDim * 4, s.q.byteOffset + t * qDim * 4, s.cache.k[l].byteOffset, s.cache.v[l].byteOffset, kvDimK, kvDimV, from, p, nHead, nHeadKv, headDimK, headDimV, scale, W.scratch, s.cache.nonFinite[l] === 0);
+      } else {
+        attention(s.att, t * oDim, s.q, t * qDim, s.cache, l, from, p, { nHead, nHeadKv, headDimK, headDimV }, scale, mode, s.scratch);
+      }
+    }
+  }
 }
 
 /** s.ffo[n, nEmbd] = FFN(s.xb) (residual: s.x += it instead): gated (SwiGLU / GeGLU, gate separate or fused first) or plain GELU. */

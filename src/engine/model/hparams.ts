@@ -9,6 +9,7 @@ import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
 import { deltaNetHparams, type DeltaNetHparams } from './deltanet.js';
+import { llama4Attention, type LayerAttention } from './layer-attention.js';
 import { moeHparams, type MoeHparams } from './moe.js';
 
 /** {arch}.rope.scaling.type (llama.cpp LLAMA_ROPE_SCALING_TYPES). */
@@ -61,6 +62,8 @@ export interface ModelHparams {
   deltaNet: DeltaNetHparams | null;
   /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
   moe: MoeHparams | null;
+  /** Per-layer RoPE / chunked attention / q temperature (llama4, layer-attention.ts), or null. */
+  layerAttn: LayerAttention | null;
 }
 
 function need(h: GgufHeader, key: string): number {
@@ -159,6 +162,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
   const nVocab = embd?.dims[1] ?? getNumber(h, k('vocab_size')) ?? 0;
   const attnScale = getNumber(h, k('attention.scale')) ?? 0;
   const nCtxTrain = getNumber(h, k('context_length')) ?? 0;
+  const moe = moeHparams(h, spec, a, nLayer, nFfLayer);
   return {
     arch: a,
     nVocab,
@@ -178,6 +182,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     slidingWindow: spec.slidingWindow ? getNumber(h, k('attention.sliding_window')) ?? 0 : 0,
     kqScale: attnScale !== 0 ? attnScale : Math.fround(1 / Math.fround(Math.sqrt(headDimK))), // 1.0f/sqrtf(n_embd_head)
     deltaNet: spec.deltaNet ? deltaNetHparams(h, a, nLayer) : null,
-    moe: moeHparams(h, spec, a, nLayer, nFfLayer),
+    moe,
+    layerAttn: spec.llama4Attention ? llama4Attention(h, a, nLayer, moe?.nExpert ?? 0, getNumber(h, k('rope.freq_base')) ?? 10000) : null,
   };
 }

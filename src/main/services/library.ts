@@ -235,7 +235,7 @@ export class LibraryService {
   }
 }
 
-function entrySummary(h: GgufHeader): Pick<ModelEntry, 'architecture' | 'name' | 'parameters' | 'quantization'> {
+function entrySummary(h: GgufHeader): Pick<ModelEntry, 'architecture' | 'name' | 'parameters' | 'activeParameters' | 'quantization'> {
   const s = summarize(h);
-  return { architecture: s.architecture, name: s.name, parameters: s.parameters, quantization: s.quantization };
+  return { architecture: s.architecture, name: s.name, parameters: s.parameters, activeParameters: s.activeParameters, quantization: s.quantization };
 }

@@ -25,7 +25,7 @@ function ModelCard({ entry, onForget }: { entry: ModelEntry; onForget?: () => vo
               <span>no weights</span>
             ) : (
               <>
-                <span>{entry.parameters !== null ? `${formatCount(entry.parameters)} params` : '—'}</span>
+                <span>{entry.parameters !== null ? `${formatCount(entry.parameters)} params${entry.activeParameters ? ` (${formatCount(entry.activeParameters)} active)` : ''}` : '—'}</span>
                 <span>{entry.quantization ?? '—'}</span>
               </>
             )}
