@@ -10,6 +10,8 @@
 //   [1, 1, 0, 1] so that one rotated pair takes the fourth (text: zero) position component.
 // - qwen35-lin: 3 layers, the first two linear, written with attention.recurrent_layers instead of
 //   the interval, 2 key heads for 4 value heads of 8 (head mapping h mod nKHead), conv kernel 4.
+// - qwen35moe-alt: qwen35moe, 3 layers (full_attention_interval 3), experts in every layer: 6 experts
+//   of width 32, 2 used, a shared expert of width 48 scaled by sigmoid(ffn_gate_inp_shexp · x).
 // Everything is deterministic (bench/random-weights.ts): tests/model/qwen35.test.ts rebuilds each file
 // and checks its sha256 against the golden llama.cpp ran.
 
@@ -25,6 +27,9 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCAB = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab', 'ggml-vocab-gpt-2.gguf');
 
 interface Qwen35Model {
+  arch?: 'qwen35moe';
+  /** Experts in every layer (qwen35moe): count, used, width, shared expert's width. */
+  moe?: { nExpert: number; nUsed: number; nFfExp: number; nFfShexp: number };
   nEmbd: number;
   nLayer: number;
   nFf: number;
@@ -43,6 +48,10 @@ interface Qwen35Model {
 
 export const QWEN35_MODELS: Readonly<Record<string, Qwen35Model>> = {
   'qwen35-alt': { nEmbd: 64, nLayer: 4, nFf: 128, nHead: 4, nHeadKv: 1, headDim: 16, nRot: 8, sections: [1, 1, 0, 1], dConv: 3, dState: 16, nKHead: 1, nVHead: 4, recurrent: { interval: 2 } },
+  'qwen35moe-alt': {
+    arch: 'qwen35moe', moe: { nExpert: 6, nUsed: 2, nFfExp: 32, nFfShexp: 48 },
+    nEmbd: 64, nLayer: 3, nFf: 128, nHead: 4, nHeadKv: 2, headDim: 16, nRot: 8, sections: [2, 1, 1, 0], dConv: 4, dState: 16, nKHead: 2, nVHead: 4, recurrent: { interval: 3 },
+  },
   'qwen35-lin': { nEmbd: 64, nLayer: 3, nFf: 96, nHead: 2, nHeadKv: 2, headDim: 32, nRot: 16, sections: [3, 3, 2, 0], dConv: 4, dState: 8, nKHead: 2, nVHead: 4, recurrent: { layers: [true, true, false] } },
 };
 
@@ -54,7 +63,7 @@ function isRecurrent(m: Qwen35Model, l: number): boolean {
 }
 
 function metadata(name: string, m: Qwen35Model): WriterKv[] {
-  const a = 'qwen35';
+  const a = m.arch ?? 'qwen35';
   return [
     kv.str('general.architecture', a),
     kv.str('general.name', `pantheon-${name}`),
@@ -79,6 +88,9 @@ function metadata(name: string, m: Qwen35Model): WriterKv[] {
     'interval' in m.recurrent
       ? kv.u32(`${a}.full_attention_interval`, m.recurrent.interval)
       : kv.arr(`${a}.attention.recurrent_layers`, GgufType.BOOL, m.recurrent.layers),
+    ...(m.moe
+      ? [kv.u32(`${a}.expert_count`, m.moe.nExpert), kv.u32(`${a}.expert_used_count`, m.moe.nUsed), kv.u32(`${a}.expert_feed_forward_length`, m.moe.nFfExp), kv.u32(`${a}.expert_shared_feed_forward_length`, m.moe.nFfShexp)]
+      : []),
     ...tokenizerKvs(VOCAB),
   ];
 }
@@ -120,7 +132,23 @@ function tensors(name: string, m: Qwen35Model, nVocab: number): WriterTensor[] {
         ones(`${p}attn_k_norm.weight`, m.headDim),
       );
     }
-    out.push(mat(`${p}ffn_gate.weight`, m.nEmbd, m.nFf), mat(`${p}ffn_up.weight`, m.nEmbd, m.nFf), mat(`${p}ffn_down.weight`, m.nFf, m.nEmbd));
+    if (m.moe) {
+      const { nExpert, nFfExp, nFfShexp } = m.moe;
+      // 3-D expert tensors as the converters write them: [n_embd, n_ff_exp, n_expert], [n_ff_exp, n_embd, n_expert]
+      const exps = (t: string, cols: number, rows: number): WriterTensor => ({ name: t, dims: [cols, rows, nExpert], type: GgmlType.F16, data: normalF16(`${name}/${t}`, cols * rows * nExpert, STD_MAT) });
+      out.push(
+        f32(`${p}ffn_gate_inp.weight`, [m.nEmbd, nExpert], normal(`${p}ffn_gate_inp.weight`, m.nEmbd * nExpert, 0.5)),
+        exps(`${p}ffn_gate_exps.weight`, m.nEmbd, nFfExp),
+        exps(`${p}ffn_up_exps.weight`, m.nEmbd, nFfExp),
+        exps(`${p}ffn_down_exps.weight`, nFfExp, m.nEmbd),
+        f32(`${p}ffn_gate_inp_shexp.weight`, [m.nEmbd], normal(`${p}ffn_gate_inp_shexp.weight`, m.nEmbd, 0.3)),
+        mat(`${p}ffn_gate_shexp.weight`, m.nEmbd, nFfShexp),
+        mat(`${p}ffn_up_shexp.weight`, m.nEmbd, nFfShexp),
+        mat(`${p}ffn_down_shexp.weight`, nFfShexp, m.nEmbd),
+      );
+    } else {
+      out.push(mat(`${p}ffn_gate.weight`, m.nEmbd, m.nFf), mat(`${p}ffn_up.weight`, m.nEmbd, m.nFf), mat(`${p}ffn_down.weight`, m.nFf, m.nEmbd));
+    }
   }
   out.push(ones('output_norm.weight'), mat('output.weight', m.nEmbd, nVocab));
   return out;

