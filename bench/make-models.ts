@@ -2,6 +2,7 @@
 // quantiser, so the speed benchmark (bench/compare.ts) needs no download.
 //
 //   npm run bench:models [-- --only llama110m|qwen2-0.5b] [--types F16,Q8_0,Q6_K,Q4_K_M,Q4_0] [--force] [--no-check]
+//   npm run bench:models -- --only qwen3moe-30b-a3b-4l --types Q8_0    # the MoE shape, on request only
 //
 // Writes bench/models/<shape>-<type>.gguf (git-ignored). The F16 file is written once in a stream
 // (never the whole model in memory) and every other type is made from it by `pantheon quantize`.
@@ -29,12 +30,12 @@ export const MODELS_DIR = join(HERE, 'models');
 export const BENCH_TYPES = ['F16', 'Q8_0', 'Q6_K', 'Q4_K_M', 'Q4_0'] as const;
 
 // ---------------------------------------------------------------------------------------------
-// The two shapes
+// The shapes
 
 interface Shape {
   /** File name prefix: bench/models/<name>-<type>.gguf */
   name: string;
-  arch: 'llama' | 'qwen2';
+  arch: 'llama' | 'qwen2' | 'qwen3moe';
   nLayer: number;
   nEmbd: number;
   nHead: number;
@@ -50,6 +51,10 @@ interface Shape {
   contextLength: number;
   /** Vocab-only GGUF whose tokenizer.* keys are copied. */
   vocabFile: string;
+  /** Per-head size when not nEmbd / nHead (attention.key_length / value_length). */
+  headDim?: number;
+  /** Experts in every layer in place of the dense FFN (qwen3moe: per-head q/k norms too). */
+  moe?: { nExpert: number; nUsed: number; nFfExp: number };
 }
 
 // The llama2.c "stories110M" shape (dim 768, 12 layers, 12 heads, hidden 2048, vocab 32000) with a
@@ -70,7 +75,16 @@ const QWEN2_05B: Shape = {
   vocabFile: 'ggml-vocab-gpt-2.gguf',
 };
 
-export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B];
+// Qwen3-30B-A3B's layer shapes (config.json: hidden 2048, 32 heads of 128, 4 KV heads, 128 experts,
+// 8 used, moe_intermediate 768, rope_theta 1e6, rms_norm_eps 1e-6), 4 of its 48 layers, and the
+// GPT-2 vocabulary (50257) instead of its 151936 so that the file stays near 2.6 GB in Q8_0.
+const QWEN3MOE_30B_A3B_4L: Shape = {
+  name: 'qwen3moe-30b-a3b-4l', arch: 'qwen3moe', nLayer: 4, nEmbd: 2048, nHead: 32, nHeadKv: 4, nFf: 6144, nVocab: 50257,
+  tied: false, qkvBias: false, ropeBase: 1e6, rmsEps: 1e-6, contextLength: 32768,
+  vocabFile: 'ggml-vocab-gpt-2.gguf', headDim: 128, moe: { nExpert: 128, nUsed: 8, nFfExp: 768 },
+};
+
+export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L];
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
@@ -107,7 +121,7 @@ const ALIGNMENT = 32; // GGUF_DEFAULT_ALIGNMENT, written out
 
 function shapeKvs(s: Shape): WriterKv[] {
   const a = s.arch;
-  const headDim = s.nEmbd / s.nHead;
+  const headDim = s.headDim ?? s.nEmbd / s.nHead;
   const kvs: WriterKv[] = [
     kv.str('general.architecture', a),
     kv.str('general.name', `pantheon-bench-${s.name}`),
@@ -124,6 +138,10 @@ function shapeKvs(s: Shape): WriterKv[] {
     kv.u32(`${a}.rope.dimension_count`, headDim),
     kv.u32(`${a}.vocab_size`, s.nVocab),
   ];
+  if (s.headDim) kvs.push(kv.u32(`${a}.attention.key_length`, s.headDim), kv.u32(`${a}.attention.value_length`, s.headDim));
+  if (s.moe) {
+    kvs.push(kv.u32(`${a}.expert_count`, s.moe.nExpert), kv.u32(`${a}.expert_used_count`, s.moe.nUsed), kv.u32(`${a}.expert_feed_forward_length`, s.moe.nFfExp));
+  }
   const vocab = join(VOCABS, s.vocabFile);
   return kvs.concat(s.arch === 'qwen2' ? paddedTokenizer(vocab, s.nVocab) : tokenizerKvs(vocab));
 }
@@ -135,7 +153,8 @@ type Fill = 'normal' | 'ones';
 interface PlannedTensor extends StreamTensor { fill: Fill }
 
 function shapeTensors(s: Shape): PlannedTensor[] {
-  const headDim = s.nEmbd / s.nHead;
+  const headDim = s.headDim ?? s.nEmbd / s.nHead;
+  const qDim = s.nHead * headDim;
   const kvDim = s.nHeadKv * headDim;
   const F16 = GgmlType.F16;
   const F32 = GgmlType.F32;
@@ -145,16 +164,26 @@ function shapeTensors(s: Shape): PlannedTensor[] {
   for (let i = 0; i < s.nLayer; i++) {
     const p = `blk.${i}.`;
     out.push(v(`${p}attn_norm.weight`, s.nEmbd, 'ones'));
-    out.push(m(`${p}attn_q.weight`, s.nEmbd, s.nEmbd));
+    out.push(m(`${p}attn_q.weight`, s.nEmbd, qDim));
     out.push(m(`${p}attn_k.weight`, s.nEmbd, kvDim));
     out.push(m(`${p}attn_v.weight`, s.nEmbd, kvDim));
     if (s.qkvBias) {
-      out.push(v(`${p}attn_q.bias`, s.nEmbd, 'normal'));
+      out.push(v(`${p}attn_q.bias`, qDim, 'normal'));
       out.push(v(`${p}attn_k.bias`, kvDim, 'normal'));
       out.push(v(`${p}attn_v.bias`, kvDim, 'normal'));
     }
-    out.push(m(`${p}attn_output.weight`, s.nEmbd, s.nEmbd));
+    if (s.moe) out.push(v(`${p}attn_q_norm.weight`, headDim, 'ones'), v(`${p}attn_k_norm.weight`, headDim, 'ones'));
+    out.push(m(`${p}attn_output.weight`, qDim, s.nEmbd));
     out.push(v(`${p}ffn_norm.weight`, s.nEmbd, 'ones'));
+    if (s.moe) {
+      const { nExpert, nFfExp } = s.moe;
+      // the router in F32 (as the converters write it, and as llama.cpp's quantiser keeps it); 3-D experts
+      out.push({ name: `${p}ffn_gate_inp.weight`, dims: [s.nEmbd, nExpert], type: F32, fill: 'normal' });
+      out.push({ name: `${p}ffn_gate_exps.weight`, dims: [s.nEmbd, nFfExp, nExpert], type: F16, fill: 'normal' });
+      out.push({ name: `${p}ffn_up_exps.weight`, dims: [s.nEmbd, nFfExp, nExpert], type: F16, fill: 'normal' });
+      out.push({ name: `${p}ffn_down_exps.weight`, dims: [nFfExp, s.nEmbd, nExpert], type: F16, fill: 'normal' });
+      continue;
+    }
     out.push(m(`${p}ffn_gate.weight`, s.nEmbd, s.nFf));
     out.push(m(`${p}ffn_up.weight`, s.nEmbd, s.nFf));
     out.push(m(`${p}ffn_down.weight`, s.nFf, s.nEmbd));
@@ -252,7 +281,8 @@ function describe(path: string): string {
 // Main
 
 function parseArgs(argv: string[]): { shapes: Shape[]; types: string[]; force: boolean; check: boolean } {
-  let shapes = SHAPES.slice();
+  // the MoE shape (5.4 GB in F16, about 15 min to write here) only when asked for by --only
+  let shapes = SHAPES.filter((s) => !s.moe);
   let types: string[] = BENCH_TYPES.slice();
   let force = false;
   let check = true;
