@@ -15,6 +15,7 @@ import { kv, writeGguf, type WriterKv } from '../../src/engine/gguf/writer.js';
 import { imropeTextPairs } from '../../src/engine/model/deltanet.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { modelHparams } from '../../src/engine/model/hparams.js';
+import { kvCacheBytes } from '../../src/engine/model/kv-cache.js';
 import { Profile } from '../../src/engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
@@ -190,6 +191,18 @@ describe.skipIf(!HAVE_SHARED || !existsSync(SHARED_FILE))('a session with recurr
       big.dispose();
     }
   }, 60_000);
+
+  it('keys and values are kept for the attention layer only (RunState cache, pool split)', async () => {
+    const st = createRunState(lm.model, 64);
+    expect(st.cache.k.map((k) => k.length)).toEqual([0, 0, 0, 64 * 2 * 32]);
+    const pooled = await LoadedModel.load(SHARED_FILE, { contextSize: 64, backend: 'pool', threads: 2 });
+    try {
+      const split = createRunState(pooled.model, 64).split!;
+      expect(split.cacheBytes).toBe(kvCacheBytes(1, 64, 2 * 32, 2 * 32));
+    } finally {
+      pooled.dispose();
+    }
+  });
 
   it('the forward pass refuses a batch the recurrent state has not reached', () => {
     const st = createRunState(lm.model, 64);

@@ -108,7 +108,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   // The SIMD attention takes head sizes in steps of four.
   const k = kernels && headDimK % 4 === 0 && headDimV % 4 === 0 && nHead % nHeadKv === 0 ? kernels : null;
   // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here is empty)
-  const split = k && kernels === m.backend.kernels ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV }, contextSize) ?? null) : null;
+  const attends = m.hp.deltaNet?.recurrent.map((r) => !r); // a hybrid's linear-attention layers keep no KV
+  const split = k && kernels === m.backend.kernels ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV, attends }, contextSize) ?? null) : null;
   const cacheDims = split ? [0, 0] : [kvDimK, kvDimV];
   const arrays = (a: Alloc) => ({
     x: a.f32(b * nEmbd),
@@ -123,7 +124,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     ffo: a.f32(b * nEmbd),
     last: a.f32(nEmbd),
     rope: a.f32(b * nRot),
-    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16, m.hp.deltaNet?.recurrent.map((r) => !r)),
+    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16, attends),
     recurrent: m.hp.deltaNet ? createRecurrentState(m.hp, b, ropeYarn(m.hp), a.f32) : null,
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory

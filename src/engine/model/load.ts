@@ -23,9 +23,8 @@ export interface MemoryEstimate {
 export function estimateMemory(h: GgufHeader, hp: ModelHparams, contextSize: number): MemoryEstimate {
   const weights = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
   const recurrent = hp.deltaNet ? recurrentStateBytes(hp.deltaNet) * 5 : 0; // the state and up to 4 snapshots (session.ts)
-  // every layer: a hybrid's linear layers keep no KV in a RunState's cache, but the pool's split
-  // attention (pool-attention.ts) still sizes all of them
-  return { weights, kvCache: kvCacheBytes(hp.nLayer, contextSize, hp.nHeadKv * hp.headDimK, hp.nHeadKv * hp.headDimV) + recurrent };
+  const attending = hp.deltaNet ? hp.deltaNet.recurrent.filter((r) => !r).length : hp.nLayer; // a hybrid's linear layers keep no KV
+  return { weights, kvCache: kvCacheBytes(attending, contextSize, hp.nHeadKv * hp.headDimK, hp.nHeadKv * hp.headDimV) + recurrent };
 }
 
 export interface ModelFileOptions {
