@@ -10,6 +10,8 @@
 //   [1, 1, 0, 1] so that one rotated pair takes the fourth (text: zero) position component.
 // - qwen35-lin: 3 layers, the first two linear, written with attention.recurrent_layers instead of
 //   the interval, 2 key heads for 4 value heads of 8 (head mapping h mod nKHead), conv kernel 4.
+// - qwen35-mtp: 2 trunk layers (linear, full) and one multi-token-prediction block after them
+//   (nextn_predict_layers 1, as Qwen3.5 converters write it) that neither engine's main pass runs.
 // - qwen35moe-alt: qwen35moe, 3 layers (full_attention_interval 3), experts in every layer: 6 experts
 //   of width 32, 2 used, a shared expert of width 48 scaled by sigmoid(ffn_gate_inp_shexp · x).
 // Everything is deterministic (bench/random-weights.ts): tests/model/qwen35.test.ts rebuilds each file
@@ -28,6 +30,8 @@ const VOCAB = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab', '
 
 interface Qwen35Model {
   arch?: 'qwen35moe';
+  /** Multi-token-prediction blocks after the trunk (nextn_predict_layers; nLayer counts them). */
+  mtp?: number;
   /** Experts in every layer (qwen35moe): count, used, width, shared expert's width. */
   moe?: { nExpert: number; nUsed: number; nFfExp: number; nFfShexp: number };
   nEmbd: number;
@@ -52,6 +56,7 @@ export const QWEN35_MODELS: Readonly<Record<string, Qwen35Model>> = {
     arch: 'qwen35moe', moe: { nExpert: 6, nUsed: 2, nFfExp: 32, nFfShexp: 48 },
     nEmbd: 64, nLayer: 3, nFf: 128, nHead: 4, nHeadKv: 2, headDim: 16, nRot: 8, sections: [2, 1, 1, 0], dConv: 4, dState: 16, nKHead: 2, nVHead: 4, recurrent: { interval: 3 },
   },
+  'qwen35-mtp': { mtp: 1, nEmbd: 64, nLayer: 3, nFf: 128, nHead: 4, nHeadKv: 2, headDim: 16, nRot: 8, sections: [2, 1, 1, 0], dConv: 4, dState: 16, nKHead: 2, nVHead: 4, recurrent: { interval: 2 } },
   'qwen35-lin': { nEmbd: 64, nLayer: 3, nFf: 96, nHead: 2, nHeadKv: 2, headDim: 32, nRot: 16, sections: [3, 3, 2, 0], dConv: 4, dState: 8, nKHead: 2, nVHead: 4, recurrent: { layers: [true, true, false] } },
 };
 
@@ -59,6 +64,7 @@ const STD_EMBD = 0.3;
 const STD_MAT = 0.15;
 
 function isRecurrent(m: Qwen35Model, l: number): boolean {
+  if (l >= m.nLayer - (m.mtp ?? 0)) return false; // an MTP block is attention-only
   return 'interval' in m.recurrent ? (l + 1) % m.recurrent.interval !== 0 : m.recurrent.layers[l];
 }
 
@@ -88,6 +94,7 @@ function metadata(name: string, m: Qwen35Model): WriterKv[] {
     'interval' in m.recurrent
       ? kv.u32(`${a}.full_attention_interval`, m.recurrent.interval)
       : kv.arr(`${a}.attention.recurrent_layers`, GgufType.BOOL, m.recurrent.layers),
+    ...(m.mtp ? [kv.u32(`${a}.nextn_predict_layers`, m.mtp)] : []),
     ...(m.moe
       ? [kv.u32(`${a}.expert_count`, m.moe.nExpert), kv.u32(`${a}.expert_used_count`, m.moe.nUsed), kv.u32(`${a}.expert_feed_forward_length`, m.moe.nFfExp), kv.u32(`${a}.expert_shared_feed_forward_length`, m.moe.nFfShexp)]
       : []),
@@ -131,6 +138,10 @@ function tensors(name: string, m: Qwen35Model, nVocab: number): WriterTensor[] {
         ones(`${p}attn_q_norm.weight`, m.headDim),
         ones(`${p}attn_k_norm.weight`, m.headDim),
       );
+    }
+    if (l >= m.nLayer - (m.mtp ?? 0)) {
+      // the MTP block's own tensors (llama_model_qwen35 load_block_mtp)
+      out.push(mat(`${p}nextn.eh_proj.weight`, 2 * m.nEmbd, m.nEmbd), ones(`${p}nextn.enorm.weight`), ones(`${p}nextn.hnorm.weight`));
     }
     if (m.moe) {
       const { nExpert, nFfExp, nFfShexp } = m.moe;

@@ -245,6 +245,10 @@ describe('qwen35 hyperparameters', () => {
     expect(modelHparams(header()).deltaNet!.recurrent).toEqual([true, true, true, false]);
     expect(modelHparams(header({ interval: kv.u32('qwen35.full_attention_interval', 2) })).deltaNet!.recurrent).toEqual([true, false, true, false]);
     expect(modelHparams(header({ marked: kv.arr('qwen35.attention.recurrent_layers', GgufType.BOOL, [false, true, true, false]) })).deltaNet!.recurrent).toEqual([false, true, true, false]);
+    // an MTP block at the end (nextn_predict_layers) is not run, and is not a linear-attention layer
+    const mtp = modelHparams(header({ mtp: kv.u32('qwen35.nextn_predict_layers', 1), interval: kv.u32('qwen35.full_attention_interval', 2) }));
+    expect(mtp.nLayer).toBe(3);
+    expect(mtp.deltaNet!.recurrent).toEqual([true, false, true, false]);
   });
 
   it('refuses sizes that do not fit, with one line naming the key', () => {
@@ -252,7 +256,7 @@ describe('qwen35 hyperparameters', () => {
     fails({ group: kv.u32('qwen35.ssm.group_count', 3) }, /4 value heads .* cannot share 3 key heads/);
     fails({ conv: null }, /"qwen35\.ssm\.conv_kernel" is missing/);
     fails({ marked: kv.arr('qwen35.attention.recurrent_layers', GgufType.BOOL, [true, false]) }, /2 values, expected one per layer \(4\)/);
-    fails({ mtp: kv.u32('qwen35.nextn_predict_layers', 1) }, /multi-token-prediction/);
+    fails({ mtp: kv.u32('qwen35.nextn_predict_layers', 4) }, /nextn_predict_layers" = 4 leaves no layer of 4 to run/);
   });
 
   it('M-RoPE for text: only pairs on the fourth section turn by position 0', () => {

@@ -102,8 +102,8 @@ export function deltaNetHparams(h: GgufHeader, arch: string, nLayer: number): De
   if (dInner !== nVHead * dState) throw new ModelError('BAD_KEY', `${k('ssm.inner_size')} = ${dInner} is not ${k('ssm.time_step_rank')} × ${k('ssm.state_size')} (${nVHead} × ${dState})`);
   if (nVHead % nKHead !== 0) throw new ModelError('BAD_KEY', `${nVHead} value heads (${k('ssm.time_step_rank')}) cannot share ${nKHead} key heads (${k('ssm.group_count')})`);
   if (dConv < 2) throw new ModelError('BAD_KEY', `${k('ssm.conv_kernel')} = ${dConv}: the convolution needs at least 2 taps`);
-  const nextn = getNumber(h, k('nextn_predict_layers')) ?? 0;
-  if (nextn > 0) throw new ModelError('UNSUPPORTED_KEY', `${k('nextn_predict_layers')} = ${nextn}: files with multi-token-prediction layers are not supported yet`);
+  // the multi-token-prediction blocks after the trunk (nextn_predict_layers) are not run
+  const nRun = nLayer - mtpLayers(h, arch, nLayer);
   const marked = recurrentLayers(h, k('attention.recurrent_layers'), nLayer);
   let recurrent: boolean[];
   if (marked) {
@@ -111,10 +111,22 @@ export function deltaNetHparams(h: GgufHeader, arch: string, nLayer: number): De
   } else {
     const interval = getNumber(h, k('full_attention_interval')) ?? 4;
     if (!Number.isInteger(interval) || interval <= 0) throw new ModelError('BAD_KEY', `${k('full_attention_interval')} = ${interval} is not a layer count`);
-    recurrent = Array.from({ length: nLayer }, (_, i) => (i + 1) % interval !== 0);
+    recurrent = Array.from({ length: nLayer }, (_, i) => i < nRun && (i + 1) % interval !== 0);
   }
   const sections = perLayerSections(h, k('rope.dimension_sections'));
   return { dConv, dState, nKHead, nVHead, recurrent, ropeSections: sections };
+}
+
+/**
+ * {arch}.nextn_predict_layers: the multi-token-prediction blocks at the end of block_count (Qwen3.5
+ * converters write one). llama.cpp's main pass runs only the n_layer() = block_count − these
+ * layers (llama_hparams::n_layer); Pantheon runs the same and leaves the MTP blocks unread.
+ */
+export function mtpLayers(h: GgufHeader, arch: string, nLayer: number): number {
+  const key = `${arch}.nextn_predict_layers`;
+  const n = getNumber(h, key) ?? 0;
+  if (!Number.isInteger(n) || n < 0 || n >= nLayer) throw new ModelError('BAD_KEY', `metadata key "${key}" = ${n} leaves no layer of ${nLayer} to run`);
+  return n;
 }
 
 /** attention.recurrent_layers: one bool (or number) per layer, or null when absent. */

@@ -8,7 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
-import { deltaNetHparams, type DeltaNetHparams } from './deltanet.js';
+import { deltaNetHparams, mtpLayers, type DeltaNetHparams } from './deltanet.js';
 import { llama4Attention, type LayerAttention } from './layer-attention.js';
 import { moeHparams, type MoeHparams } from './moe.js';
 
@@ -167,7 +167,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     arch: a,
     nVocab,
     nEmbd,
-    nLayer,
+    nLayer: spec.deltaNet ? nLayer - mtpLayers(h, a, nLayer) : nLayer, // qwen35: the MTP blocks are not run
     nHead,
     nHeadKv,
     headDimK,
