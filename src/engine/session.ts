@@ -13,6 +13,7 @@ import { ReasoningSplitter, reasoningSetup, renderChat, templateInfoFromGguf, ty
 import { readGgufHeader } from './gguf/file.js';
 import { summarize, type ModelSummary } from './gguf/keys.js';
 import type { GgufHeader } from './gguf/types.js';
+import { recurrentRestore, type RecurrentSnapshot, type RecurrentState } from './model/deltanet.js';
 import { createRunState, forward, MAX_BATCH, type Model, type RunState } from './model/forward.js';
 import type { ModelHparams } from './model/hparams.js';
 import type { Profile } from './model/profile.js';
@@ -187,11 +188,20 @@ export interface GenerateOptions {
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Recurrent-state snapshots a session keeps (hybrid models): the latest turns' prompts. */
+const MAX_SNAPSHOTS = 4;
+
 export class Session {
   /** Tokens whose keys and values are in the cache, at positions 0..n-1. */
   private cached: number[] = [];
   private state: RunState;
   private busy = false;
+  /**
+   * Hybrid models (qwen35): the recurrent state cannot be cut back to a shorter prefix as the KV
+   * cache can, so the session keeps copies of it before the last token of each recent prompt (that
+   * token is evaluated again for a regenerate). Each is a prefix of `cached`, oldest first.
+   */
+  private snapshots: RecurrentSnapshot[] = [];
 
   /** `profile`: charge time per op of every generation to it (`pantheon run --profile`). */
   constructor(readonly model: LoadedModel, profile: Profile | null = null) {
@@ -213,6 +223,25 @@ export class Session {
   /** Forget the conversation (the cache is simply overwritten from position 0). */
   reset(): void {
     this.cached = [];
+    this.snapshots = [];
+  }
+
+  /**
+   * The recurrent state back to at most `keep` positions: the newest snapshot there (dropping
+   * those past it, which belong to another continuation), or none (start over). Returns its position.
+   */
+  private rewind(r: RecurrentState, keep: number): number {
+    while (this.snapshots.length > 0 && this.snapshots[this.snapshots.length - 1].pos > keep) this.snapshots.pop();
+    const snap = this.snapshots[this.snapshots.length - 1];
+    if (!snap) return 0;
+    recurrentRestore(r, snap);
+    return snap.pos;
+  }
+
+  private keepSnapshot(snap: RecurrentSnapshot): void {
+    this.snapshots = this.snapshots.filter((x) => x.pos < snap.pos);
+    this.snapshots.push(snap);
+    if (this.snapshots.length > MAX_SNAPSHOTS) this.snapshots.shift();
   }
 
   /** Render `messages` with the model's chat template, then generate the assistant's reply. */
@@ -278,7 +307,14 @@ export class Session {
     let keep = 0;
     while (keep < this.cached.length && keep < promptTokens.length && this.cached[keep] === promptTokens[keep]) keep++;
     if (keep === promptTokens.length) keep--;
+    const R = state.recurrent;
+    if (R && (keep < this.cached.length || R.pos !== this.cached.length)) keep = this.rewind(R, keep);
     this.cached.length = keep;
+    if (R) {
+      // copy the state as the prompt passes its last token (a regenerate starts there)
+      R.snapshotAt = promptTokens.length - 1;
+      R.snapshot = null;
+    }
     const P = state.profile;
     if (P) P.phase = 'prompt';
     state.logitStats.want = sampler.statsWanted; // the backend finds them while computing the logits
@@ -289,6 +325,11 @@ export class Session {
       logits = forward(lm.model, state, chunk, i);
       this.cached.push(...chunk);
       if (i + MAX_BATCH < promptTokens.length) await nextTick();
+    }
+    if (R) {
+      if (R.snapshot) this.keepSnapshot(R.snapshot);
+      R.snapshotAt = -1;
+      R.snapshot = null;
     }
     const promptMs = performance.now() - t0;
     const evaluated = promptTokens.length - keep;

@@ -25,10 +25,12 @@ const MODELS: [name: string, file: string][] = [
   ['tiny-gpt-oss-s1', 'tiny-random/tiny-gpt-oss-s1.gguf'],
   ['tiny-gpt-oss-mxfp4-s1', 'tiny-random/tiny-gpt-oss-mxfp4-s1.gguf'],
   ['tiny-llama4-s1', 'tiny-random/tiny-llama4-s1.gguf'],
+  ['tiny-qwen35-s1', 'tiny-random/tiny-qwen35-s1.gguf'],
+  ['tiny-qwen35moe-s1', 'tiny-random/tiny-qwen35moe-s1.gguf'],
 ];
 
 /** Models also run on the worker pool (2 threads): the MoE ones, whose experts the pool splits as any matrix. */
-const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1', 'tiny-llama4-s1']);
+const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4-s1', 'tiny-llama4-s1', 'tiny-qwen35moe-s1']);
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 
@@ -48,6 +50,22 @@ function firstStep(lm: LoadedModel, prompt: number[]): Float64Array {
   return logSoftmax(forward(lm.model, createRunState(lm.model, 512), prompt, 0));
 }
 
+/**
+ * Bounds above those rules (golden.ts fidelityBounds), measured (first step; nearTie: how far llama.cpp's top-1 may lead
+ * where the production backends' greedy token differs). tiny-qwen35-s1 (no AMX): its gated linear-attention
+ * output is RMS-normalised per head of 16 (deltanet.ts), which turns a few ulps into whole f16
+ * roundings of the next matmul's input; llama.cpp's own two attention paths part at step 2 of the
+ * first prompt. The double is off by 7.8e-3 | 1.5e-4 | 1.1e-2 (1.9 and 2.2 times the spread) with
+ * all 96 tokens equal; the production backends, with x in f32 where llama.cpp rounds it,
+ * 1.3e-2 | 8.5e-2 | 1.8e-2, their tokens equal up to a near-tie (1.1e-3 at step 2 of the first).
+ * tiny-qwen35moe-s1 (no AMX): the double within the rules (3.5e-3 | 2.2e-3 | 9.2e-5, 96/96); the
+ * production backends 1.8e-2 | 1.9e-2 | 2.7e-2, tokens 32/32, 14/32 and 22/32, where llama.cpp's
+ * top-1 leads by 4.4e-3 and 5.4e-3 (its own spread at the first step: 3.9e-3 and 4.1e-3).
+ */
+const MEASURED: Record<string, { reference: number; backend: number; nearTie: number }> = {
+  'tiny-qwen35-s1': { reference: 1.5e-2, backend: 0.1, nearTie: 0 },
+  'tiny-qwen35moe-s1': { reference: 0, backend: 3e-2, nearTie: 6e-3 },
+};
 
 const report: string[] = [];
 afterAll(() => {
@@ -70,10 +88,10 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
         expect(ref.length).toBe(lm.hparams.nVocab);
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), ref);
         diffs.push(d.toExponential(1));
-        expect(d).toBeLessThan(fidelityBounds(g, c).reference);
+        expect(d).toBeLessThan(Math.max(fidelityBounds(g, c).reference, MEASURED[name]?.reference ?? 0));
         const tokens = await generateTokens(session, c.promptTokens, c.n);
-        // The double follows the AMX machine's arithmetic exactly; elsewhere (a `cpu` field) only
-        // its F16 rounding, so there it may part from llama.cpp at a near-tie.
+        // The double follows the AMX machine's arithmetic exactly; elsewhere (recordedOn) only its
+        // F16 rounding, so there it may part from llama.cpp at a near-tie.
         if (g.recordedOn?.amx === false) expect(compareTokens(tokens, c).behind, `${name} "${c.prompt}"`).toBeLessThan(fidelityBounds(g, c).nearTie);
         else expect(tokens).toEqual(c.tokens);
       }
@@ -114,7 +132,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
       const parts: string[] = [];
       for (const c of g.cases) {
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), readLogprobs(c.firstLogprobs));
-        expect(d).toBeLessThan(FIRST_STEP[name] ?? fidelityBounds(g, c).production);
+        expect(d).toBeLessThan(FIRST_STEP[name] ?? Math.max(fidelityBounds(g, c).production, MEASURED[name]?.backend ?? 0));
         // Generating on the scalar backend takes seconds per case; its kernels equal the wasm ones
         // to float rounding (tests/wasm), so it generates only for the smallest model.
         if (backend === 'scalar' && name !== 'stories260K') {
@@ -124,7 +142,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
         const agree = compareTokens(await generateTokens(session, c.promptTokens, c.n), c);
         parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
         // Every token agrees, or the first that does not was within NEAR_TIE of llama.cpp's choice.
-        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(fidelityBounds(g, c).nearTie);
+        expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(Math.max(fidelityBounds(g, c).nearTie, MEASURED[name]?.nearTie ?? 0));
       }
       report.push(`  ${name.padEnd(20)} ${backend.padEnd(9)} ${parts.join(' | ')}`);
     } finally {

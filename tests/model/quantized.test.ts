@@ -29,6 +29,7 @@ const SOURCES: Record<string, string> = {
   ...Object.fromEntries(['gemma2', 'gemma3', 'olmo2', 'smollm3', 'granite', 'mistral3'].map((a) => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`])),
   // MoE: the quantiser takes 3-D expert tensors row by row (the router stays F32)
   ...Object.fromEntries(['qwen3moe', 'llama4'].map((a) => [`tiny-${a}-s1`, `tiny-random/tiny-${a}-s1.gguf`])),
+  'tiny-qwen35-s1': 'tiny-random/tiny-qwen35-s1.gguf',
 };
 
 /** [golden name, source file, file type] for every recorded variant whose source model is here. */

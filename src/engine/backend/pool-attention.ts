@@ -27,10 +27,10 @@ interface Share {
   part: number;
   kv0: number;
   nKv: number;
-  /** Base of its cache: layer l's keys at cache + l·layerBytes, values after the keys; then the flags. */
+  /** Base of its cache: layer l's keys at cache + slot[l]·layerBytes, values after the keys; then the flags. */
   cache: number;
   layerBytes: number;
-  /** [nLayer] i32 in its memory: 1 once the layer's cache held an infinity or NaN half (attn_part sets it; sticky). */
+  /** [attending layers] i32 in its memory: 1 once the layer's cache held an infinity or NaN half (attn_part sets it; sticky). */
   flags: number;
   scratchBytes: number;
   /** Its one-token region, kept between tokens (null until the first token, or when its scratch moved). */
@@ -72,6 +72,10 @@ function regionBytes(s: Share, group: number, hdK: number, hdV: number, n: numbe
 /** A split attention for the pool, or null when fewer than two threads would get KV heads. */
 export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, positions: number): SplitAttention | null {
   const { nLayer, nHead, nHeadKv, headDimK: hdK, headDimV: hdV } = shape;
+  // layer l's slot in the cache (only the layers that attend have one)
+  const slot: number[] = [];
+  let nSlots = 0;
+  for (let l = 0; l < nLayer; l++) slot.push(shape.attends && !shape.attends[l] ? -1 : nSlots++);
   const parts = Math.min(pool.partCount, nHeadKv);
   if (parts < 2 || nHead % nHeadKv !== 0 || hdK % 4 !== 0 || hdV % 4 !== 0) return null;
   const group = nHead / nHeadKv;
@@ -82,9 +86,9 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     const nKv = Math.floor(nHeadKv / parts) + (p < nHeadKv % parts ? 1 : 0);
     const layerBytes = kvCacheBytes(1, positions, nKv * hdK, nKv * hdV);
     const a = pool.arenaOf(p);
-    const cache = a.alloc(nLayer * (layerBytes + 4)); // the flags after the layers (layerBytes: a multiple of 8)
-    const flags = cache + nLayer * layerBytes;
-    new Int32Array(a.memory.buffer, flags, nLayer).fill(0); // a new cache starts clean
+    const cache = a.alloc(nSlots * (layerBytes + 4)); // the flags after the layers (layerBytes: a multiple of 8)
+    const flags = cache + nSlots * layerBytes;
+    new Int32Array(a.memory.buffer, flags, nSlots).fill(0); // a new cache starts clean
     shares.push({ part: p, kv0, nKv, cache, layerBytes, flags, scratchBytes: k.attnScratchBytes(nKv * group, nKv, hdK, hdV, positions), one: null });
   }
   let disposed = false;
@@ -112,7 +116,8 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
 
   /** Write the attn_part argument block (assembly/attn-part.ts) at w. */
   function params(w: Int32Array, s: Share, l: number, mode: number, op: number, qp: number, kp: number, vp: number, pos: number, n: number, window: number, scale: number, sp: number, zp: number): void {
-    const kc = s.cache + l * s.layerBytes;
+    if (slot[l] < 0) throw new RangeError(`layer ${l} does not attend: it has no KV cache`);
+    const kc = s.cache + slot[l] * s.layerBytes;
     w[0] = mode;
     w[1] = op;
     w[2] = qp;
@@ -129,7 +134,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     w[13] = hdV;
     w[14] = f32Bits(scale);
     w[15] = sp;
-    w[16] = s.flags + l * 4;
+    w[16] = s.flags + slot[l] * 4;
     w[17] = zp;
   }
 
@@ -167,7 +172,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
 
   return {
     parts,
-    cacheBytes: kvCacheBytes(nLayer, positions, kDim, vDim),
+    cacheBytes: kvCacheBytes(nSlots, positions, kDim, vDim),
     run(l, out, q, kNew, vNew, pos, n, mode, window, scale, sinks = null) {
       if (disposed) throw new EngineError('POOL_DISPOSED', 'the attention cache was released; start a new conversation');
       if (pos < 0 || pos + n > positions) throw new RangeError(`positions ${pos}..${pos + n - 1} do not fit a cache of ${positions}`);
@@ -203,7 +208,7 @@ export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, po
     dispose() {
       if (disposed) return;
       disposed = true;
-      for (const s of shares) pool.arenaOf(s.part).free(s.cache, nLayer * (s.layerBytes + 4));
+      for (const s of shares) pool.arenaOf(s.part).free(s.cache, nSlots * (s.layerBytes + 4));
     },
   };
 }

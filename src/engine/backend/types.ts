@@ -111,6 +111,8 @@ export interface AttentionShape {
   nHeadKv: number;
   headDimK: number;
   headDimV: number;
+  /** [nLayer] which layers attend (a hybrid's linear-attention layers hold no cache); default all. */
+  attends?: readonly boolean[];
 }
 
 /** A model's attention and f16 KV cache for `positions` positions, split across threads by KV head. */

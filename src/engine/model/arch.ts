@@ -121,6 +121,12 @@ export interface ArchSpec {
   readonly llama4Attention: boolean;
   /** Mixture-of-experts FFNs (router ffn_gate_inp, experts ffn_*_exps), or null for dense FFNs. */
   readonly moe: MoeArch | null;
+  /**
+   * Hybrid Qwen3.5: gated linear-attention layers (deltanet.ts) between full-attention ones whose q
+   * projection carries a sigmoid output gate per head ([q; gate] per head), and the FFN's norm named
+   * post_attention_norm.
+   */
+  readonly deltaNet: boolean;
 }
 
 const BASE: Omit<ArchSpec, 'name'> = {
@@ -128,7 +134,7 @@ const BASE: Omit<ArchSpec, 'name'> = {
   scaleQ: false, qkNorm: false, slidingWindow: false, ropeFactors: 'none', epsKey: 'attention.layer_norm_rms_epsilon',
   moe: null, preNorms: true, postNorms: false, swa: null, swaRope: 'inherit', noRopeStep: 0, gemmaQueryScale: 0,
   alwaysTied: false, softcaps: false, finalSoftcap: false, graniteScales: false, attnTemperature: false, yarnKeys: false,
-  llama4Attention: false,
+  llama4Attention: false, deltaNet: false,
 };
 
 const MOE: MoeArch = { gating: 'softmax', normW: false, ffExp: 'exp', shared: 'none', weightBeforeFfn: false, interleaved: false };
@@ -204,6 +210,12 @@ export const ARCHITECTURES: Readonly<Record<string, ArchSpec>> = {
     rope: 'neox', swa: { period: 2, window: 0 }, sinks: true, ffnNormName: 'post_attention_norm',
     moe: { ...MOE, gating: 'softmaxTopK', ffExp: 'expRequired', act: swigluOai },
   }),
+  // src/models/qwen35.cpp: 3 of every 4 layers Gated DeltaNet (deltanet.ts), the others qwen3-style
+  // attention with a gated q; IMROPE, which for text turns as NEOX (deltanet.ts imropeTextPairs).
+  qwen35: arch('qwen35', { rope: 'neox', qkNorm: true, deltaNet: true, ffnNormName: 'post_attention_norm' }),
+  // src/models/qwen35moe.cpp: qwen35 with experts in every layer (softmax routing, the chosen weights
+  // normalised) and a shared expert scaled by sigmoid(ffn_gate_inp_shexp · x).
+  qwen35moe: arch('qwen35moe', { rope: 'neox', qkNorm: true, deltaNet: true, ffnNormName: 'post_attention_norm', moe: { ...MOE, normW: true, shared: 'gated' } }),
 };
 
 export const SUPPORTED_ARCHITECTURES: readonly string[] = Object.keys(ARCHITECTURES);

@@ -10,6 +10,7 @@ import type { ArchSpec } from './arch.js';
 import { attention, createAttentionScratch, type AttentionMode, type AttentionScratch } from './attention.js';
 import type { ModelHparams, RopeParams } from './hparams.js';
 import type { Profile } from './profile.js';
+import { applyQGate, createRecurrentState, deltaNet, imropeText, recurrentBegin, splitQGate, type RecurrentState } from './deltanet.js';
 import { createKvCache, kvStore, kvStoreKernels, type KvCache } from './kv-cache.js';
 import { afterRope, chunkWindow } from './layer-attention.js';
 import { moeFfn } from './moe.js';
@@ -63,6 +64,8 @@ export interface RunState {
   wasm: { k: KernelInstance; scratch: number; ptr: number; bytes: number; norms: Map<Float32Array, number> } | null;
   /** Set when the backend splits attention and the KV cache across its threads (cache then holds no rows). */
   split: SplitAttention | null;
+  /** The linear-attention layers' recurrent state and scratch (qwen35, deltanet.ts), else null. */
+  recurrent: RecurrentState | null;
 }
 
 /**
@@ -108,7 +111,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   const k = kernels && headDimK % 4 === 0 && headDimV % 4 === 0 && nHead % nHeadKv === 0 ? kernels : null;
   // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here
   // is empty); soft-capped attention runs in TypeScript over the cache here
-  const split = k && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV }, contextSize) ?? null) : null;
+  const attends = m.hp.deltaNet?.recurrent.map((r) => !r); // a hybrid's linear-attention layers keep no KV
+  const split = k && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? (m.backend.splitAttention?.({ nLayer, nHead, nHeadKv, headDimK, headDimV, attends }, contextSize) ?? null) : null;
   const swaRope = m.hp.layerRope.includes('swa');
   const cacheDims = split ? [0, 0] : [kvDimK, kvDimV];
   const arrays = (a: Alloc) => ({
@@ -125,7 +129,8 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     last: a.f32(nEmbd),
     rope: a.f32(b * nRot),
     ropeSwa: a.f32(swaRope ? b * nRot : 0),
-    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16),
+    cache: createKvCache(nLayer, contextSize, cacheDims[0], cacheDims[1], a.u16, attends),
+    recurrent: m.hp.deltaNet ? createRecurrentState(m.hp, b, ropeYarn(m.hp.nRot, m.hp.rope), a.f32) : null,
   });
   // the RMSNorm weights, for the wasm norm to read from kernel memory
   const norms = m.spec.norm === 'rms' ? [...new Set([...m.w.layers.flatMap((l) => [l.attnNorm, l.ffnNorm, l.qNorm, l.kNorm, l.attnPostNorm, l.ffnPostNorm]), m.w.outputNorm])].filter((x) => x !== null) : [];
@@ -172,6 +177,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     wasm,
     split,
   };
+  if (s.recurrent) s.recurrent.kernels = k;
   if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
   if (split) releasedSplit.register(s, split);
   return s;
@@ -305,6 +311,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   const P = s.profile;
   const W = s.wasm;
   if (P) P.begin();
+  const R = s.recurrent;
+  if (R) recurrentBegin(R, pos, n);
 
   // embed: one row of token_embd per token (× sqrt(n_embd) for gemma, × embedding_scale for
   // granite: a float, as ggml_scale takes)
@@ -318,6 +326,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
   // RoPE in ropeSwa, when they have one)
   for (let t = 0; t < n; t++) ropeCache(s.rope, pos + t, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn, t * nRot);
   if (s.ropeSwa.length > 0) for (let t = 0; t < n; t++) ropeCache(s.ropeSwa, pos + t, nRot, hp.ropeSwa.freqBase, hp.ropeSwa.freqScale, null, s.ropeYarnSwa, t * nRot);
+  if (R) imropeText(R, s.rope, n, nRot);
   if (P) P.mark('rope');
 
   for (let l = 0; l < hp.nLayer; l++) {
@@ -329,6 +338,18 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     // attention norm
     for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.attnNorm, L.attnNormB, t * dim);
     if (P) P.mark('norm');
+
+    if (L.deltaNet) {
+      // gated linear attention (qwen35, deltanet.ts) instead of attention, then the same residual and FFN
+      deltaNet(be, R!, hp.deltaNet!, L.deltaNet, l, s.xb, n, pos, hp.normEps);
+      if (P) P.mark('linear attention');
+      projectAdd(be, s, s.x, L.wo, R!.out, n, null, s.xb2);
+      for (let t = 0; t < n; t++) norm(m, s, s.xb, s.x, L.ffnNorm!, null, t * dim);
+      if (P) P.mark('norm');
+      if (L.moe) moeFfn(m, s, L.moe, n);
+      else ffn(m, s, L, n, true);
+      continue;
+    }
 
     // q, k, v projections (fused: one matmul, then split per token)
     if (L.wqkv) {
@@ -342,7 +363,8 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
       }
       if (P) P.mark('split qkv');
     } else {
-      projectShared(be, [s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
+      projectShared(be, [spec.deltaNet ? R!.qGate : s.q, s.k, s.v], [L.wq!, L.wk!, L.wv!], s.xb, n, [L.bq, L.bk, L.bv], P, 'q,k,v');
+      if (spec.deltaNet) splitQGate(R!, s.q, n, nHead, headDimK); // qwen35: [q; gate] per head
     }
 
     const LA = hp.layerAttn;
@@ -400,6 +422,7 @@ function forwardBatch(m: Model, s: RunState, tokens: number[], pos: number): voi
     // (gpt-oss: this layer's window, the sinks)
     if (chunk > 0 && pos + n > chunk) for (let t = 0; t < n; t++) attend(m, s, l, pos, t, 1, mode, chunkWindow(chunk, pos + t), scale, L.sinks);
     else attend(m, s, l, pos, 0, n, mode, window, scale, L.sinks);
+    if (spec.deltaNet) applyQGate(R!, s.att, n * nHead * headDimV); // × σ(gate)
     if (P) P.mark('attention');
 
     if (spec.parallel) {

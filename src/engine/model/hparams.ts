@@ -8,6 +8,7 @@ import { ModelError } from '../../shared/errors.js';
 import { getNumber, getString, getValue } from '../gguf/keys.js';
 import { isGgufArray, type GgufHeader } from '../gguf/types.js';
 import { archSpec, type ArchSpec } from './arch.js';
+import { deltaNetHparams, mtpLayers, type DeltaNetHparams } from './deltanet.js';
 import { llama4Attention, type LayerAttention } from './layer-attention.js';
 import { moeHparams, type MoeHparams } from './moe.js';
 
@@ -75,6 +76,8 @@ export interface ModelHparams {
   logitScale: number;
   /** q × (log(⌊pos / nCtxOrig⌋ + 1)·attnTempScale + 1) after RoPE when > 0 (mistral3). */
   attnTempScale: number;
+  /** The gated linear-attention layers' sizes and which layers they are (qwen35), else null. */
+  deltaNet: DeltaNetHparams | null;
   /** Mixture-of-experts keys (moe.ts), or null for a dense model. */
   moe: MoeHparams | null;
   /** Per-layer RoPE / chunked attention / q temperature (llama4, layer-attention.ts), or null. */
@@ -225,7 +228,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     arch: a,
     nVocab,
     nEmbd,
-    nLayer,
+    nLayer: spec.deltaNet ? nLayer - mtpLayers(h, a, nLayer) : nLayer, // qwen35: the MTP blocks are not run
     nHead,
     nHeadKv,
     headDimK,
@@ -248,6 +251,7 @@ export function modelHparams(h: GgufHeader, spec: ArchSpec = archSpec(getString(
     residualScale: spec.graniteScales ? num('residual_scale') : 0,
     logitScale: spec.graniteScales ? num('logit_scale') : 0,
     attnTempScale: spec.attnTemperature ? num('attention.temperature_scale') : 0,
+    deltaNet: spec.deltaNet ? deltaNetHparams(h, a, nLayer) : null,
     moe,
     layerAttn: spec.llama4Attention ? llama4Attention(h, a, nLayer, moe?.nExpert ?? 0, rope.freqBase) : null,
   };

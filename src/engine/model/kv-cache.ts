@@ -23,13 +23,18 @@ export interface KvCache {
   readonly nonFinite: Uint8Array;
 }
 
-/** `alloc` gives the per-layer arrays (default: plain; forward.ts places them in kernel memory). */
-export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDimV: number, alloc: (n: number) => Uint16Array = (n) => new Uint16Array(n)): KvCache {
+/**
+ * `alloc` gives the per-layer arrays (default: plain; forward.ts places them in kernel memory).
+ * `attends`: which layers attend (a hybrid's linear-attention layers keep no keys and values: their
+ * arrays are empty); default all.
+ */
+export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDimV: number, alloc: (n: number) => Uint16Array = (n) => new Uint16Array(n), attends?: readonly boolean[]): KvCache {
   const k: Uint16Array[] = [];
   const v: Uint16Array[] = [];
   for (let l = 0; l < nLayer; l++) {
-    k.push(alloc(size * kvDimK));
-    v.push(alloc(size * kvDimV));
+    const n = attends && !attends[l] ? 0 : size;
+    k.push(alloc(n * kvDimK));
+    v.push(alloc(n * kvDimV));
   }
   return { size, kvDimK, kvDimV, k, v, nonFinite: new Uint8Array(nLayer) };
 }

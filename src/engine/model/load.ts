@@ -7,6 +7,7 @@ import type { MatBackend } from '../backend/types.js';
 import { getString } from '../gguf/keys.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
 import { archSpec } from './arch.js';
+import { recurrentStateBytes } from './deltanet.js';
 import type { Model } from './forward.js';
 import { modelHparams, type ModelHparams } from './hparams.js';
 import { kvCacheBytes } from './kv-cache.js';
@@ -15,13 +16,15 @@ import { loadWeights, weightTensors } from './weights.js';
 export interface MemoryEstimate {
   /** Bytes of tensor data the model reads (flat-block tensors count as stored, not as F32). */
   weights: number;
-  /** Bytes of the f16 KV cache for the context size. */
+  /** Bytes of the f16 KV cache for the context size (and a hybrid model's recurrent state with its session snapshots). */
   kvCache: number;
 }
 
 export function estimateMemory(h: GgufHeader, hp: ModelHparams, contextSize: number): MemoryEstimate {
   const weights = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
-  return { weights, kvCache: kvCacheBytes(hp.nLayer, contextSize, hp.nHeadKv * hp.headDimK, hp.nHeadKv * hp.headDimV) };
+  const recurrent = hp.deltaNet ? recurrentStateBytes(hp.deltaNet) * 5 : 0; // the state and up to 4 snapshots (session.ts)
+  const attending = hp.deltaNet ? hp.deltaNet.recurrent.filter((r) => !r).length : hp.nLayer; // a hybrid's linear layers keep no KV
+  return { weights, kvCache: kvCacheBytes(attending, contextSize, hp.nHeadKv * hp.headDimK, hp.nHeadKv * hp.headDimV) + recurrent };
 }
 
 export interface ModelFileOptions {

@@ -8,6 +8,7 @@ import { ggmlTypeName } from '../gguf/ggml-types.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
 import { dequantizeRow, dequantizeTensor } from '../quant/index.js';
 import type { ArchSpec } from './arch.js';
+import { loadDeltaNet, type DeltaNetWeights } from './deltanet.js';
 import type { ModelHparams } from './hparams.js';
 import { loadMoeLayer, type MoeLayer } from './moe.js';
 
@@ -39,6 +40,7 @@ export interface LayerWeights {
   bDown: Float32Array | null; //      [nEmbd]
   ffnPostNorm: Float32Array | null; //[nEmbd] on the FFN output (gemma2, gemma3, olmo2)
   moe: MoeLayer | null; //            the layer's experts in place of the dense FFN (moe.ts)
+  deltaNet: DeltaNetWeights | null; // a gated linear-attention layer (qwen35): these instead of q, k, v; wo is its ssm_out
 }
 
 export interface ModelWeights {
@@ -129,11 +131,11 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
     return handle;
   };
 
-  /** A vector of n values as float32 (norm weights and biases; any type the quant module reads). */
-  const vector = async (name: string, n: number, required = true): Promise<Float32Array | null> => {
+  /** A vector of n values as float32 (norm weights and biases; any type the quant module reads), of GGUF dims `dims`. */
+  const vector = async (name: string, n: number, required = true, dims = [n]): Promise<Float32Array | null> => {
     const t = find(name, required);
     if (!t) return null;
-    checkShape(t, [n]);
+    checkShape(t, dims);
     const raw = new Uint8Array(t.bytes);
     read(t, raw, 0);
     const out = new Float32Array(n);
@@ -154,8 +156,28 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
 
   const tokEmbd = (await matrix('token_embd.weight', nVocab, nEmbd))!;
   const layers: LayerWeights[] = [];
+  const dnLoad = { matrix: async (name: string, rows: number, cols: number) => (await matrix(name, rows, cols))!, vector: async (name: string, dims: number[]) => (await vector(name, dims.reduce((a, b) => a * b), true, dims))! };
+  const moeCtx = { nEmbd, moe: hp.moe!, backend, find, checkShape, read, done, matrix, vector };
+  const ffnNormName = spec.ffnNormName ?? 'ffn_norm';
   for (let l = 0; l < hp.nLayer; l++) {
     const p = `blk.${l}.`;
+    if (hp.deltaNet?.recurrent[l]) {
+      // gated linear attention: its own tensors, ssm_out as wo, then the usual FFN
+      const dn = await loadDeltaNet(l, hp.deltaNet, nEmbd, dnLoad);
+      const isMoe = hp.moe?.isMoe[l] ?? false;
+      const nFf = isMoe ? 0 : hp.nFfLayer[l] || find(`${p}ffn_down.weight`, true)!.dims[0];
+      layers.push({
+        attnNorm: (await vector(`${p}attn_norm.weight`, nEmbd))!, attnNormB: null, wqkv: null, bqkv: null, wq: null, wk: null, wv: null, bq: null, bk: null, bv: null, qNorm: null, kNorm: null,
+        wo: (await matrix(`${p}ssm_out.weight`, nEmbd, hp.deltaNet.nVHead * hp.deltaNet.dState))!, bo: null, attnPostNorm: null, sinks: null,
+        ffnNorm: (await vector(`${p}${ffnNormName}.weight`, nEmbd))!, ffnNormB: null,
+        wGate: isMoe ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd), bGate: null,
+        wUp: isMoe ? null : await matrix(`${p}ffn_up.weight`, nFf, nEmbd), bUp: null,
+        wDown: isMoe ? null : await matrix(`${p}ffn_down.weight`, nEmbd, nFf), bDown: null,
+        moe: isMoe ? await loadMoeLayer(moeCtx, l) : null,
+        ffnPostNorm: null, deltaNet: dn,
+      });
+      continue;
+    }
     const fused = byName.has(`${p}attn_qkv.weight`);
     const isMoe = hp.moe?.isMoe[l] ?? false;
     const nFf = isMoe ? 0 : hp.nFfLayer[l] || find(`${p}ffn_down.weight`, true)!.dims[0];
@@ -165,7 +187,7 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       attnNormB: await vector(`${p}attn_norm.bias`, nEmbd, layerNorm),
       wqkv: fused ? await matrix(`${p}attn_qkv.weight`, qDim + kvDimK + kvDimV, nEmbd) : null,
       bqkv: fused ? await vector(`${p}attn_qkv.bias`, qDim + kvDimK + kvDimV, false) : null,
-      wq: fused ? null : await matrix(`${p}attn_q.weight`, qDim, nEmbd),
+      wq: fused ? null : await matrix(`${p}attn_q.weight`, spec.deltaNet ? 2 * qDim : qDim, nEmbd), // qwen35: [q; gate] per head
       wk: fused ? null : await matrix(`${p}attn_k.weight`, kvDimK, nEmbd),
       wv: fused ? null : await matrix(`${p}attn_v.weight`, kvDimV, nEmbd),
       bq: fused ? null : await vector(`${p}attn_q.bias`, qDim, false),
@@ -177,7 +199,7 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       bo: await vector(`${p}attn_output.bias`, nEmbd, false),
       attnPostNorm: spec.postNorms ? await vector(`${p}post_attention_norm.weight`, nEmbd) : null,
       sinks: spec.sinks ? await vector(`${p}attn_sinks.weight`, nHead) : null,
-      ffnNorm: spec.parallel || !spec.preNorms ? null : await vector(`${p}${spec.ffnNormName ?? 'ffn_norm'}.weight`, nEmbd),
+      ffnNorm: spec.parallel || !spec.preNorms ? null : await vector(`${p}${ffnNormName}.weight`, nEmbd),
       ffnNormB: spec.parallel ? null : await vector(`${p}ffn_norm.bias`, nEmbd, false),
       wGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await matrix(`${p}ffn_gate.weight`, nFf, nEmbd),
       bGate: !dense || spec.ffn === 'gelu' || spec.fusedGateUp ? null : await vector(`${p}ffn_gate.bias`, nFf, false),
@@ -185,8 +207,9 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       bUp: dense ? await vector(`${p}ffn_up.bias`, spec.fusedGateUp ? 2 * nFf : nFf, false) : null,
       wDown: dense ? await matrix(`${p}ffn_down.weight`, nEmbd, nFf) : null,
       bDown: dense ? await vector(`${p}ffn_down.bias`, nEmbd, false) : null,
-      moe: isMoe ? await loadMoeLayer({ nEmbd, moe: hp.moe!, backend, find, checkShape, read, done, matrix, vector }, l) : null,
+      moe: isMoe ? await loadMoeLayer(moeCtx, l) : null,
       ffnPostNorm: spec.postNorms ? await vector(`${p}post_ffw_norm.weight`, nEmbd) : null,
+      deltaNet: null,
     });
   }
   const outputNorm = (await vector('output_norm.weight', nEmbd))!;

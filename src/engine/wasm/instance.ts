@@ -103,6 +103,11 @@ export class KernelInstance {
     this.fns.attn_part(params);
   }
 
+  /** One value head of the gated delta rule, state m [S, S] in place (assembly/deltanet.ts; model/deltanet.ts deltaRuleHead's bits). */
+  deltaRuleHead(m: number, k: number, q: number, v: number, out: number, S: number, decay: number, beta: number, scale: number): void {
+    this.fns.delta_rule_head(m, k, q, v, out, S, decay, beta, scale);
+  }
+
   /** out[i] = silu(gate[i]) · up[i] for i < n (f32 arrays at byte addresses; assembly/ffn.ts). */
   swiglu(out: number, gate: number, up: number, n: number): void {
     this.fns.swiglu(out, gate, up, n);

@@ -5,6 +5,7 @@
 export * from './activation';
 export * from './attention';
 export * from './attn-part';
+export * from './deltanet';
 export * from './ffn';
 export * from './float';
 export * from './gemm';
