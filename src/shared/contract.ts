@@ -218,8 +218,11 @@ export interface GenerateRequest {
 }
 
 export type GenerationEvent =
-  /** The exact prompt text and tokens sent to the model (Pantheon shows it). */
-  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string }
+  /**
+   * The exact prompt text and tokens sent to the model (Pantheon shows it). `notice`: one line for
+   * the user when the file's chat template passed a limit and a built-in one was used instead.
+   */
+  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string; notice?: string }
   | { kind: 'token'; id: number; text: string; top: { id: number; p: number; text: string }[] }
   | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }
   | { kind: 'error'; error: SerializedError };

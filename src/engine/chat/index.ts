@@ -3,3 +3,4 @@ export * from './builtin.js';
 export * from './detect.js';
 export * from './info.js';
 export * from './render.js';
+export * from './budget.js';
