@@ -109,7 +109,7 @@ describe('dev harness over WebSocket', () => {
       log: () => {},
     });
     origin = `http://127.0.0.1:${harness.port}`;
-    wsUrl = `ws://127.0.0.1:${harness.port}/api`;
+    wsUrl = `ws://127.0.0.1:${harness.port}/api?token=${harness.token}`;
     client = await Client.open(wsUrl, origin);
   });
 
@@ -122,7 +122,7 @@ describe('dev harness over WebSocket', () => {
   it('serves the renderer with the CSP header, and nothing outside its folder', async () => {
     const page = await fetch(harness.url);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'");
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'");
     expect(await page.text()).toContain('<title>Pantheon</title>');
     expect((await fetch(`${origin}/assets/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
     // Raw request paths (fetch would normalise "/../"): each tries to climb out of the renderer folder.
@@ -135,6 +135,15 @@ describe('dev harness over WebSocket', () => {
 
   it('refuses a WebSocket from another origin', async () => {
     await expect(Client.open(wsUrl, 'http://evil.example')).rejects.toThrow(/403/);
+  });
+
+  it('refuses a WebSocket or an upload without the page URL\'s token', async () => {
+    expect(harness.url).toBe(`${origin}/?token=${harness.token}`);
+    expect(harness.token).toMatch(/^[0-9a-f]{32}$/);
+    await expect(Client.open(`ws://127.0.0.1:${harness.port}/api`, origin)).rejects.toThrow(/403/);
+    await expect(Client.open(`ws://127.0.0.1:${harness.port}/api?token=${'0'.repeat(32)}`, origin)).rejects.toThrow(/403/);
+    const up = await fetch(`${origin}/upload?name=x.gguf`, { method: 'POST', body: new Blob([new Uint8Array(8)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } });
+    expect(up.status).toBe(403);
   });
 
   it('library:get lists the demo model with its header summary', async () => {
@@ -221,7 +230,7 @@ describe('dev harness over WebSocket', () => {
 
   it('uploads a dropped .gguf and opens it; refuses other files with a clear message', async () => {
     const upload = (name: string, body: Uint8Array, headers: Record<string, string> = { [HARNESS_UPLOAD_HEADER]: '1' }) =>
-      fetch(`${origin}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers });
+      fetch(`${origin}/upload?token=${harness.token}&name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers });
     const bytes = readFileSync(DEMO);
     const ok = (await (await upload('dropped.gguf', bytes)).json()) as { ok: boolean; value: OpenedModel };
     expect(ok.ok).toBe(true);
@@ -260,7 +269,7 @@ describe('dev harness test hooks (PANTHEON_TEST_HOOKS=1)', () => {
     tmp = mkdtempSync(join(tmpdir(), 'pantheon-harness-hooks-'));
     harness = await startHarness({ port: 0, userData: join(tmp, 'user'), rendererDir: null, demoPath: DEMO, log: () => {}, testHooks: true });
     origin = `http://127.0.0.1:${harness.port}`;
-    client = await Client.open(`ws://127.0.0.1:${harness.port}/api`, origin);
+    client = await Client.open(`ws://127.0.0.1:${harness.port}/api?token=${harness.token}`, origin);
   });
 
   afterAll(async () => {
@@ -306,7 +315,7 @@ describe('dev harness uploads', () => {
     const userData = join(tmp, 'user');
     const start = () => startHarness({ port: 0, userData, rendererDir: null, demoPath: DEMO, modelsDir: null, log: () => {} });
     const upload = (h: Harness, name: string, body: Uint8Array) =>
-      fetch(`http://127.0.0.1:${h.port}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } })
+      fetch(`http://127.0.0.1:${h.port}/upload?token=${h.token}&name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } })
         .then((r) => r.json() as Promise<{ ok: boolean; value: OpenedModel }>, (e: Error) => { throw new Error(`upload ${name}: ${String((e as { cause?: unknown }).cause)}`); });
     try {
       let h = await start();
@@ -325,7 +334,7 @@ describe('dev harness uploads', () => {
       await h.close();
 
       h = await start();
-      const ws = await Client.open(`ws://127.0.0.1:${h.port}/api`, `http://127.0.0.1:${h.port}`);
+      const ws = await Client.open(`ws://127.0.0.1:${h.port}/api?token=${h.token}`, `http://127.0.0.1:${h.port}`);
       try {
         const lib = await ws.call<Library>('library:get');
         const entry = lib.recent.find((e) => e.path === first.value.entry.path);
