@@ -180,6 +180,6 @@ export class Backend {
 
   async dispose(): Promise<void> {
     this.listeners.clear();
-    await this.engine.dispose();
+    await Promise.all([this.engine.dispose(), this.library.headers.close()]);
   }
 }
