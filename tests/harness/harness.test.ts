@@ -351,3 +351,25 @@ describe('dev harness uploads', () => {
     }
   });
 });
+
+describe('damaged files at startup', () => {
+  it('the harness starts; the damaged settings and chat files are moved aside and told once', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'pantheon-damaged-'));
+    const userData = join(tmp, 'user');
+    mkdirSync(join(userData, 'chats'), { recursive: true });
+    writeFileSync(join(userData, 'settings.json'), '{"theme": ');
+    writeFileSync(join(userData, 'chats', '0123456789abcdef.json'), 'not json');
+    const h = await startHarness({ port: 0, userData, rendererDir: null, demoPath: DEMO, modelsDir: null, log: () => {} });
+    try {
+      const notices = await h.backend.takeNotices();
+      expect(notices).toHaveLength(2);
+      expect(notices[0]).toMatch(/^Your settings file was damaged; it was moved to .*settings\.json\.corrupt-\d{8}T\d{6}Z and the default settings are used\.$/);
+      expect(notices[1]).toMatch(/^A chat file was damaged and could not be read; it was moved to .*0123456789abcdef\.json\.corrupt-/);
+      expect(await h.backend.takeNotices()).toEqual([]);
+      expect(readdirSync(userData).some((f) => f.startsWith('settings.json.corrupt-'))).toBe(true);
+    } finally {
+      await h.close();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
