@@ -8,23 +8,14 @@
 // "Open model" answers), PANTHEON_TEST_HOOKS=1 (serve the e2e tests' hooks, e.g.
 // POST /__test/kill-engine; never set it otherwise).
 
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleLogger } from '../main/services/log.js';
-import { startHarness } from './server.js';
+import { defaultHarnessUserData, privateFolder, startHarness } from './server.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-
-/** The harness's data folder for this user (not a shared path in /tmp): created with mode 0700. */
-function defaultUserData(): string {
-  const env = process.env;
-  const base = process.platform === 'win32' ? env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local')
-    : process.platform === 'darwin' ? join(homedir(), 'Library', 'Application Support')
-      : env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
-  return join(base, 'pantheon-harness');
-}
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -36,9 +27,7 @@ async function main(): Promise<void> {
   }
   const demo = join(ROOT, 'resources', 'models', 'stories260K.gguf');
   const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  const userData = resolve(env.PANTHEON_USER_DATA ?? defaultUserData());
-  mkdirSync(userData, { recursive: true, mode: 0o700 });
-  if (process.platform !== 'win32') chmodSync(userData, 0o700); // also an older folder: chats are private
+  const userData = privateFolder(resolve(env.PANTHEON_USER_DATA ?? defaultHarnessUserData(env, process.platform, homedir())));
   const harness = await startHarness({
     port,
     userData,

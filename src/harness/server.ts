@@ -9,7 +9,7 @@
 // A development tool: the app itself is the Electron build.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { chmodSync, createReadStream, createWriteStream, mkdirSync, promises as fsp } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -50,6 +50,24 @@ export interface HarnessOptions {
   testHooks?: boolean;
   /** The token WebSockets and uploads must present (default: 32 random hex digits). */
   token?: string;
+}
+
+/**
+ * The harness's data folder for this user when PANTHEON_USER_DATA is not set: the platform's
+ * per-user data folder, never a shared path in /tmp.
+ */
+export function defaultHarnessUserData(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): string {
+  const base = platform === 'win32' ? env.LOCALAPPDATA ?? join(home, 'AppData', 'Local')
+    : platform === 'darwin' ? join(home, 'Library', 'Application Support')
+      : env.XDG_DATA_HOME || join(home, '.local', 'share');
+  return join(base, 'pantheon-harness');
+}
+
+/** Create `dir` readable by its owner only (mode 0700; an older folder is tightened too). */
+export function privateFolder(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (process.platform !== 'win32') chmodSync(dir, 0o700);
+  return dir;
 }
 
 /** SIGKILLs the engine host process, as a crash or the OS's out-of-memory killer would. */

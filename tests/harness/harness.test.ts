@@ -2,7 +2,7 @@
 // protocol with the `ws` package as the page's harness client does, and check the answers against
 // the model file read independently (the project's GGUF reader in this process).
 
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import type { Chat, EngineState, GenerationEvent, Library, MetaArraySlice, Opene
 import type { SerializedError } from '../../src/shared/errors.js';
 import { HARNESS_UPLOAD_HEADER, type HarnessServerMessage } from '../../src/shared/harness-protocol.js';
 import { readGgufHeaderSync, getArray } from '../../src/engine/gguf/index.js';
-import { startHarness, type Harness } from '../../src/harness/server.js';
+import { defaultHarnessUserData, privateFolder, startHarness, type Harness } from '../../src/harness/server.js';
 import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
@@ -369,6 +369,24 @@ describe('damaged files at startup', () => {
       expect(readdirSync(userData).some((f) => f.startsWith('settings.json.corrupt-'))).toBe(true);
     } finally {
       await h.close();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('harness data folder', () => {
+  it('defaults to the user\'s own data folder, not /tmp, and is made private (0700)', () => {
+    expect(defaultHarnessUserData({}, 'linux', '/home/ann')).toBe('/home/ann/.local/share/pantheon-harness');
+    expect(defaultHarnessUserData({ XDG_DATA_HOME: '/data/ann' }, 'linux', '/home/ann')).toBe('/data/ann/pantheon-harness');
+    expect(defaultHarnessUserData({}, 'darwin', '/Users/ann')).toBe('/Users/ann/Library/Application Support/pantheon-harness');
+    const tmp = mkdtempSync(join(tmpdir(), 'pantheon-private-'));
+    try {
+      const dir = privateFolder(join(tmp, 'a', 'harness'));
+      if (process.platform !== 'win32') expect(statSync(dir).mode & 0o777).toBe(0o700);
+      chmodSync(dir, 0o755);
+      privateFolder(dir);
+      if (process.platform !== 'win32') expect(statSync(dir).mode & 0o777).toBe(0o700);
+    } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
   });
