@@ -29,6 +29,12 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     io.err(`error: unknown command "${name}"; run "pantheon help" for the list`);
     return 2;
   }
+  // `pantheon COMMAND --help` (or -h, before a `--`): that command's usage, exit 0.
+  const end = rest.indexOf('--');
+  if ((end < 0 ? rest : rest.slice(0, end)).some((a) => a === '--help' || a === '-h')) {
+    io.out(`usage: pantheon ${cmd.usage}\n\n${cmd.summary}`);
+    return 0;
+  }
   try {
     return await cmd.run(rest, io);
   } catch (err) {

@@ -1,17 +1,19 @@
-// `npm run dev:web`: start the dev harness (server.ts) on 127.0.0.1 and print its URL. The script
-// builds the renderer first (vite.renderer.config.ts → out/renderer).
+// `npm run dev:web`: start the dev harness (server.ts) on 127.0.0.1 and print its URL, with the
+// random token the page must present. A development tool, not the app. The script builds the
+// renderer first (vite.renderer.config.ts → out/renderer).
 //
-// Environment: PORT (default 5199), PANTHEON_USER_DATA (default: a folder in the temp dir, kept
-// across runs), PANTHEON_MODELS_DIR (what "Choose folder" answers), PANTHEON_MODEL_FILE (what
+// Environment: PORT (default 5199), PANTHEON_USER_DATA (default: the user's own data folder,
+// pantheon-harness under $XDG_DATA_HOME or ~/.local/share, ~/Library/Application Support, or
+// %LOCALAPPDATA%; mode 0700, kept across runs), PANTHEON_MODELS_DIR (what "Choose folder" answers), PANTHEON_MODEL_FILE (what
 // "Open model" answers), PANTHEON_TEST_HOOKS=1 (serve the e2e tests' hooks, e.g.
 // POST /__test/kill-engine; never set it otherwise).
 
 import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleLogger } from '../main/services/log.js';
-import { startHarness } from './server.js';
+import { defaultHarnessUserData, privateFolder, startHarness } from './server.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -25,9 +27,10 @@ async function main(): Promise<void> {
   }
   const demo = join(ROOT, 'resources', 'models', 'stories260K.gguf');
   const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const userData = privateFolder(resolve(env.PANTHEON_USER_DATA ?? defaultHarnessUserData(env, process.platform, homedir())));
   const harness = await startHarness({
     port,
-    userData: resolve(env.PANTHEON_USER_DATA ?? join(tmpdir(), 'pantheon-harness-data')),
+    userData,
     rendererDir,
     demoPath: existsSync(demo) ? demo : null,
     modelsDir: env.PANTHEON_MODELS_DIR ? resolve(env.PANTHEON_MODELS_DIR) : null,
@@ -37,6 +40,7 @@ async function main(): Promise<void> {
     testHooks: env.PANTHEON_TEST_HOOKS === '1',
   });
   console.log(`Pantheon dev harness: ${harness.url}`);
+  for (const notice of await harness.backend.takeNotices()) console.error(`note: ${notice}`);
   const stop = () => {
     void harness.close().then(() => process.exit(0));
   };

@@ -4,10 +4,12 @@
 // host as a Node child process. The page side is src/renderer/api/harness-client.ts.
 //
 // Only this machine may talk to it: it listens on 127.0.0.1, and every WebSocket and upload must
-// come from its own origin with a matching Host header (no other web page, no DNS rebinding).
+// come from its own origin with a matching Host header (no other web page, no DNS rebinding) and
+// carry the random token of the page URL it prints (no other user or program on this machine).
+// A development tool: the app itself is the Electron build.
 
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, createReadStream, createWriteStream, mkdirSync, promises as fsp } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -17,7 +19,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { GenerationHandle, RequestChannel } from '../shared/contract.js';
 import { UsageError, serializeError } from '../shared/errors.js';
 import {
-  HARNESS_UPLOAD_HEADER, HARNESS_UPLOAD_MAX_BYTES, HARNESS_UPLOAD_PATH, HARNESS_WS_PATH,
+  HARNESS_TOKEN_PARAM, HARNESS_UPLOAD_HEADER, HARNESS_UPLOAD_MAX_BYTES, HARNESS_UPLOAD_PATH, HARNESS_WS_PATH,
   type HarnessClientMessage, type HarnessServerMessage,
 } from '../shared/harness-protocol.js';
 import { Backend, type Platform } from '../main/services/backend.js';
@@ -25,7 +27,7 @@ import type { EngineTransport } from '../main/services/engine-supervisor.js';
 import type { Logger } from '../main/services/log.js';
 import { nodeEngineTransport } from '../main/services/node-engine-transport.js';
 import { isRequestChannel } from '../main/services/validate.js';
-import { CSP, contentType, fileInside } from '../main/services/web-content.js';
+import { CSP, contentType, fileInside, realFileInside } from '../main/services/web-content.js';
 
 export interface HarnessOptions {
   /** 0 picks a free port. */
@@ -46,13 +48,35 @@ export interface HarnessOptions {
    * started with PANTHEON_TEST_HOOKS=1; the Electron app has no such route at all.
    */
   testHooks?: boolean;
+  /** The token WebSockets and uploads must present (default: 32 random hex digits). */
+  token?: string;
+}
+
+/**
+ * The harness's data folder for this user when PANTHEON_USER_DATA is not set: the platform's
+ * per-user data folder, never a shared path in /tmp.
+ */
+export function defaultHarnessUserData(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): string {
+  const base = platform === 'win32' ? env.LOCALAPPDATA ?? join(home, 'AppData', 'Local')
+    : platform === 'darwin' ? join(home, 'Library', 'Application Support')
+      : env.XDG_DATA_HOME || join(home, '.local', 'share');
+  return join(base, 'pantheon-harness');
+}
+
+/** Create `dir` readable by its owner only (mode 0700; an older folder is tightened too). */
+export function privateFolder(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (process.platform !== 'win32') chmodSync(dir, 0o700);
+  return dir;
 }
 
 /** SIGKILLs the engine host process, as a crash or the OS's out-of-memory killer would. */
 export const TEST_KILL_ENGINE_PATH = '/__test/kill-engine';
 
 export interface Harness {
+  /** The page URL, token included. */
   url: string;
+  token: string;
   port: number;
   backend: Backend;
   close(): Promise<void>;
@@ -101,6 +125,13 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const root = opts.rendererDir ? resolve(opts.rendererDir) : null;
   let port = 0;
 
+  const token = opts.token ?? randomBytes(16).toString('hex');
+  /** The request's URL carries our token. */
+  const hasToken = (req: IncomingMessage): boolean => {
+    const given = Buffer.from(new URL(req.url ?? '/', 'http://x').searchParams.get(HARNESS_TOKEN_PARAM) ?? '');
+    const want = Buffer.from(token);
+    return given.length === want.length && timingSafeEqual(given, want);
+  };
   const allowedHosts = () => [`127.0.0.1:${port}`, `localhost:${port}`];
   /** Same-origin check: the Host header names us, and an Origin, when sent, is ours. */
   const fromUs = (req: IncomingMessage, originRequired: boolean): boolean => {
@@ -114,10 +145,14 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' });
     if (!root) return sendJson(res, 404, { error: 'this harness serves the API only' });
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-    const file = fileInside(root, pathname);
-    if (!file) return sendJson(res, 403, { error: 'outside the renderer folder' });
+    if (!fileInside(root, pathname)) return sendJson(res, 403, { error: 'outside the renderer folder' });
     let size: number;
+    let file: string;
     try {
+      // symlinks resolved: a link inside the folder may not lead out of it (then: not found)
+      const real = await realFileInside(root, pathname);
+      if (!real) throw new Error('not inside the renderer folder');
+      file = real;
       const st = await fsp.stat(file);
       if (!st.isFile()) throw new Error('not a file');
       size = st.size;
@@ -142,7 +177,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
 
   /** POST /upload?name=model.gguf with the file's bytes: kept in the user data's uploads folder, then opened. */
   async function upload(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST' || req.headers[HARNESS_UPLOAD_HEADER] !== '1' || !fromUs(req, false)) {
+    if (req.method !== 'POST' || req.headers[HARNESS_UPLOAD_HEADER] !== '1' || !fromUs(req, false) || !hasToken(req)) {
       return sendJson(res, 403, { ok: false, error: serializeError(new UsageError('Uploads are accepted only from the harness page.')) });
     }
     try {
@@ -230,7 +265,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
 
   server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== HARNESS_WS_PATH || !fromUs(req, true)) {
+    if (path !== HARNESS_WS_PATH || !fromUs(req, true) || !hasToken(req)) {
       socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
     }
@@ -297,10 +332,11 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     server.listen(opts.port, '127.0.0.1', () => resolveListen());
   });
   port = (server.address() as AddressInfo).port;
-  const url = `http://127.0.0.1:${port}/`;
+  const url = `http://127.0.0.1:${port}/?${HARNESS_TOKEN_PARAM}=${token}`;
 
   return {
     url,
+    token,
     port,
     backend,
     async close() {

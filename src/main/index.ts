@@ -91,6 +91,10 @@ if (!app.requestSingleInstanceLock()) {
     win.webContents.on('did-finish-load', () => {
       pageReady = true;
       for (const p of pending.splice(0)) openFromOutside(p);
+      // Damaged settings or chat files were moved aside at startup: say so once.
+      void backend?.takeNotices().then((notices) => {
+        if (notices.length > 0 && win) void dialog.showMessageBox(win, { type: 'warning', message: 'Some files could not be read', detail: notices.join('\n') });
+      });
     });
     win.on('closed', () => {
       win = null;

@@ -1,10 +1,10 @@
 // The renderer is served from app://pantheon/ rather than file:// (Electron security checklist:
 // "avoid the file protocol, prefer custom protocols"): a standard, secure scheme, a path-escape
-// check, and the CSP header on every response.
+// check (on the real path, symlinks resolved), and the CSP header on every response.
 
 import { net, protocol } from 'electron';
 import { pathToFileURL } from 'node:url';
-import { CSP, contentType, fileInside } from './services/web-content.js';
+import { CSP, contentType, realFileInside } from './services/web-content.js';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'pantheon';
@@ -42,8 +42,9 @@ export function serveRenderer(root: string): void {
   protocol.handle(APP_SCHEME, async (request) => {
     const url = new URL(request.url);
     if (url.host !== APP_HOST || request.method !== 'GET') return notFound(404);
-    const file = fileInside(root, url.pathname);
-    if (!file) return notFound(403);
+    // Symlinks resolved before the check: a link inside the folder may not lead out of it.
+    const file = await realFileInside(root, url.pathname);
+    if (!file) return notFound(404);
     let res: Response;
     try {
       res = await net.fetch(pathToFileURL(file).href);

@@ -241,8 +241,11 @@ export interface GenerateRequest {
 }
 
 export type GenerationEvent =
-  /** The exact prompt text and tokens sent to the model (Pantheon shows it). */
-  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string }
+  /**
+   * The exact prompt text and tokens sent to the model (Pantheon shows it). `notice`: one line for
+   * the user when the file's chat template passed a limit and a built-in one was used instead.
+   */
+  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string; notice?: string }
   /** One token: `text` is its part of the answer, `reasoning` its part of the reasoning ('' for most tokens). */
   | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[] }
   | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }

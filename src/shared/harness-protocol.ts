@@ -12,6 +12,12 @@ export const HARNESS_UPLOAD_PATH = '/upload';
 export const HARNESS_UPLOAD_HEADER = 'x-pantheon-upload';
 /** The largest file the harness accepts by upload (a browser has no paths, so bytes are copied). */
 export const HARNESS_UPLOAD_MAX_BYTES = 4 * 1024 ** 3;
+/**
+ * Query parameter with the harness's random token: in the page URL the harness prints, and on
+ * every WebSocket and upload URL the page makes from it. Without it a request is refused, so another
+ * user or program on this machine cannot drive the harness.
+ */
+export const HARNESS_TOKEN_PARAM = 'token';
 
 export type HarnessClientMessage =
   | { t: 'req'; id: number; channel: RequestChannel; payload: unknown }

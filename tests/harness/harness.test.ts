@@ -2,7 +2,7 @@
 // protocol with the `ws` package as the page's harness client does, and check the answers against
 // the model file read independently (the project's GGUF reader in this process).
 
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import type { Chat, EngineState, GenerationEvent, Library, MetaArraySlice, Opene
 import type { SerializedError } from '../../src/shared/errors.js';
 import { HARNESS_UPLOAD_HEADER, type HarnessServerMessage } from '../../src/shared/harness-protocol.js';
 import { readGgufHeaderSync, getArray } from '../../src/engine/gguf/index.js';
-import { startHarness, type Harness } from '../../src/harness/server.js';
+import { defaultHarnessUserData, privateFolder, startHarness, type Harness } from '../../src/harness/server.js';
 import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
 import { SUPPORTED_ARCHITECTURES } from '../../src/engine/model/arch.js';
 
@@ -110,7 +110,7 @@ describe('dev harness over WebSocket', () => {
       log: () => {},
     });
     origin = `http://127.0.0.1:${harness.port}`;
-    wsUrl = `ws://127.0.0.1:${harness.port}/api`;
+    wsUrl = `ws://127.0.0.1:${harness.port}/api?token=${harness.token}`;
     client = await Client.open(wsUrl, origin);
   });
 
@@ -123,7 +123,7 @@ describe('dev harness over WebSocket', () => {
   it('serves the renderer with the CSP header, and nothing outside its folder', async () => {
     const page = await fetch(harness.url);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'");
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'");
     expect(await page.text()).toContain('<title>Pantheon</title>');
     expect((await fetch(`${origin}/assets/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
     // Raw request paths (fetch would normalise "/../"): each tries to climb out of the renderer folder.
@@ -136,6 +136,15 @@ describe('dev harness over WebSocket', () => {
 
   it('refuses a WebSocket from another origin', async () => {
     await expect(Client.open(wsUrl, 'http://evil.example')).rejects.toThrow(/403/);
+  });
+
+  it('refuses a WebSocket or an upload without the page URL\'s token', async () => {
+    expect(harness.url).toBe(`${origin}/?token=${harness.token}`);
+    expect(harness.token).toMatch(/^[0-9a-f]{32}$/);
+    await expect(Client.open(`ws://127.0.0.1:${harness.port}/api`, origin)).rejects.toThrow(/403/);
+    await expect(Client.open(`ws://127.0.0.1:${harness.port}/api?token=${'0'.repeat(32)}`, origin)).rejects.toThrow(/403/);
+    const up = await fetch(`${origin}/upload?name=x.gguf`, { method: 'POST', body: new Blob([new Uint8Array(8)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } });
+    expect(up.status).toBe(403);
   });
 
   it('library:get lists the demo model with its header summary', async () => {
@@ -222,7 +231,7 @@ describe('dev harness over WebSocket', () => {
 
   it('uploads a dropped .gguf and opens it; refuses other files with a clear message', async () => {
     const upload = (name: string, body: Uint8Array, headers: Record<string, string> = { [HARNESS_UPLOAD_HEADER]: '1' }) =>
-      fetch(`${origin}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers });
+      fetch(`${origin}/upload?token=${harness.token}&name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers });
     const bytes = readFileSync(DEMO);
     const ok = (await (await upload('dropped.gguf', bytes)).json()) as { ok: boolean; value: OpenedModel };
     expect(ok.ok).toBe(true);
@@ -247,8 +256,9 @@ describe('dev harness over WebSocket', () => {
       'tiny-qwen35moe-s1.gguf', 'tiny-qwen3moe-s1.gguf', 'tiny-smollm3-s1.gguf',
     ]);
     expect(lib.folderModels.find((m) => m.fileName === 'tiny-qwen2-s5.gguf')).toMatchObject({ architecture: 'qwen2', error: null });
-    // every file of an architecture Pantheon runs is listed without an error, with the architecture its header names
-    for (const m of lib.folderModels.filter((x) => SUPPORTED_ARCHITECTURES.includes(x.architecture ?? ''))) expect(m, m.fileName).toMatchObject({ error: null });
+    // every architecture of the folder (one file each) is one Pantheon runs, listed without an error
+    for (const m of lib.folderModels) expect(SUPPORTED_ARCHITECTURES, m.fileName).toContain(m.architecture);
+    for (const m of lib.folderModels) expect(m, m.fileName).toMatchObject({ error: null });
     expect(lib.folderModels.find((m) => m.fileName === 'tiny-gemma3-s1.gguf')).toMatchObject({ architecture: 'gemma3', error: null });
   });
 
@@ -267,7 +277,7 @@ describe('dev harness test hooks (PANTHEON_TEST_HOOKS=1)', () => {
     tmp = mkdtempSync(join(tmpdir(), 'pantheon-harness-hooks-'));
     harness = await startHarness({ port: 0, userData: join(tmp, 'user'), rendererDir: null, demoPath: DEMO, log: () => {}, testHooks: true });
     origin = `http://127.0.0.1:${harness.port}`;
-    client = await Client.open(`ws://127.0.0.1:${harness.port}/api`, origin);
+    client = await Client.open(`ws://127.0.0.1:${harness.port}/api?token=${harness.token}`, origin);
   });
 
   afterAll(async () => {
@@ -313,7 +323,7 @@ describe('dev harness uploads', () => {
     const userData = join(tmp, 'user');
     const start = () => startHarness({ port: 0, userData, rendererDir: null, demoPath: DEMO, modelsDir: null, log: () => {} });
     const upload = (h: Harness, name: string, body: Uint8Array) =>
-      fetch(`http://127.0.0.1:${h.port}/upload?name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } })
+      fetch(`http://127.0.0.1:${h.port}/upload?token=${h.token}&name=${encodeURIComponent(name)}`, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { [HARNESS_UPLOAD_HEADER]: '1' } })
         .then((r) => r.json() as Promise<{ ok: boolean; value: OpenedModel }>, (e: Error) => { throw new Error(`upload ${name}: ${String((e as { cause?: unknown }).cause)}`); });
     try {
       let h = await start();
@@ -332,7 +342,7 @@ describe('dev harness uploads', () => {
       await h.close();
 
       h = await start();
-      const ws = await Client.open(`ws://127.0.0.1:${h.port}/api`, `http://127.0.0.1:${h.port}`);
+      const ws = await Client.open(`ws://127.0.0.1:${h.port}/api?token=${h.token}`, `http://127.0.0.1:${h.port}`);
       try {
         const lib = await ws.call<Library>('library:get');
         const entry = lib.recent.find((e) => e.path === first.value.entry.path);
@@ -343,6 +353,46 @@ describe('dev harness uploads', () => {
         ws.ws.close();
         await h.close();
       }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('damaged files at startup', () => {
+  it('the harness starts; the damaged settings and chat files are moved aside and told once', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'pantheon-damaged-'));
+    const userData = join(tmp, 'user');
+    mkdirSync(join(userData, 'chats'), { recursive: true });
+    writeFileSync(join(userData, 'settings.json'), '{"theme": ');
+    writeFileSync(join(userData, 'chats', '0123456789abcdef.json'), 'not json');
+    const h = await startHarness({ port: 0, userData, rendererDir: null, demoPath: DEMO, modelsDir: null, log: () => {} });
+    try {
+      const notices = await h.backend.takeNotices();
+      expect(notices).toHaveLength(2);
+      expect(notices[0]).toMatch(/^Your settings file was damaged; it was moved to .*settings\.json\.corrupt-\d{8}T\d{6}Z and the default settings are used\.$/);
+      expect(notices[1]).toMatch(/^A chat file was damaged and could not be read; it was moved to .*0123456789abcdef\.json\.corrupt-/);
+      expect(await h.backend.takeNotices()).toEqual([]);
+      expect(readdirSync(userData).some((f) => f.startsWith('settings.json.corrupt-'))).toBe(true);
+    } finally {
+      await h.close();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('harness data folder', () => {
+  it('defaults to the user\'s own data folder, not /tmp, and is made private (0700)', () => {
+    expect(defaultHarnessUserData({}, 'linux', '/home/ann')).toBe('/home/ann/.local/share/pantheon-harness');
+    expect(defaultHarnessUserData({ XDG_DATA_HOME: '/data/ann' }, 'linux', '/home/ann')).toBe('/data/ann/pantheon-harness');
+    expect(defaultHarnessUserData({}, 'darwin', '/Users/ann')).toBe('/Users/ann/Library/Application Support/pantheon-harness');
+    const tmp = mkdtempSync(join(tmpdir(), 'pantheon-private-'));
+    try {
+      const dir = privateFolder(join(tmp, 'a', 'harness'));
+      if (process.platform !== 'win32') expect(statSync(dir).mode & 0o777).toBe(0o700);
+      chmodSync(dir, 0o755);
+      privateFolder(dir);
+      if (process.platform !== 'win32') expect(statSync(dir).mode & 0o777).toBe(0o700);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

@@ -2,7 +2,7 @@
 // settings, the renderer's path check, and the supervisor's exit reasons. Expected values are worked
 // out by hand from the inputs the tests write.
 
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,8 +10,9 @@ import { GgufType, kv, parseGgufHeader, writeGguf } from '../../src/engine/gguf/
 import { LibraryService, MAX_RECENT, modelId } from '../../src/main/services/library.js';
 import { ARRAY_INLINE_MAX, metaArraySlice, shortestFloat32, toMetaValue, layerOf, runnability } from '../../src/main/services/opened-model.js';
 import { ChatStore } from '../../src/main/services/chat-store.js';
+import { writeFileAtomic } from '../../src/main/services/atomic-file.js';
 import { DEFAULT_SETTINGS, SettingsStore, validateSettingsPatch } from '../../src/main/services/settings.js';
-import { fileInside } from '../../src/main/services/web-content.js';
+import { fileInside, realFileInside } from '../../src/main/services/web-content.js';
 import { crashMessage } from '../../src/main/services/engine-supervisor.js';
 import { exitReason } from '../../src/main/services/node-engine-transport.js';
 import { validateRequest } from '../../src/main/services/validate.js';
@@ -172,7 +173,7 @@ describe('chat store', () => {
     expect(readdirSync(join(tmp, 'chats')).sort()).toEqual([`${a.id}.json`, `${b.id}.json`].sort());
   });
 
-  it('skips a corrupt file with a log line instead of failing the list', async () => {
+  it('sets a corrupt file aside with a log line instead of failing the list', async () => {
     const lines: string[] = [];
     const store = new ChatStore(tmp, (l) => lines.push(l));
     const ok = await store.create({ title: 'fine' });
@@ -181,7 +182,7 @@ describe('chat store', () => {
     const list = await store.list();
     expect(list.map((c) => c.id)).toEqual([ok.id]);
     expect(lines).toHaveLength(2);
-    expect(lines.every((l) => l.startsWith('chats: skipping '))).toBe(true);
+    expect(lines.every((l) => l.startsWith('chats: ') && l.endsWith('; moving it aside'))).toBe(true);
   });
 
   it('refuses ids that could name a file outside the chats folder', async () => {
@@ -281,6 +282,54 @@ describe('chat store', () => {
   });
 });
 
+describe('damaged files and failed writes', () => {
+  it('a write that fails leaves no temp file behind', async () => {
+    const target = join(tmp, 'x.json');
+    // fails in writeFile, after the temp file is open
+    await expect(writeFileAtomic(target, 42 as unknown as string)).rejects.toThrow();
+    // fails in rename (a folder is in the way)
+    mkdirSync(join(tmp, 'dir.json', 'inside'), { recursive: true });
+    await expect(writeFileAtomic(join(tmp, 'dir.json'), 'x')).rejects.toThrow();
+    expect(readdirSync(tmp).sort()).toEqual(['dir.json']);
+  });
+
+  it('a settings file that is not JSON is moved aside, said once, and the defaults are used', async () => {
+    writeFileSync(join(tmp, 'settings.json'), '{"theme": "dark",');
+    const s = new SettingsStore(tmp, () => {});
+    expect(await s.load()).toEqual(DEFAULT_SETTINGS);
+    const aside = readdirSync(tmp).filter((f) => f.startsWith('settings.json.corrupt-'));
+    expect(aside).toHaveLength(1);
+    expect(aside[0]).toMatch(/^settings\.json\.corrupt-\d{8}T\d{6}Z$/);
+    expect(readFileSync(join(tmp, aside[0]), 'utf8')).toBe('{"theme": "dark",');
+    expect(s.notice).toBe(`Your settings file was damaged; it was moved to ${join(tmp, aside[0])} and the default settings are used.`);
+  });
+
+  it('settings are backed up before an overwrite', async () => {
+    const s = new SettingsStore(tmp, () => {});
+    await s.load();
+    await s.set({ theme: 'dark' });
+    expect(readdirSync(tmp)).not.toContain('settings.json.bak');
+    await s.set({ theme: 'light' });
+    expect(JSON.parse(readFileSync(join(tmp, 'settings.json.bak'), 'utf8'))).toMatchObject({ theme: 'dark' });
+    expect(JSON.parse(readFileSync(join(tmp, 'settings.json'), 'utf8'))).toMatchObject({ theme: 'light' });
+  });
+
+  it('a damaged chat file is moved aside, the others listed, and the user told once', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const good = await store.create({ title: 'good' });
+    const bad = await store.create({ title: 'bad' });
+    writeFileSync(join(tmp, 'chats', `${bad.id}.json`), '{"id": "');
+    expect((await store.list()).map((c) => c.title)).toEqual(['good']);
+    const files = readdirSync(join(tmp, 'chats'));
+    expect(files).toContain(`${good.id}.json`);
+    expect(files.filter((f) => f.startsWith(`${bad.id}.json.corrupt-`))).toHaveLength(1);
+    expect(store.notices).toHaveLength(1);
+    expect(store.notices[0]).toMatch(/^A chat file was damaged and could not be read; it was moved to .*\.corrupt-\d{8}T\d{6}Z\.$/);
+    await store.list();
+    expect(store.notices).toHaveLength(1); // moved: not found, not told, again
+  });
+});
+
 describe('settings', () => {
   it('starts from llama.cpp-like defaults and persists changes', async () => {
     const s = new SettingsStore(tmp, () => {});
@@ -337,6 +386,22 @@ describe('renderer path check', () => {
     expect(fileInside('/srv/r', '/a%00.js')).toBeNull();
     expect(fileInside('/srv/r', '/%E0%A4%A')).toBeNull();
     expect(fileInside('/srv/r', '/../r2/x')).toBeNull(); // a sibling whose name starts with the root's
+  });
+
+  it('resolves symlinks before the check: a link may not lead out of the root', async () => {
+    const root = join(tmp, 'renderer');
+    mkdirSync(join(root, 'assets'), { recursive: true });
+    writeFileSync(join(root, 'index.html'), 'page');
+    writeFileSync(join(tmp, 'secret.txt'), 'secret');
+    symlinkSync(join(tmp, 'secret.txt'), join(root, 'assets', 'leak.txt'));
+    symlinkSync(tmp, join(root, 'up'));
+    symlinkSync(join(root, 'index.html'), join(root, 'alias.html'));
+    expect(fileInside(root, '/assets/leak.txt')).toBe(join(root, 'assets', 'leak.txt')); // the lexical check alone lets it through
+    expect(await realFileInside(root, '/assets/leak.txt')).toBeNull();
+    expect(await realFileInside(root, '/up/secret.txt')).toBeNull();
+    expect(await realFileInside(root, '/missing.js')).toBeNull();
+    expect(await realFileInside(root, '/alias.html')).toBe(realpathSync(join(root, 'index.html')));
+    expect(await realFileInside(root, '/')).toBe(realpathSync(join(root, 'index.html')));
   });
 });
 

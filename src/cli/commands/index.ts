@@ -6,6 +6,7 @@ import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
 import { quantizeCommand } from './quantize.js';
 import { runCommand } from './run.js';
+import { templateCommand } from './template.js';
 import { tensorsCommand } from './tensors.js';
 import { tokenizeCommand } from './tokenize.js';
 
@@ -15,6 +16,7 @@ export const commands: Command[] = [
   dumpCommand,
   quantizeCommand,
   tokenizeCommand,
+  templateCommand,
   runCommand,
   chatCommand,
 ];

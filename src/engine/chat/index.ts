@@ -4,3 +4,4 @@ export * from './detect.js';
 export * from './info.js';
 export * from './render.js';
 export * from './reasoning.js';
+export * from './budget.js';

@@ -3,6 +3,7 @@
 
 import { Template } from '@huggingface/jinja';
 import { UsageError } from '../../shared/errors.js';
+import { TEMPLATE_LIMITS, TemplateLimitError, withTemplateBudget, type TemplateLimits } from './budget.js';
 import { BUILTIN_TEMPLATES } from './builtin.js';
 import { detectFamily, type DetectedFamily } from './detect.js';
 import type { ChatMessage, RenderedChat, TemplateInfo } from './types.js';
@@ -10,6 +11,8 @@ import type { ChatMessage, RenderedChat, TemplateInfo } from './types.js';
 export interface RenderOptions {
   /** Append the opening of the assistant's turn (default true). */
   addGenerationPrompt?: boolean;
+  /** Limits on the file's template (default TEMPLATE_LIMITS); past one, the built-in is used. */
+  limits?: TemplateLimits;
 }
 
 const ROLES = new Set(['system', 'user', 'assistant']);
@@ -41,13 +44,24 @@ function stopStringsFor(family: DetectedFamily, eos: string): string[] {
   return stops;
 }
 
+// How a notice names a built-in template.
+const BUILTIN_LABELS: Partial<Record<RenderedChat['family'], string>> = {
+  chatml: 'ChatML', llama2: 'the Llama 2 format', llama3: 'the Llama 3 format', phi3: 'the Phi-3 format', gemma: 'the Gemma format', plain: 'plain text',
+};
+
 function describeFamily(f: DetectedFamily): string {
   return f.source === 'default' ? `"${f.name}"` : `"${f.name}" (detected from the ${f.source})`;
 }
 
-/** Render with the file's template (TemplateInfo.template) via @huggingface/jinja. Throws on failure. */
-export function renderGgufTemplate(source: string, info: TemplateInfo, messages: readonly ChatMessage[], addGenerationPrompt: boolean): string {
-  return parseTemplate(source).render({
+/**
+ * Render with the file's template (TemplateInfo.template) via @huggingface/jinja, under `limits`.
+ * Throws on failure (TemplateLimitError past a limit).
+ */
+export function renderGgufTemplate(
+  source: string, info: TemplateInfo, messages: readonly ChatMessage[], addGenerationPrompt: boolean, limits: TemplateLimits = TEMPLATE_LIMITS,
+): string {
+  const template = parseTemplate(source);
+  return withTemplateBudget(limits, () => template.render({
     // A reply's reasoning under the names the templates read: Qwen3 `reasoning_content`, gpt-oss
     // `thinking`. Both show it only for a reply after the last user message, never for earlier turns.
     messages: messages.map((m) => (m.reasoning ? { role: m.role, content: m.content, reasoning_content: m.reasoning, thinking: m.reasoning } : { role: m.role, content: m.content })),
@@ -55,7 +69,7 @@ export function renderGgufTemplate(source: string, info: TemplateInfo, messages:
     bos_token: info.bosToken,
     eos_token: info.eosToken,
     // raise_exception and strftime_now are globals of @huggingface/jinja.
-  });
+  }));
 }
 
 export function renderChat(info: TemplateInfo, messages: ChatMessage[], opts: RenderOptions = {}): RenderedChat {
@@ -63,6 +77,7 @@ export function renderChat(info: TemplateInfo, messages: ChatMessage[], opts: Re
   const addGen = opts.addGenerationPrompt ?? true;
   const family = detectFamily(info);
   const notes: string[] = [];
+  let notice: string | undefined;
   const finish = (text: string, templateName: RenderedChat['templateName']): RenderedChat => ({
     text,
     templateName,
@@ -70,15 +85,22 @@ export function renderChat(info: TemplateInfo, messages: ChatMessage[], opts: Re
     startsWithBos: info.bosToken !== '' && text.startsWith(info.bosToken),
     family: family.name,
     notes,
+    ...(notice !== undefined ? { notice } : {}),
   });
 
   if (info.template) {
     let text: string | null = null;
     try {
-      text = renderGgufTemplate(info.template, info, messages, addGen);
+      text = renderGgufTemplate(info.template, info, messages, addGen, opts.limits);
     } catch (err) {
-      const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
-      notes.push(`The model's chat template failed to render (${why}); using the built-in ${describeFamily(family)} template instead.`);
+      if (err instanceof TemplateLimitError) {
+        const name = BUILTIN_TEMPLATES[family.name].name;
+        notice = `The file's chat template was too ${err.kind === 'time' ? 'slow' : 'big'} (${err.message}); using ${BUILTIN_LABELS[name] ?? name}.`;
+        notes.push(notice);
+      } else {
+        const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+        notes.push(`The model's chat template failed to render (${why}); using the built-in ${describeFamily(family)} template instead.`);
+      }
     }
     if (text !== null && text === '' && messages.length > 0) {
       notes.push(`The model's chat template rendered nothing for ${messages.length} message(s); using the built-in ${describeFamily(family)} template instead.`);

@@ -50,4 +50,9 @@ export interface RenderedChat {
   family: BuiltinTemplateName;
   /** Readable one-line notes: why a fallback was used, messages the template dropped. */
   notes: string[];
+  /**
+   * Set when the file's template passed a time or size limit and the built-in was used: one line
+   * for the user ("The file's chat template was too slow (…); using ChatML."), also in `notes`.
+   */
+  notice?: string;
 }

@@ -21,6 +21,22 @@ export class NeedMoreBytes extends Error {
 
 const MAX_ARRAY_DEPTH = 8;
 const MAX_KEY_BYTES = 65536;
+
+// Limits by what a real model needs, so a hostile header cannot take the app's memory or time
+// (a 96 MB header of nested arrays took 24 s and +610 MB before these). The largest real headers
+// (262k-token vocabularies with scores, types and merges) are 10-20 MB; no real array is longer
+// than about a million items (merges); real files nest no arrays at all.
+/** Header bytes (magic to the end of the tensor infos). */
+export const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+/** Items of one metadata array. */
+export const MAX_ARRAY_ITEMS = 1 << 22;
+/** Arrays inside arrays, in the whole header (each costs an object). */
+export const MAX_NESTED_ARRAYS = 65536;
+
+const MIB = 1024 * 1024;
+function headerTooLarge(at: number): GgufError {
+  return new GgufError('GGUF_TOO_LARGE', `the header is larger than ${MAX_HEADER_BYTES / MIB} MiB, the most Pantheon reads (real models need under 20 MiB): the file is corrupt or not a model`, at);
+}
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 
 class Cursor {
@@ -33,8 +49,11 @@ class Cursor {
   fileLeft(): number {
     return this.fileSize - this.pos;
   }
+  /** Arrays nested in arrays so far (MAX_NESTED_ARRAYS). */
+  nested = 0;
   need(n: number, what: string): void {
     if (this.pos + n <= this.bytes.length) return;
+    if (this.pos + n > MAX_HEADER_BYTES) throw headerTooLarge(this.pos);
     if (this.pos + n > this.fileSize) {
       throw new GgufError('GGUF_TRUNCATED', `file ends inside ${what}: it is truncated; download or convert it again`, this.pos);
     }
@@ -147,6 +166,54 @@ function lazyStrings(c: Cursor, n: number, what: string): GgufArray {
   };
 }
 
+type TypedItems = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array | BigUint64Array | BigInt64Array;
+
+const TYPED: Partial<Record<number, new (b: ArrayBuffer) => TypedItems>> = {
+  [GgufType.UINT8]: Uint8Array, [GgufType.INT8]: Int8Array, [GgufType.UINT16]: Uint16Array, [GgufType.INT16]: Int16Array,
+  [GgufType.UINT32]: Uint32Array, [GgufType.INT32]: Int32Array, [GgufType.FLOAT32]: Float32Array, [GgufType.FLOAT64]: Float64Array,
+  [GgufType.UINT64]: BigUint64Array, [GgufType.INT64]: BigInt64Array, [GgufType.BOOL]: Uint8Array,
+};
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const LAZY_NUMBERS = 256;
+
+/**
+ * A big numeric (or bool) array kept as a typed array: one copy of the file's bytes, 1-8 bytes an
+ * item instead of a JS value each; `items` (plain JS values, as small arrays have) is built on
+ * first access. Bools are checked to be 0 or 1 here.
+ */
+function typedNumbers(c: Cursor, type: number, n: number, what: string): GgufArray {
+  const size = GGUF_TYPE_SIZE[type];
+  c.need(n * size, what);
+  const at = c.pos;
+  const buf = c.bytes.slice(at, at + n * size).buffer;
+  c.pos += n * size;
+  const typed = new TYPED[type]!(buf);
+  const value = (i: number): GgufValue => {
+    const v = typed[i];
+    return typeof v === 'bigint' ? safeInt(v) : type === GgufType.BOOL ? v === 1 : v;
+  };
+  if (type === GgufType.BOOL) {
+    const bad = (typed as Uint8Array).findIndex((b) => b > 1);
+    if (bad >= 0) throw new GgufError('GGUF_BAD_VALUE', `${what} is a bool with value ${typed[bad]}: the file is corrupt`, at + bad);
+  }
+  let cache: GgufValue[] | undefined;
+  const decode = (count: number): GgufValue[] => {
+    const out: GgufValue[] = new Array(count);
+    for (let i = 0; i < count; i++) out[i] = value(i);
+    return out;
+  };
+  return {
+    itemType: type,
+    length: n,
+    typed,
+    get items(): GgufValue[] {
+      return (cache ??= decode(n));
+    },
+    head: (k: number) => (cache ? cache.slice(0, k) : decode(Math.min(k, n))),
+    at: (i: number) => (i >= 0 && i < n ? value(i) : undefined),
+  };
+}
+
 /** Read `n` fixed-size numeric items in one checked pass (no per-item type switch). */
 function readNumbers(c: Cursor, type: number, n: number, what: string): GgufValue[] {
   const size = GGUF_TYPE_SIZE[type];
@@ -215,12 +282,20 @@ function readValue(c: Cursor, type: number, what: string, depth: number): GgufVa
       const itemType = c.u32(`element type of ${what}`);
       checkType(c, itemType, at, what);
       const n = c.count(`element count of ${what}`, minSize(itemType));
+      if (n > MAX_ARRAY_ITEMS) {
+        throw new GgufError('GGUF_TOO_LARGE', `${what} has ${n} items, more than the ${MAX_ARRAY_ITEMS} Pantheon reads (real models need about a million at most): the file is corrupt or not a model`, at);
+      }
       let items: GgufValue[];
       if (itemType === GgufType.STRING) {
         if (n >= LAZY_STRINGS) return lazyStrings(c, n, what);
         items = new Array(n);
         for (let i = 0; i < n; i++) items[i] = c.string(what);
+      } else if (n >= LAZY_NUMBERS && LITTLE_ENDIAN && itemType !== GgufType.ARRAY) {
+        return typedNumbers(c, itemType, n, what);
       } else if (itemType === GgufType.ARRAY || itemType === GgufType.BOOL) {
+        if (itemType === GgufType.ARRAY && (c.nested += n) > MAX_NESTED_ARRAYS) {
+          throw new GgufError('GGUF_TOO_LARGE', `${what} brings the arrays nested in arrays to more than ${MAX_NESTED_ARRAYS}; real models nest none: the file is corrupt or not a model`, at);
+        }
         items = new Array(n);
         for (let i = 0; i < n; i++) items[i] = readValue(c, itemType, what, depth + 1);
       } else {
@@ -320,6 +395,7 @@ export function parseGgufHeader(bytes: Uint8Array, fileSize: number = bytes.leng
     raw.push({ name, dims, type, offset, at });
   }
   const headerBytes = c.pos;
+  if (headerBytes > MAX_HEADER_BYTES) throw headerTooLarge(0);
   let dataOffset = headerBytes;
   if (tensorCount > 0) dataOffset = Math.ceil(headerBytes / alignment) * alignment;
   // A vocab-only file (no tensors) may end right after the metadata, without padding.

@@ -36,6 +36,11 @@ export interface GgufArray {
   head?(n: number): GgufValue[];
   /** Element `i` without decoding the rest (set by the parser). */
   at?(i: number): GgufValue | undefined;
+  /**
+   * Big numeric and bool arrays as the parser stores them (bools as 0/1 bytes, u64/i64 as bigint
+   * arrays); `items` holds the same values as plain numbers, booleans (and bigints past 2^53).
+   */
+  readonly typed?: Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array | BigUint64Array | BigInt64Array;
 }
 
 export function arrayLength(a: GgufArray): number {

@@ -73,7 +73,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       for await (const e of events) {
         switch (e.kind) {
           case 'prompt':
-            yield { kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName };
+            yield { kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName, ...(rendered.notice ? { notice: rendered.notice } : {}) };
             break;
           case 'token':
             yield e;

@@ -10,18 +10,30 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const fh = await fsp.open(tmp, 'w', 0o600);
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
     await fsp.rename(tmp, path);
   } catch (err) {
-    await fsp.rm(tmp, { force: true });
+    // A failed write, fsync or rename (disk full, I/O error) leaves no temp file behind.
+    await fsp.rm(tmp, { force: true }).catch(() => {});
     throw err;
   }
   await syncFolder(dirname(path));
+}
+
+/**
+ * Move a damaged file aside as `<path>.corrupt-<time>` (time as 20261201T230501Z), so the app can
+ * start without it and the user can still recover it. Returns the new path.
+ */
+export async function moveAside(path: string, now = new Date()): Promise<string> {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const to = `${path}.corrupt-${stamp}`;
+  await fsp.rename(path, to);
+  return to;
 }
 
 /** fsync a folder so a rename in it survives a power cut. Windows cannot open folders: skip there. */
@@ -62,12 +74,28 @@ export async function readJson(path: string): Promise<unknown> {
 export class JsonFile {
   private last: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly path: string) {}
+  /** `backup`: copy the file on disk to `<path>.bak` before each overwrite. */
+  constructor(readonly path: string, private readonly opts: { backup?: boolean } = {}) {}
 
   write(value: unknown): Promise<void> {
     const snapshot = JSON.stringify(value, null, 2) + '\n';
-    const next = this.last.catch(() => {}).then(() => writeFileAtomic(this.path, snapshot));
+    const next = this.last.catch(() => {}).then(async () => {
+      if (this.opts.backup) await copyIfExists(this.path, `${this.path}.bak`);
+      await writeFileAtomic(this.path, snapshot);
+    });
     this.last = next;
     return next;
   }
+}
+
+/** Copy `from` to `to` atomically; nothing when `from` does not exist. */
+async function copyIfExists(from: string, to: string): Promise<void> {
+  let data: Uint8Array;
+  try {
+    data = await fsp.readFile(from);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  await writeFileAtomic(to, data);
 }

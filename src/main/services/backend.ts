@@ -66,6 +66,17 @@ export class Backend {
     if (s.modelsFolder) void this.library.setFolder(s.modelsFolder).catch((err) => this.opts.log(`library: scan failed: ${(err as Error).message}`));
   }
 
+  /**
+   * Lines for the user about damaged files moved aside at startup (settings, chats), each given
+   * once: the caller shows them (Electron: a message box; harness: its console).
+   */
+  async takeNotices(): Promise<string[]> {
+    await this.chats.list(); // finds damaged chat files before the page asks
+    const out = [...(this.settings.notice ? [this.settings.notice] : []), ...this.chats.notices.splice(0)];
+    this.settings.notice = null;
+    return out;
+  }
+
   onEvent(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -169,6 +180,6 @@ export class Backend {
 
   async dispose(): Promise<void> {
     this.listeners.clear();
-    await this.engine.dispose();
+    await Promise.all([this.engine.dispose(), this.library.headers.close()]);
   }
 }

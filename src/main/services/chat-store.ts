@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { Chat, ChatSummary, ReplyPrompt, ReplyReasoning, ReplyStats, StoredMessage } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
 import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, oneOf, record, string } from '../../engine/host/validate.js';
-import { readJson, writeJsonAtomic } from './atomic-file.js';
+import { moveAside, readJson, writeJsonAtomic } from './atomic-file.js';
 import type { Logger } from './log.js';
 
 const ID = /^[a-z0-9-]{1,64}$/;
@@ -154,6 +154,11 @@ export function validateChat(v: unknown): Chat {
   };
 }
 
+/** Bad JSON, or JSON that is not a chat (a validator's UsageError names the field). */
+function isDamaged(err: unknown): boolean {
+  return err instanceof SyntaxError || (err instanceof UsageError && !/does not exist/.test(err.message));
+}
+
 function summary(c: Chat): ChatSummary {
   return { id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length };
 }
@@ -186,7 +191,22 @@ export class ChatStore {
     }
   }
 
-  /** Newest first. Unreadable files are skipped with a log line. */
+  /** Lines for the user about damaged chat files moved aside (see Backend.takeNotices). */
+  readonly notices: string[] = [];
+
+  /** A chat file that cannot be read: moved aside (`<id>.json.corrupt-<time>`), said once. */
+  private async setAside(id: string, why: string): Promise<void> {
+    const file = this.file(id);
+    this.log(`chats: ${file} is damaged (${why}); moving it aside`);
+    try {
+      const to = await moveAside(file);
+      this.notices.push(`A chat file was damaged and could not be read; it was moved to ${to}.`);
+    } catch (err) {
+      this.log(`chats: cannot move ${file} aside: ${(err as Error).message}`);
+    }
+  }
+
+  /** Newest first. Damaged files are moved aside (setAside); other unreadable ones skipped. */
   async list(): Promise<ChatSummary[]> {
     let names: string[];
     try {
@@ -203,7 +223,8 @@ export class ChatStore {
       try {
         out.push(summary(await this.read(id)));
       } catch (err) {
-        this.log(`chats: skipping ${join(this.dir, name)}: ${(err as Error).message}`);
+        if (isDamaged(err)) await this.setAside(id, (err as Error).message);
+        else this.log(`chats: skipping ${join(this.dir, name)}: ${(err as Error).message}`);
       }
     }
     return out.sort((a, b) => b.updatedAt - a.updatedAt);
@@ -221,7 +242,10 @@ export class ChatStore {
     try {
       return await this.read(id);
     } catch (err) {
-      if (err instanceof SyntaxError) throw new UsageError('That chat\'s file is damaged and cannot be read.');
+      if (isDamaged(err)) {
+        await this.setAside(id, (err as Error).message);
+        throw new UsageError(`That chat's file is damaged (${(err as Error).message}); it was moved aside.`);
+      }
       throw err;
     }
   }

@@ -1,8 +1,10 @@
 // The model library: the bundled demo model, recently opened models (persisted in
 // `<userData>/recent.json`, newest first, at most 20), and a models folder scanned recursively for
 // `.gguf` files in any layout. Every entry's summary comes from its header only (readGgufHeader
-// reads a few MiB at most), so listing a folder of 40 GB models is quick. An unreadable file is
-// listed with its one-line error instead of breaking the listing.
+// reads a few MiB at most), so listing a folder of 40 GB models is quick; headers are read by a
+// worker thread with a per-file time limit (header-reader.ts), so a hostile one cannot block or
+// crash main at startup. An unreadable file is listed with its one-line error instead of
+// breaking the listing.
 //
 // Ids are a hash of the resolved path: the same file keeps its id across runs and lists, and the
 // page refers to models by id only (it never chooses paths).
@@ -12,7 +14,7 @@ import { promises as fsp, type Dirent } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import type { Library, ModelEntry } from '../../shared/contract.js';
 import { ModelError, UsageError } from '../../shared/errors.js';
-import { readGgufHeader, summarize, type GgufHeader } from '../../engine/gguf/index.js';
+import { HeaderReader } from './header-reader.js';
 import { JsonFile, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
 
@@ -51,11 +53,16 @@ export class LibraryService {
   private readonly recentOut: JsonFile;
   private readonly listeners = new Set<(lib: Library) => void>();
 
+  /** Headers are read by a worker thread with a per-file time limit (header-reader.ts). */
+  readonly headers: HeaderReader;
+
   constructor(
     userData: string,
     private readonly demoPath: string | null,
     private readonly log: Logger,
+    headers?: HeaderReader,
   ) {
+    this.headers = headers ?? new HeaderReader(log);
     this.recentFile = join(userData, 'recent.json');
     this.recentOut = new JsonFile(this.recentFile);
   }
@@ -225,8 +232,7 @@ export class LibraryService {
     if (hit && hit.size === size && hit.mtimeMs === mtimeMs) return hit.entry;
     let entry: Omit<ModelEntry, 'source' | 'openedAt'>;
     try {
-      const h = await readGgufHeader(abs);
-      entry = { ...base, ...entrySummary(h), fileSize: size, error: null };
+      entry = { ...base, ...(await this.headers.summary(abs)), fileSize: size, error: null };
     } catch (err) {
       entry = { ...base, architecture: null, name: null, parameters: null, quantization: null, fileSize: size, error: (err as Error).message };
     }
@@ -235,7 +241,3 @@ export class LibraryService {
   }
 }
 
-function entrySummary(h: GgufHeader): Pick<ModelEntry, 'architecture' | 'name' | 'parameters' | 'activeParameters' | 'quantization'> {
-  const s = summarize(h);
-  return { architecture: s.architecture, name: s.name, parameters: s.parameters, activeParameters: s.activeParameters, quantization: s.quantization };
-}

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
 import { DEFAULT_SAMPLING, type SamplingSettings, type Settings } from '../../shared/contract.js';
 import { integer, oneOf, record, samplingSettings, string } from '../../engine/host/validate.js';
-import { JsonFile, readJson } from './atomic-file.js';
+import { JsonFile, moveAside, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
 
 export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = { ...DEFAULT_SAMPLING, stop: [] };
@@ -49,19 +49,31 @@ export class SettingsStore {
   private settings: Settings = structuredClone(DEFAULT_SETTINGS);
   private readonly file: string;
   private readonly out: JsonFile;
+  /** One line for the user when the file was damaged and moved aside (see Backend.takeNotices). */
+  notice: string | null = null;
 
   constructor(userData: string, private readonly log: Logger) {
     this.file = join(userData, 'settings.json');
-    this.out = new JsonFile(this.file);
+    // The previous settings survive one bad write as settings.json.bak.
+    this.out = new JsonFile(this.file, { backup: true });
   }
 
-  /** Read the file; a field that is missing or invalid keeps its default (with a log line). */
+  /**
+   * Read the file; a field that is missing or invalid keeps its default (with a log line). A file
+   * that is not JSON is moved aside (settings.json.corrupt-<time>) and the defaults are used.
+   */
   async load(): Promise<Settings> {
     let raw: unknown;
     try {
       raw = await readJson(this.file);
     } catch (err) {
       this.log(`settings: ${this.file} is not valid JSON (${(err as Error).message}); using defaults`);
+      try {
+        const to = await moveAside(this.file);
+        this.notice = `Your settings file was damaged; it was moved to ${to} and the default settings are used.`;
+      } catch (e) {
+        this.log(`settings: cannot move ${this.file} aside: ${(e as Error).message}`);
+      }
       return this.get();
     }
     if (raw === undefined) return this.get();

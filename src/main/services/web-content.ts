@@ -1,10 +1,14 @@
 // What the renderer's files are served with, in Electron (app:// protocol) and in the dev harness
 // (HTTP) alike: the Content-Security-Policy, content types, and the path-escape check.
 
+import { realpath } from 'node:fs/promises';
 import { extname, resolve, sep } from 'node:path';
 
-/** CONVENTIONS §6 (Electron security checklist): nothing inline, nothing from elsewhere. */
-export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'";
+/**
+ * CONVENTIONS §6 (Electron security checklist): nothing inline, nothing from elsewhere; no <base>
+ * to redirect relative URLs and no form to post anywhere.
+ */
+export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -40,4 +44,21 @@ export function fileInside(root: string, urlPath: string): string | null {
   const base = resolve(root);
   const file = resolve(base, '.' + (path.startsWith('/') ? path : '/' + path));
   return file.startsWith(base + sep) ? file : null;
+}
+
+/**
+ * fileInside, then with symlinks resolved: the real file must lie inside the real root (a link in
+ * the renderer folder to /etc/passwd is refused). Null also when the file does not exist.
+ */
+export async function realFileInside(root: string, urlPath: string): Promise<string | null> {
+  const file = fileInside(root, urlPath);
+  if (!file) return null;
+  let realRoot: string;
+  let real: string;
+  try {
+    [realRoot, real] = await Promise.all([realpath(resolve(root)), realpath(file)]);
+  } catch {
+    return null;
+  }
+  return real.startsWith(realRoot + sep) ? real : null;
 }

@@ -7,7 +7,7 @@
 import { buildRequestApi, type EventChannel, type Events, type GenerationEvent, type PantheonApi, type RequestChannel } from '../../shared/contract.js';
 import { PantheonError, UsageError, deserializeError, type SerializedError } from '../../shared/errors.js';
 import {
-  HARNESS_UPLOAD_HEADER, HARNESS_UPLOAD_MAX_BYTES, HARNESS_UPLOAD_PATH, HARNESS_WS_PATH,
+  HARNESS_TOKEN_PARAM, HARNESS_UPLOAD_HEADER, HARNESS_UPLOAD_MAX_BYTES, HARNESS_UPLOAD_PATH, HARNESS_WS_PATH,
   type HarnessClientMessage, type HarnessServerMessage,
 } from '../../shared/harness-protocol.js';
 
@@ -32,11 +32,18 @@ export class HarnessClient {
 
   constructor(private readonly base: URL) {}
 
+  /** `url` with the harness token of the page's own URL (see HARNESS_TOKEN_PARAM). */
+  private withToken(url: URL): URL {
+    const token = this.base.searchParams.get(HARNESS_TOKEN_PARAM);
+    if (token !== null) url.searchParams.set(HARNESS_TOKEN_PARAM, token);
+    return url;
+  }
+
   /** Open the socket (again, after a harness restart). */
   connect(): Promise<WebSocket> {
     if (this.socket && this.socket.readyState === WebSocket.OPEN) return Promise.resolve(this.socket);
     if (this.opening) return this.opening;
-    const url = new URL(HARNESS_WS_PATH, this.base);
+    const url = this.withToken(new URL(HARNESS_WS_PATH, this.base));
     url.protocol = this.base.protocol === 'https:' ? 'wss:' : 'ws:';
     this.opening = new Promise<WebSocket>((resolve, reject) => {
       const ws = new WebSocket(url);
@@ -149,7 +156,7 @@ export class HarnessClient {
     if (file.size > HARNESS_UPLOAD_MAX_BYTES) {
       throw new UsageError(`${file.name} is larger than the browser harness accepts by upload (${formatBytes(HARNESS_UPLOAD_MAX_BYTES)}); open it from the models folder instead.`);
     }
-    const url = new URL(HARNESS_UPLOAD_PATH, this.base);
+    const url = this.withToken(new URL(HARNESS_UPLOAD_PATH, this.base));
     url.searchParams.set('name', file.name);
     let res: Response;
     try {

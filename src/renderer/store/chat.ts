@@ -168,6 +168,8 @@ export const useChat = create<ChatState>()((set, get) => {
           case 'prompt':
             // Kept with the reply (and saved with it), so "Show prompt" survives a reload.
             patchMessage(reply.id, (m) => ({ ...m, prompt: { text: ev.text, tokens: ev.tokens.length, templateName: ev.templateName } }));
+            // A template that passed a limit: said once per reply, on the chat's notice line.
+            if (ev.notice) set({ notice: ev.notice });
             break;
           case 'token': {
             const now = performance.now();
