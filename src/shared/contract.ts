@@ -19,6 +19,11 @@ export interface ModelEntry {
   parameters: number | null;
   /** Parameters per token of a mixture-of-experts file; absent or null otherwise. */
   activeParameters?: number | null;
+  /**
+   * Memory to run it, as bytes = weights + fixed + perPosition · context size (weights, KV cache,
+   * recurrent state: engine/model/load.ts memoryModel); absent or null when it cannot run.
+   */
+  memory?: { weights: number; fixed: number; perPosition: number } | null;
   quantization: string | null;
   fileSize: number;
   error: string | null;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/command.js';
-import { ROOT, sharedModel } from '../helpers.js';
+import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
 
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -52,6 +52,25 @@ describe('pantheon inspect', () => {
     expect(r.out).toMatch(/n_head_kv\s+4/);
     expect(r.out).toMatch(/tokenizer\.ggml\.tokens \(ARRAY\) = \["<unk>", "<s>", "<\/s>".*\(512 items\)\] STRING\[512\]/);
     expect(r.out).toMatch(/warning .*blk\.0\.ffn_down\.weight.*flat array/);
+  });
+});
+
+describe('pantheon inspect: memory to run', () => {
+  // Hand-worked: f16 KV cache = layers × context × (K + V widths) × 2 bytes; gemma3-s1 has 6 layers
+  // of 2 KV heads × 32 (K and V), so 6 × 4096 × 128 × 2 = 6 MiB at 4096. qwen35-s1 keeps rows for its
+  // one attention layer only, plus the recurrent state.
+  it.skipIf(!HAVE_SHARED)('weights + KV cache at the default context, before loading', async () => {
+    const g = await run(['inspect', sharedModel('tiny-random/tiny-gemma3-s1.gguf')]);
+    expect(g.out).toContain('Memory to run');
+    expect(g.out).toMatch(/at 4096 +10\.5 MiB \(weights 4\.48 MiB \+ KV cache 6\.00 MiB\)/);
+    const q = await run(['inspect', sharedModel('tiny-random/tiny-qwen35-s1.gguf')]);
+    expect(q.out).toMatch(/KV cache and recurrent state/);
+  });
+
+  it.skipIf(!HAVE_SHARED)('an architecture Pantheon does not run says so, with the list', async () => {
+    const r = await run(['inspect', sharedModel('llama.cpp-vocab/ggml-vocab-bert-bge.gguf')]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/Runs in Pantheon +no: architecture "bert" is not supported; Pantheon runs llama, .*gemma3.*qwen35moe/);
   });
 });
 

@@ -36,8 +36,10 @@ describe('llama.cpp golden files', () => {
     expect(names).toEqual(expect.arrayContaining(['stories260K', 'llama-2-tiny-random', 'tiny-llama-s5', 'tiny-qwen2-s5']));
     const bytes = readdirSync(GOLDEN_DIR).reduce((s, f) => s + statSync(join(GOLDEN_DIR, f)).size, 0);
     // ~3.6 MiB for the models, ~5.2 MiB for their quantised variants, ~3.2 MiB for the MoE ones
-    // (qwen3moe, qwen2moe, olmoe, llama4, gpt-oss: 0.9 MiB of it)
-    expect(bytes).toBeLessThan(16 * 2 ** 20);
+    // (qwen3moe, qwen2moe, olmoe, llama4, gpt-oss: 0.9 MiB of it), ~14 MiB for the other 2026
+    // architectures and the variants made in bench/ (each case's .f32 is 4 bytes a vocabulary
+    // entry: 0.2 MiB for the 50257-token ones); 25.4 MiB in all
+    expect(bytes).toBeLessThan(32 * 2 ** 20);
   });
 
   for (const file of files) {
@@ -107,9 +109,10 @@ describe('llama.cpp golden files', () => {
           expect(off.divergesAt).toBe(k < 0 ? null : k);
           // two llama.cpp attention paths agree to F16 rounding, not exactly; with quantised
           // activations a rounding flip in one q8 block moves these random-weight models further
-          // (0.05 to 0.37 measured on the quantised variants)
+          // (0.05 to 0.37 measured on the quantised variants of the AMX machine; on the 2026 tiny
+          // models, recorded without AMX, up to 0.52 (tiny-gemma2-s1.Q8_0) and 1.04 (tiny-qwen3moe-s1.Q8_0))
           expect(off.firstStepMaxAbsDiff).toBeGreaterThanOrEqual(0);
-          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised || experts ? 0.5 : 0.05);
+          expect(off.firstStepMaxAbsDiff).toBeLessThan(chaotic ? 1 : quantised || experts ? (g.recordedOn?.amx === false ? 1.2 : 0.5) : 0.05);
         }
       });
 

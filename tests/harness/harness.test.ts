@@ -260,6 +260,8 @@ describe('dev harness over WebSocket', () => {
     for (const m of lib.folderModels) expect(SUPPORTED_ARCHITECTURES, m.fileName).toContain(m.architecture);
     for (const m of lib.folderModels) expect(m, m.fileName).toMatchObject({ error: null });
     expect(lib.folderModels.find((m) => m.fileName === 'tiny-gemma3-s1.gguf')).toMatchObject({ architecture: 'gemma3', error: null });
+    // the picker's memory line: 6 layers × (64 + 64) KV widths × 2 bytes a position, nothing fixed
+    expect(lib.folderModels.find((m) => m.fileName === 'tiny-gemma3-s1.gguf')?.memory).toMatchObject({ fixed: 0, perPosition: 6 * 128 * 2 });
   });
 
   it('model:openDialog without PANTHEON_MODEL_FILE says it is not available in the browser', async () => {

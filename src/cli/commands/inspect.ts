@@ -5,6 +5,8 @@ import { readGgufHeader } from '../../engine/gguf/file.js';
 import { ggmlTypeName } from '../../engine/gguf/ggml-types.js';
 import { arrayLengthOf, getNumber, getString, hyperparameters, quantMix, summarize } from '../../engine/gguf/keys.js';
 import { arrayAt, arrayHead, arrayLength, GGUF_TYPE_NAMES, GgufType, isGgufArray, type GgufArray, type GgufHeader, type GgufKv, type GgufValue } from '../../engine/gguf/types.js';
+import { memoryModel, modelInfo, type MemoryModel } from '../../engine/model/load.js';
+import { DEFAULT_CONTEXT } from '../../engine/session.js';
 import { parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { formatBytes, formatCount, table } from '../format.js';
@@ -41,6 +43,22 @@ export function kvLine(kv: GgufKv): string {
   return `${kv.key} (${type}) = ${scalarText(kv.value)}`;
 }
 
+/** What running it takes (the same estimate the app and the loader use), or why it cannot run. */
+function memoryLines(h: GgufHeader): string[] {
+  let mm: MemoryModel;
+  let nCtxTrain: number;
+  try {
+    const { hp } = modelInfo(h);
+    mm = memoryModel(h, hp);
+    nCtxTrain = hp.nCtxTrain;
+  } catch (err) {
+    return ['', `Runs in Pantheon    no: ${(err as Error).message}`];
+  }
+  const at = (ctx: number) => `  at ${String(ctx).padEnd(8)} ${formatBytes(mm.weights + mm.fixed + mm.perPosition * ctx)} (weights ${formatBytes(mm.weights)} + KV cache${mm.fixed > 0 ? ' and recurrent state' : ''} ${formatBytes(mm.fixed + mm.perPosition * ctx)})`;
+  const contexts = [...new Set([Math.min(nCtxTrain || DEFAULT_CONTEXT, DEFAULT_CONTEXT), ...(nCtxTrain > DEFAULT_CONTEXT ? [nCtxTrain] : [])])];
+  return ['', 'Memory to run (context size → bytes)', ...contexts.map(at)];
+}
+
 export function inspectText(path: string, h: GgufHeader): string {
   const s = summarize(h);
   const lines: string[] = [];
@@ -72,6 +90,7 @@ export function inspectText(path: string, h: GgufHeader): string {
     } catch {
       lines.push('', 'Hyperparameters  (incomplete: this file has no model hyperparameters)');
     }
+    lines.push(...memoryLines(h));
   }
   const nTokens = arrayLengthOf(h, 'tokenizer.ggml.tokens');
   if (nTokens !== null) {

@@ -20,6 +20,23 @@ export interface MemoryEstimate {
   kvCache: number;
 }
 
+/**
+ * The estimate as a line in the context size: weights + fixed + perPosition · contextSize (the KV
+ * cache grows by one row per position; a hybrid's recurrent state is fixed), so a list of models can
+ * show it at whatever context the user chooses without re-reading headers.
+ */
+export interface MemoryModel {
+  weights: number;
+  fixed: number;
+  perPosition: number;
+}
+
+export function memoryModel(h: GgufHeader, hp: ModelHparams): MemoryModel {
+  const one = estimateMemory(h, hp, 1);
+  const perPosition = estimateMemory(h, hp, 2).kvCache - one.kvCache;
+  return { weights: one.weights, fixed: one.kvCache - perPosition, perPosition };
+}
+
 export function estimateMemory(h: GgufHeader, hp: ModelHparams, contextSize: number): MemoryEstimate {
   const weights = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
   const recurrent = hp.deltaNet ? recurrentStateBytes(hp.deltaNet) * 5 : 0; // the state and up to 4 snapshots (session.ts)

@@ -3,12 +3,16 @@
 import type { ModelEntry } from '../../shared/contract.js';
 import { formatBytes, formatCount } from '../lib/format.js';
 import { useApp } from '../store/app.js';
+import { useSettings } from '../store/settings.js';
 
 function ModelCard({ entry, onForget }: { entry: ModelEntry; onForget?: () => void }) {
   const openById = useApp((s) => s.openById);
   const opening = useApp((s) => s.opening);
   const current = useApp((s) => s.model?.entry.id);
   const title = entry.name ?? entry.fileName;
+  const context = useSettings((s) => s.settings?.contextSize ?? 0);
+  const m = entry.memory;
+  const need = m && context > 0 ? m.weights + m.fixed + m.perPosition * context : null;
   return (
     <li className={`model-card${entry.error ? ' model-card-bad' : ''}${current === entry.id ? ' model-card-current' : ''}`}>
       <button type="button" className="model-open" disabled={!!entry.error || !!opening} aria-label={`Open ${title}`} onClick={() => void openById(entry.id, entry.fileName)}>
@@ -30,6 +34,7 @@ function ModelCard({ entry, onForget }: { entry: ModelEntry; onForget?: () => vo
               </>
             )}
             <span>{formatBytes(entry.fileSize)}</span>
+            {need !== null && <span title="weights + KV cache (and recurrent state) at the context size in Settings">needs ~{formatBytes(need)} at {context} ctx</span>}
           </span>
         )}
       </button>
