@@ -8,13 +8,12 @@
 // Every file is deterministic (bench/random-weights.ts): tests/model/arch-variants.test.ts rebuilds
 // each one and checks its sha256 against the golden llama.cpp ran.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
-import { isGgufArray } from '../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../src/engine/gguf/writer.js';
-import { fillNormal, fnv1a, normalF16, tokenizerKvs, uniform } from './random-weights.js';
+import { fillNormal, fnv1a, normalF16, tokenizerKvs, uniform, vocabSize, writeModelsWhenRun } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCABS = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab');
@@ -138,17 +137,8 @@ export function writeArchModel(name: string, path: string): void {
   const m = ARCH_MODELS[name];
   if (!m) throw new Error(`unknown architecture variant ${name}`);
   const kvs = metadata(name, m);
-  const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
-  const nVocab = isGgufArray(tokens) ? tokens.items.length : 0;
+  const nVocab = vocabSize(kvs);
   writeFileSync(path, writeGguf(kvs, tensors(name, m, nVocab)));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = resolve(process.argv[2] ?? join(HERE, 'models', 'arch'));
-  mkdirSync(dir, { recursive: true });
-  for (const name of Object.keys(ARCH_MODELS)) {
-    const path = join(dir, `${name}.gguf`);
-    writeArchModel(name, path);
-    console.log(path);
-  }
-}
+writeModelsWhenRun(import.meta.url, 'arch', Object.keys(ARCH_MODELS), (name, path) => writeArchModel(name, path));

@@ -12,14 +12,13 @@
 // stories260K (llama SPM), so the file is 0.4 MB. Deterministic (bench/random-weights.ts):
 // tests/model/gpt-oss.test.ts rebuilds it and checks its sha256 against the golden llama.cpp ran.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
-import { isGgufArray } from '../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../src/engine/gguf/writer.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
-import { f16Bytes, fillNormal, fnv1a, tokenizerKvs, uniform } from './random-weights.js';
+import { f16Bytes, fillNormal, fnv1a, tokenizerKvs, uniform, vocabSize, writeModelsWhenRun } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCAB = resolve(HERE, '..', '..', 'shared', 'models', 'stories260K.gguf');
@@ -118,17 +117,8 @@ export function writeGptOssModel(name: string, path: string): void {
   const m = GPT_OSS_MODELS[name];
   if (!m) throw new Error(`unknown gpt-oss model ${name}`);
   const kvs = metadata(name, m);
-  const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
-  const nVocab = isGgufArray(tokens) ? tokens.items.length : 0;
+  const nVocab = vocabSize(kvs);
   writeFileSync(path, writeGguf(kvs, tensors(name, m, nVocab)));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = resolve(process.argv[2] ?? join(HERE, 'models', 'gpt-oss'));
-  mkdirSync(dir, { recursive: true });
-  for (const name of Object.keys(GPT_OSS_MODELS)) {
-    const path = join(dir, `${name}.gguf`);
-    writeGptOssModel(name, path);
-    console.log(path);
-  }
-}
+writeModelsWhenRun(import.meta.url, 'gpt-oss', Object.keys(GPT_OSS_MODELS), (name, path) => writeGptOssModel(name, path));

@@ -21,13 +21,13 @@
 // that routing has clear winners. Everything is deterministic (bench/random-weights.ts):
 // tests/model/moe.test.ts rebuilds each file and checks its sha256 against the golden llama.cpp ran.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
-import { GgufType, isGgufArray } from '../src/engine/gguf/types.js';
+import { GgufType } from '../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../src/engine/gguf/writer.js';
-import { fillNormal, fnv1a, normalF16, tokenizerKvs, uniform } from './random-weights.js';
+import { fillNormal, fnv1a, normalF16, tokenizerKvs, uniform, vocabSize, writeModelsWhenRun } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCABS = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab');
@@ -155,8 +155,7 @@ function tensors(name: string, m: MoeModel, nVocab: number): WriterTensor[] {
 export function moeModelBytes(name: string, m: MoeModel | undefined = MOE_MODELS[name]): Uint8Array {
   if (!m) throw new Error(`unknown MoE model ${name}`);
   const kvs = metadata(name, m);
-  const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
-  const nVocab = isGgufArray(tokens) ? tokens.items.length : 0;
+  const nVocab = vocabSize(kvs);
   return writeGguf(kvs, tensors(name, m, nVocab));
 }
 
@@ -165,12 +164,4 @@ export function writeMoeModel(name: string, path: string, m?: MoeModel): void {
   writeFileSync(path, moeModelBytes(name, m ?? MOE_MODELS[name]));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = resolve(process.argv[2] ?? join(HERE, 'models', 'moe'));
-  mkdirSync(dir, { recursive: true });
-  for (const name of Object.keys(MOE_MODELS)) {
-    const path = join(dir, `${name}.gguf`);
-    writeMoeModel(name, path);
-    console.log(path);
-  }
-}
+writeModelsWhenRun(import.meta.url, 'moe', Object.keys(MOE_MODELS), (name, path) => writeMoeModel(name, path));

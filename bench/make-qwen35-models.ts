@@ -17,13 +17,13 @@
 // Everything is deterministic (bench/random-weights.ts): tests/model/qwen35.test.ts rebuilds each file
 // and checks its sha256 against the golden llama.cpp ran.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
-import { GgufType, isGgufArray } from '../src/engine/gguf/types.js';
+import { GgufType } from '../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../src/engine/gguf/writer.js';
-import { fillNormal, fnv1a, normalF16, tokenizerKvs, uniform } from './random-weights.js';
+import { fillNormal, fnv1a, normalF16, tokenizerKvs, uniform, vocabSize, writeModelsWhenRun } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCAB = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab', 'ggml-vocab-gpt-2.gguf');
@@ -170,17 +170,8 @@ export function writeQwen35Model(name: string, path: string): void {
   const m = QWEN35_MODELS[name];
   if (!m) throw new Error(`unknown qwen35 model ${name}`);
   const kvs = metadata(name, m);
-  const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
-  const nVocab = isGgufArray(tokens) ? tokens.items.length : 0;
+  const nVocab = vocabSize(kvs);
   writeFileSync(path, writeGguf(kvs, tensors(name, m, nVocab)));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = resolve(process.argv[2] ?? join(HERE, 'models', 'qwen35'));
-  mkdirSync(dir, { recursive: true });
-  for (const name of Object.keys(QWEN35_MODELS)) {
-    const path = join(dir, `${name}.gguf`);
-    writeQwen35Model(name, path);
-    console.log(path);
-  }
-}
+writeModelsWhenRun(import.meta.url, 'qwen35', Object.keys(QWEN35_MODELS), (name, path) => writeQwen35Model(name, path));

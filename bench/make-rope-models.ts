@@ -21,13 +21,13 @@
 // Everything is deterministic (bench/random-weights.ts): tests/model/rope-scaling.test.ts rebuilds
 // each file and checks its sha256 against the golden llama.cpp ran.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
-import { GgufType, isGgufArray } from '../src/engine/gguf/types.js';
+import { GgufType } from '../src/engine/gguf/types.js';
 import { kv, writeGguf, type WriterKv, type WriterTensor } from '../src/engine/gguf/writer.js';
-import { normalF16, tokenizerKvs } from './random-weights.js';
+import { normalF16, tokenizerKvs, vocabSize, writeModelsWhenRun } from './random-weights.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VOCABS = resolve(HERE, '..', '..', 'shared', 'models', 'llama.cpp-vocab');
@@ -186,17 +186,8 @@ export function writeRopeModel(name: string, path: string): void {
   const m = ROPE_MODELS[name];
   if (!m) throw new Error(`unknown rope model ${name}`);
   const kvs = metadata(name, m);
-  const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')!.value;
-  const nVocab = isGgufArray(tokens) ? tokens.items.length : 0;
+  const nVocab = vocabSize(kvs);
   writeFileSync(path, writeGguf(kvs, tensors(name, m, nVocab)));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = resolve(process.argv[2] ?? join(HERE, 'models', 'rope'));
-  mkdirSync(dir, { recursive: true });
-  for (const name of Object.keys(ROPE_MODELS)) {
-    const path = join(dir, `${name}.gguf`);
-    writeRopeModel(name, path);
-    console.log(path);
-  }
-}
+writeModelsWhenRun(import.meta.url, 'rope', Object.keys(ROPE_MODELS), (name, path) => writeRopeModel(name, path));

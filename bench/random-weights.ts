@@ -3,6 +3,9 @@
 // normal numbers by Box-Muller, F16 by Pantheon's converter, tokenizer keys copied from a
 // vocab-only GGUF. The same name gives the same bytes on every run and machine.
 
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readGgufHeaderSync } from '../src/engine/gguf/file.js';
 import { isGgufArray } from '../src/engine/gguf/types.js';
 import { kv, type WriterKv } from '../src/engine/gguf/writer.js';
@@ -57,4 +60,26 @@ export function tokenizerKvs(vocabPath: string): WriterKv[] {
     out.push(isGgufArray(e.value) ? kv.arr(e.key, e.value.itemType, e.value.items) : { key: e.key, type: e.type, value: e.value });
   }
   return out;
+}
+
+/** The vocabulary size of a model's metadata (the length of its tokenizer.ggml.tokens entry). */
+export function vocabSize(kvs: readonly WriterKv[]): number {
+  const tokens = kvs.find((e) => e.key === 'tokenizer.ggml.tokens')?.value;
+  return tokens !== undefined && isGgufArray(tokens) ? tokens.items.length : 0;
+}
+
+/**
+ * The command line of a model generator (`node bin/run-ts.mjs bench/make-X.ts [outDir]`): when the
+ * module at `moduleUrl` is the script being run, write each of `names` as outDir/<name>.gguf
+ * (outDir by default bench/models/<sub>) and print its path.
+ */
+export function writeModelsWhenRun(moduleUrl: string, sub: string, names: readonly string[], write: (name: string, path: string) => void): void {
+  if (!process.argv[1] || resolve(process.argv[1]) !== fileURLToPath(moduleUrl)) return;
+  const dir = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), 'models', sub));
+  mkdirSync(dir, { recursive: true });
+  for (const name of names) {
+    const path = join(dir, `${name}.gguf`);
+    write(name, path);
+    console.log(path);
+  }
 }
