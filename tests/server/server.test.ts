@@ -3,6 +3,8 @@
 // directly), errors against the shapes the client surfaces, and the CLI as a user runs it.
 
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError, APIUserAbortError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +13,7 @@ import { reasoningSetup, renderChat, type ChatMessage } from '../../src/engine/c
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { OpenAiServer, type RequestLogEntry } from '../../src/engine/server/server.js';
 import { ROOT } from '../helpers.js';
+import { THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from '../chat/thinker-model.js';
 
 const MODEL = join(ROOT, 'resources/models/stories260K.gguf');
 const KEY = 'test-key';
@@ -194,6 +197,21 @@ describe('pantheon serve: the openai client', () => {
     expect((await bad.json()).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
   });
 
+  it('raw HTTP: unknown URL 404, wrong method 405, an unsupported role or n 400 naming the field', async () => {
+    const call = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${server.url}${path}`, { method, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: r.status, error: ((await r.json()) as { error: Record<string, unknown> }).error };
+    };
+    expect(await call('GET', '/nothing')).toMatchObject({ status: 404, error: { code: 'unknown_url' } });
+    expect(await call('GET', '/chat/completions')).toMatchObject({ status: 405 });
+    expect(await call('GET', '/models/other')).toMatchObject({ status: 404, error: { code: 'model_not_found', param: 'model' } });
+    expect(await call('POST', '/chat/completions', { messages: [{ role: 'wizard', content: 'hi' }] })).toMatchObject({ status: 400, error: { param: 'messages[0].role' } });
+    expect(await call('POST', '/chat/completions', { messages: [{ role: 'user', content: 7 }] })).toMatchObject({ status: 400, error: { param: 'messages[0].content' } });
+    expect(await call('POST', '/completions', { prompt: 'x', n: 2 })).toMatchObject({ status: 400, error: { param: 'n' } });
+    expect(await call('POST', '/completions', { prompt: 'x', stop: [1] })).toMatchObject({ status: 400, error: { param: 'stop', type: 'invalid_request_error' } });
+    expect(await call('POST', '/completions', [1, 2])).toMatchObject({ status: 400, error: { code: 'invalid_json' } });
+  });
+
   it('a stream aborted by the client stops its generation', async () => {
     const ac = new AbortController();
     const stream = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 200, stream: true }, { signal: ac.signal });
@@ -247,5 +265,37 @@ describe('pantheon serve: the CLI', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(err).toMatch(/POST \/v1\/chat\/completions 200/);
+  });
+});
+
+describe('pantheon serve: a thinking model', () => {
+  it('puts the reasoning in reasoning_content and the answer in content, streamed and not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pantheon-serve-'));
+    const thinker = await LoadedModel.load(writeThinkerModel(dir), { contextSize: 128 });
+    const s = await OpenAiServer.start(thinker, { port: 0 });
+    try {
+      const c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
+      const messages: ChatMessage[] = [{ role: 'user', content: 'hello' }];
+      const r = await c.chat.completions.create({ model: 'scripted-thinker', messages, temperature: 0, max_tokens: 60 });
+      const msg = r.choices[0].message as typeof r.choices[0]['message'] & { reasoning_content?: string };
+      expect(msg.content).toBe(THINKER_ANSWER);
+      expect(msg.reasoning_content?.trim()).toBe(THINKER_REASONING);
+      expect(r.choices[0].finish_reason).toBe('stop');
+      expect((r.usage as { completion_tokens_details?: { reasoning_tokens?: number } }).completion_tokens_details?.reasoning_tokens).toBe(THINKER_REASONING_TOKENS);
+      const stream = await c.chat.completions.create({ model: 'scripted-thinker', messages, temperature: 0, max_tokens: 60, stream: true });
+      let content = '';
+      let reasoning = '';
+      for await (const ch of stream) {
+        const d = ch.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+        content += d?.content ?? '';
+        reasoning += d?.reasoning_content ?? '';
+      }
+      expect(content).toBe(THINKER_ANSWER);
+      expect(reasoning.trim()).toBe(THINKER_REASONING);
+    } finally {
+      await s.close();
+      thinker.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
