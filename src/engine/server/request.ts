@@ -75,8 +75,27 @@ function object(v: unknown): Body {
   return v as Body;
 }
 
+/**
+ * Fields of the API this server does not implement yet: a 400 naming the field rather than a reply
+ * that silently ignores it (an unconstrained reply to a JSON schema, no tool call when one is required).
+ */
+function unsupported(b: Body): void {
+  const no = (param: string) => {
+    throw new ApiError(400, `'${param}' is not supported by this server yet`, param, 'unsupported_parameter');
+  };
+  if (b.logprobs === true || (typeof b.logprobs === 'number' && b.logprobs > 0)) no('logprobs');
+  if (typeof b.top_logprobs === 'number' && b.top_logprobs > 0) no('top_logprobs');
+  if (typeof b.logit_bias === 'object' && b.logit_bias !== null && Object.keys(b.logit_bias).length > 0) no('logit_bias');
+  const rf = b.response_format as Body | null | undefined;
+  if (rf !== undefined && rf !== null && (typeof rf !== 'object' || rf.type !== 'text')) no('response_format');
+  if (Array.isArray(b.tools) && b.tools.length > 0 && b.tool_choice !== 'none') no('tools');
+  if (b.echo === true) no('echo');
+  if (typeof b.suffix === 'string' && b.suffix !== '') no('suffix');
+}
+
 /** The fields both endpoints share. */
 function generation(b: Body, maxTokensField: string): GenerationRequest {
+  unsupported(b);
   const model = b.model;
   if (model !== undefined && model !== null && typeof model !== 'string') bad('model', 'a string');
   const n = num(b, 'n', { int: true, min: 1 });
