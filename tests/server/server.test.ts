@@ -232,11 +232,12 @@ describe('pantheon serve: the openai client', () => {
       if (!(err instanceof APIUserAbortError)) throw err;
     }
     expect(got).toBe(3);
-    // the server logs the request as cancelled, a few tokens in, well before 200
+    // the server logs the request as cancelled, a few tokens in, far from 200
     for (let i = 0; i < 100 && !log.some((e) => e.reason === 'cancelled'); i++) await new Promise((r) => setTimeout(r, 20));
     const entry = log.find((e) => e.reason === 'cancelled');
     expect(entry).toBeDefined();
-    expect(entry!.completionTokens).toBeLessThan(20);
+    // (a few tokens may be on the wire when the client leaves; the server stops at its next one)
+    expect(entry!.completionTokens).toBeLessThanOrEqual(got + 8);
     // and the next request is served at once
     const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 3 });
     expect(r.choices[0].finish_reason).toBe('length');

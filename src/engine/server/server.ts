@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
+import { UsageError } from '../../shared/errors.js';
 import { reasoningSetup, renderChat } from '../chat/index.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
 import { Session } from '../session.js';
@@ -159,7 +160,8 @@ export class OpenAiServer {
     try {
       await this.route(req, res);
     } catch (err) {
-      const e = err instanceof ApiError ? err : new ApiError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+      // (the engine's UsageError is the caller's mistake, e.g. a conversation the template refuses)
+      const e = err instanceof ApiError ? err : err instanceof UsageError ? new ApiError(400, err.message, null, 'invalid_request') : new ApiError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
       if (!res.headersSent) sendJson(res, e.status, e.body());
       else if (!res.writableEnded) res.end(`data: ${JSON.stringify(e.body())}\n\n`);
       this.log(req, e.status);
