@@ -6,6 +6,7 @@ import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
 import { quantizeCommand } from './quantize.js';
 import { runCommand } from './run.js';
+import { serveCommand } from './serve.js';
 import { templateCommand } from './template.js';
 import { tensorsCommand } from './tensors.js';
 import { tokenizeCommand } from './tokenize.js';
@@ -19,4 +20,5 @@ export const commands: Command[] = [
   templateCommand,
   runCommand,
   chatCommand,
+  serveCommand,
 ];
