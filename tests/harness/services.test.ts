@@ -185,6 +185,33 @@ describe('chat store', () => {
     expect(lines.every((l) => l.startsWith('chats: ') && l.endsWith('; moving it aside'))).toBe(true);
   });
 
+  it('renames inside the chat\'s queue: a rename racing a save keeps the saved messages', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    const messages: StoredMessage[] = [{ id: 'u', role: 'user', content: 'Once upon a time', createdAt: 1 }];
+    // Not awaited: the rename is asked for while the save is still being written.
+    const saving = store.save({ ...c, messages });
+    const renamed = await store.rename(c.id, 'Stories');
+    await saving;
+    expect(renamed.messageCount).toBe(1);
+    const back = await new ChatStore(tmp, () => {}).get(c.id);
+    expect(back.title).toBe('Stories');
+    expect(back.messages).toEqual(messages);
+  });
+
+  it('keeps a deleted chat deleted when a late save arrives', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    const saving = store.save({ ...c, messages: [{ id: 'u', role: 'user', content: 'Hi', createdAt: 1 }] }).catch((e: Error) => e.message);
+    await store.delete(c.id);
+    await saving;
+    // A reply that ends after the delete (its save comes late) must not bring the chat back.
+    await expect(store.save({ ...c, messages: [] })).rejects.toThrow('That chat was deleted.');
+    await expect(store.rename(c.id, 'back')).rejects.toThrow('That chat was deleted.');
+    expect(readdirSync(join(tmp, 'chats'))).toEqual([]);
+    expect(await store.list()).toEqual([]);
+  });
+
   it('refuses ids that could name a file outside the chats folder', async () => {
     const store = new ChatStore(tmp, () => {});
     await expect(store.get('../settings')).rejects.toThrow('id is not a chat id.');

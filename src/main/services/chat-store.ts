@@ -165,8 +165,13 @@ function summary(c: Chat): ChatSummary {
 
 export class ChatStore {
   readonly dir: string;
-  /** Per chat, the last write in flight: writes to one chat happen in order. */
-  private readonly writing = new Map<string, Promise<unknown>>();
+  /** Per chat, the last step in flight: reads-then-writes, writes and deletes of one chat happen in order. */
+  private readonly queue = new Map<string, Promise<unknown>>();
+  /**
+   * Chats deleted while this process runs: a save that arrives late (a reply that ended after the
+   * delete) is refused instead of writing the file again. Ids are random, never reused.
+   */
+  private readonly deleted = new Set<string>();
 
   constructor(userData: string, private readonly log: Logger) {
     this.dir = join(userData, 'chats');
@@ -176,19 +181,23 @@ export class ChatStore {
     return join(this.dir, `${chatId(id)}.json`);
   }
 
-  private async write(chat: Chat): Promise<void> {
-    // Chained before any await, so writes land in the order they were asked for.
-    const prev = this.writing.get(chat.id) ?? Promise.resolve();
-    const next = prev.catch(() => {}).then(async () => {
-      await fsp.mkdir(this.dir, { recursive: true });
-      await writeJsonAtomic(this.file(chat.id), encodeChat(chat));
-    });
-    this.writing.set(chat.id, next);
+  /** Run `step` after every earlier step on chat `id`; chained before any await, so in call order. */
+  private async inQueue<T>(id: string, step: () => Promise<T>): Promise<T> {
+    const prev = this.queue.get(id) ?? Promise.resolve();
+    const next = prev.catch(() => {}).then(step);
+    this.queue.set(id, next);
     try {
-      await next;
+      return await next;
     } finally {
-      if (this.writing.get(chat.id) === next) this.writing.delete(chat.id);
+      if (this.queue.get(id) === next) this.queue.delete(id);
     }
+  }
+
+  /** Write a chat now (inside its queue step). */
+  private async writeNow(chat: Chat): Promise<void> {
+    if (this.deleted.has(chat.id)) throw new UsageError('That chat was deleted.');
+    await fsp.mkdir(this.dir, { recursive: true });
+    await writeJsonAtomic(this.file(chat.id), encodeChat(chat));
   }
 
   /** Lines for the user about damaged chat files moved aside (see Backend.takeNotices). */
@@ -260,24 +269,33 @@ export class ChatStore {
       systemPrompt: opts.systemPrompt ?? '',
       messages: [],
     };
-    await this.write(chat);
+    await this.inQueue(chat.id, () => this.writeNow(chat));
     return chat;
   }
 
   /** Replace a chat's content (already validated); its updatedAt becomes now. */
   async save(chat: Chat): Promise<ChatSummary> {
     const next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
-    await this.write(next);
+    await this.inQueue(chat.id, () => this.writeNow(next));
     return summary(next);
   }
 
+  /** Read and write in one queue step, so a save asked for before the rename is never undone by it. */
   async rename(id: string, title: string): Promise<ChatSummary> {
-    const chat = await this.get(id);
-    return this.save({ ...chat, title: chatTitle(title) });
+    const t = chatTitle(title);
+    return this.inQueue(chatId(id), async () => {
+      if (this.deleted.has(id)) throw new UsageError('That chat was deleted.');
+      const chat = await this.get(id);
+      const next = { ...chat, title: t, updatedAt: Math.max(Date.now(), chat.updatedAt) };
+      await this.writeNow(next);
+      return summary(next);
+    });
   }
 
   async delete(id: string): Promise<void> {
-    await this.writing.get(id)?.catch(() => {});
-    await fsp.rm(this.file(id), { force: true });
+    const file = this.file(id);
+    // Marked at once: a save asked for after the delete is refused even before the file is gone.
+    this.deleted.add(id);
+    await this.inQueue(id, () => fsp.rm(file, { force: true }));
   }
 }

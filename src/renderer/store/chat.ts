@@ -88,6 +88,8 @@ export const useChat = create<ChatState>()((set, get) => {
       const summary = await api().chats.save({ chat });
       set((s) => ({ chats: [summary, ...s.chats.filter((c) => c.id !== summary.id)].sort((a, b) => b.updatedAt - a.updatedAt) }));
     } catch (err) {
+      // A reply that ended after its chat was deleted: the chat stays deleted, nothing to tell.
+      if (!get().chats.some((c) => c.id === chat.id) && /was deleted/.test(errorLine(err))) return;
       set({ error: `The chat could not be saved: ${errorLine(err)}` });
     }
   }
