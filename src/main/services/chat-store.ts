@@ -247,7 +247,13 @@ export class ChatStore {
     return chat;
   }
 
+  /** A chat as last saved: after any write of it still in flight (from this page or another). */
   async get(id: string): Promise<Chat> {
+    await this.queue.get(chatId(id))?.catch(() => {});
+    return this.getNow(id);
+  }
+
+  private async getNow(id: string): Promise<Chat> {
     try {
       return await this.read(id);
     } catch (err) {
@@ -285,7 +291,7 @@ export class ChatStore {
     const t = chatTitle(title);
     return this.inQueue(chatId(id), async () => {
       if (this.deleted.has(id)) throw new UsageError('That chat was deleted.');
-      const chat = await this.get(id);
+      const chat = await this.getNow(id);
       const next = { ...chat, title: t, updatedAt: Math.max(Date.now(), chat.updatedAt) };
       await this.writeNow(next);
       return summary(next);

@@ -132,9 +132,33 @@ export const useChat = create<ChatState>()((set, get) => {
     let pendingReasoning = '';
     const thinking = { tokens: 0, started: 0, ms: 0, answered: false, seen: false };
     let timer: ReturnType<typeof setTimeout> | null = null;
+    // The reply in flight is saved as it grows (its first words at once, then at most every 2 s,
+    // and when the page goes away), without stats: a reload, a closed window or a dead engine
+    // leaves its text so far, shown as interrupted. The save that ends the reply (finish) comes
+    // after these, in order.
+    let partialTimer: ReturnType<typeof setTimeout> | null = null;
+    let partialAt = -Infinity;
+    const savePartial = (): void => {
+      partialTimer = null;
+      if (finished) return;
+      partialAt = performance.now();
+      const open = get().chat;
+      if (open?.messages.some((m) => m.id === reply.id)) void save(open);
+    };
+    const onPageHide = (): void => {
+      if (timer) clearTimeout(timer);
+      flush();
+      savePartial();
+    };
+    window.addEventListener('pagehide', onPageHide);
     const flush = (): void => {
       timer = null;
       if (!pending && !pendingReasoning) return;
+      if (!partialTimer) {
+        const wait = partialAt + 2000 - performance.now();
+        if (wait <= 0) queueMicrotask(savePartial);
+        else partialTimer = setTimeout(savePartial, wait);
+      }
       const text = pending;
       const reasoning = pendingReasoning;
       pending = '';
@@ -150,6 +174,8 @@ export const useChat = create<ChatState>()((set, get) => {
       if (finished) return;
       finished = true;
       if (timer) clearTimeout(timer);
+      if (partialTimer) clearTimeout(partialTimer);
+      window.removeEventListener('pagehide', onPageHide);
       flush();
       const done = patchMessage(reply.id, (m) => {
         const next = stats ? { ...m, stats } : { ...m };
