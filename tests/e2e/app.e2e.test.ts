@@ -360,7 +360,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await other.getByRole('button', { name: `Confirm delete ${title}` }).click();
     await expect.poll(() => nav.getByRole('listitem').count()).toBe(1);
     // On disk: one chat file left.
-    expect(readdirSync(join(harness.userData, 'chats')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+    expect(readdirSync(join(harness.userData, 'chats')).filter((f) => f.endsWith('.json') && !f.startsWith('.'))).toHaveLength(1);
 
     await page.reload();
     await nav.getByRole('button', { name: /^Stories with a dog/ }).waitFor();

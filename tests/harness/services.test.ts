@@ -2,7 +2,7 @@
 // settings, the renderer's path check, and the supervisor's exit reasons. Expected values are worked
 // out by hand from the inputs the tests write.
 
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -170,7 +170,29 @@ describe('chat store', () => {
     const list = await store.list();
     expect(list.map((c) => c.id)).toEqual([a.id, b.id]);
     expect(list[0].messageCount).toBe(1);
-    expect(readdirSync(join(tmp, 'chats')).sort()).toEqual([`${a.id}.json`, `${b.id}.json`].sort());
+    expect(readdirSync(join(tmp, 'chats')).sort()).toEqual(['.index.json', `${a.id}.json`, `${b.id}.json`].sort());
+  });
+
+  it('lists from its index: a chat file is decoded again only when it changed', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const a = await store.create({ title: 'Alpha' });
+    const b = await store.create({ title: 'Beta' });
+    const file = join(tmp, 'chats', `${a.id}.json`);
+    const when = Math.floor(statSync(file).mtimeMs / 1000); // whole seconds: utimes keeps them exactly
+    utimesSync(file, when, when);
+    expect((await store.list()).map((c) => c.title).sort()).toEqual(['Alpha', 'Beta']);
+    // Same size and time, other content: the list answers from the index, not from the file.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"Alpha"', '"Gamma"'));
+    utimesSync(file, when, when);
+    const lists = [await store.list(), await new ChatStore(tmp, () => {}).list()];
+    for (const l of lists) expect(l.map((c) => c.title).sort()).toEqual(['Alpha', 'Beta']);
+    // A save (new time) is decoded; a deleted chat leaves the index; a bad index is rebuilt.
+    await store.save({ ...b, title: 'Beta 2' });
+    await store.delete(a.id);
+    expect((await store.list()).map((c) => c.title)).toEqual(['Beta 2']);
+    writeFileSync(join(tmp, 'chats', '.index.json'), '{ not json');
+    expect((await new ChatStore(tmp, () => {}).list()).map((c) => c.title)).toEqual(['Beta 2']);
+    expect(JSON.parse(readFileSync(join(tmp, 'chats', '.index.json'), 'utf8'))).toMatchObject({ version: 1, chats: { [b.id]: { summary: { title: 'Beta 2' } } } });
   });
 
   it('sets a corrupt file aside with a log line instead of failing the list', async () => {

@@ -159,6 +159,12 @@ function isDamaged(err: unknown): boolean {
   return err instanceof SyntaxError || (err instanceof UsageError && !/does not exist/.test(err.message));
 }
 
+/** `<chats>/.index.json`: not a chat id (the dot), so never listed as a chat. */
+const INDEX_FILE = '.index.json';
+
+/** Per chat id: its file's size and modification time when its summary was taken. */
+type ChatIndex = Record<string, { size: number; mtimeMs: number; summary: ChatSummary }>;
+
 function summary(c: Chat): ChatSummary {
   return { id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length };
 }
@@ -215,7 +221,11 @@ export class ChatStore {
     }
   }
 
-  /** Newest first. Damaged files are moved aside (setAside); other unreadable ones skipped. */
+  /**
+   * Newest first. Damaged files are moved aside (setAside); other unreadable ones skipped. A chat
+   * file is decoded only when it changed since the last list: the index (`.index.json`) keeps each
+   * file's summary with its size and modification time.
+   */
   async list(): Promise<ChatSummary[]> {
     let names: string[];
     try {
@@ -224,19 +234,59 @@ export class ChatStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
     }
+    const index = await this.readIndex();
+    const next: ChatIndex = {};
+    let changed = false;
     const out: ChatSummary[] = [];
     for (const name of names) {
       if (!name.endsWith('.json')) continue;
       const id = name.slice(0, -'.json'.length);
       if (!ID.test(id)) continue;
       try {
-        out.push(summary(await this.read(id)));
+        const st = await fsp.stat(join(this.dir, name));
+        const known = index[id];
+        if (known && known.size === st.size && known.mtimeMs === st.mtimeMs) {
+          next[id] = known;
+          out.push(known.summary);
+          continue;
+        }
+        const s = summary(await this.read(id));
+        next[id] = { size: st.size, mtimeMs: st.mtimeMs, summary: s };
+        changed = true;
+        out.push(s);
       } catch (err) {
         if (isDamaged(err)) await this.setAside(id, (err as Error).message);
         else this.log(`chats: skipping ${join(this.dir, name)}: ${(err as Error).message}`);
       }
     }
+    if (changed || Object.keys(index).length !== Object.keys(next).length) {
+      // Only a cache: a failed write costs the next list some decoding, nothing else.
+      await writeJsonAtomic(join(this.dir, INDEX_FILE), { version: 1, chats: next }).catch((err: Error) => this.log(`chats: cannot write the index: ${err.message}`));
+    }
     return out.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  /** The list's index; empty when missing or not as written (it is rebuilt then). */
+  private async readIndex(): Promise<ChatIndex> {
+    try {
+      const raw = record(await readJson(join(this.dir, INDEX_FILE)), 'index');
+      if (raw.version !== 1) return {};
+      const chats = record(raw.chats, 'index.chats');
+      const out: ChatIndex = {};
+      for (const [id, v] of Object.entries(chats)) {
+        const e = record(v, 'entry');
+        const s = record(e.summary, 'summary');
+        if (!ID.test(id) || s.id !== id) continue;
+        out[id] = {
+          size: number(e.size, 'size', 0, Number.MAX_SAFE_INTEGER),
+          mtimeMs: number(e.mtimeMs, 'mtimeMs', 0, Number.MAX_SAFE_INTEGER),
+          summary: { id, title: chatTitle(s.title), updatedAt: number(s.updatedAt, 'updatedAt', 0, Number.MAX_SAFE_INTEGER), messageCount: integer(s.messageCount, 'messageCount', 0, MAX_MESSAGES) },
+        };
+      }
+      return out;
+    } catch {
+      return {};
+    }
   }
 
   private async read(id: string): Promise<Chat> {
