@@ -173,6 +173,22 @@ describe('chat store', () => {
     expect(readdirSync(join(tmp, 'chats')).sort()).toEqual(['.index.json', `${a.id}.json`, `${b.id}.json`].sort());
   });
 
+  it('keeps the stored prompts of replies a save names in keepPrompts (sent without them)', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    const prompt = { text: '<s>User: Hi\nAssistant:', tokens: 7, templateName: 'plain' };
+    const user = { id: 'u', role: 'user' as const, content: 'Hi', createdAt: 1 };
+    const reply = { id: 'r', role: 'assistant' as const, content: 'Hello', createdAt: 2, prompt };
+    await store.save({ ...c, messages: [user, reply] });
+    // The page's next save: the reply's prompt left out (stored already), a new user message added.
+    const request = validateRequest('chats:save', { chat: { ...c, messages: [user, { ...reply, prompt: undefined }, { ...user, id: 'u2' }] }, keepPrompts: ['r'] });
+    await store.save(request.chat, request.keepPrompts);
+    const back = await new ChatStore(tmp, () => {}).get(c.id);
+    expect(back.messages.map((m) => m.id)).toEqual(['u', 'r', 'u2']);
+    expect(back.messages[1].prompt).toEqual(prompt);
+    expect(() => validateRequest('chats:save', { chat: c, keepPrompts: [3] })).toThrow('keepPrompts[0] must be a string.');
+  });
+
   it('lists from its index: a chat file is decoded again only when it changed', async () => {
     const store = new ChatStore(tmp, () => {});
     const a = await store.create({ title: 'Alpha' });

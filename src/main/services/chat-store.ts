@@ -329,11 +329,33 @@ export class ChatStore {
     return chat;
   }
 
-  /** Replace a chat's content (already validated); its updatedAt becomes now. */
-  async save(chat: Chat): Promise<ChatSummary> {
-    const next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
-    await this.inQueue(chat.id, () => this.writeNow(next));
+  /**
+   * Replace a chat's content (already validated); its updatedAt becomes now. Replies named in
+   * `keepPrompts` came without their prompt: each keeps the one stored with it.
+   */
+  async save(chat: Chat, keepPrompts: string[] = []): Promise<ChatSummary> {
+    let next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
+    await this.inQueue(chat.id, async () => {
+      if (keepPrompts.length > 0 && !this.deleted.has(chat.id)) next = await this.withStoredPrompts(next, new Set(keepPrompts));
+      await this.writeNow(next);
+    });
     return summary(next);
+  }
+
+  private async withStoredPrompts(chat: Chat, keep: Set<string>): Promise<Chat> {
+    let stored: Chat;
+    try {
+      stored = await this.read(chat.id);
+    } catch (err) {
+      this.log(`chats: cannot keep the stored prompts of ${chat.id}: ${(err as Error).message}`);
+      return chat;
+    }
+    const prompts = new Map(stored.messages.flatMap((m) => (m.prompt ? [[m.id, m.prompt] as const] : [])));
+    const messages = chat.messages.map((m) => {
+      const p = m.prompt === undefined && keep.has(m.id) ? prompts.get(m.id) : undefined;
+      return p ? { ...m, prompt: p } : m;
+    });
+    return { ...chat, messages };
   }
 
   /** Read and write in one queue step, so a save asked for before the rename is never undone by it. */

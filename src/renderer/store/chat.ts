@@ -81,13 +81,36 @@ export function requestMessages(chat: Chat): RequestMessage[] {
   return out;
 }
 
+/** Per chat, the replies whose prompt the store holds: saves send those without it (keepPrompts). */
+const storedPrompts = new Map<string, Set<string>>();
+
+function rememberPrompts(chat: Chat): void {
+  storedPrompts.set(chat.id, new Set(chat.messages.flatMap((m) => (m.prompt ? [m.id] : []))));
+}
+
+/** The chat as a save sends it: prompts already stored left out, named in keepPrompts. */
+function forSave(chat: Chat): { chat: Chat; keepPrompts: string[] } {
+  const known = storedPrompts.get(chat.id);
+  const keepPrompts: string[] = [];
+  const messages = chat.messages.map((m) => {
+    if (!m.prompt || !known?.has(m.id)) return m;
+    keepPrompts.push(m.id);
+    const { prompt: _, ...rest } = m;
+    return rest;
+  });
+  return { chat: { ...chat, messages }, keepPrompts };
+}
+
 export const useChat = create<ChatState>()((set, get) => {
   /** Replace the open chat and save it; the list is updated from the answer. */
   async function save(chat: Chat): Promise<void> {
     try {
-      const summary = await api().chats.save({ chat });
+      const summary = await api().chats.save(forSave(chat));
+      rememberPrompts(chat);
       set((s) => ({ chats: [summary, ...s.chats.filter((c) => c.id !== summary.id)].sort((a, b) => b.updatedAt - a.updatedAt) }));
     } catch (err) {
+      // Not known to be stored: the next save sends every prompt.
+      storedPrompts.delete(chat.id);
       // A reply that ended after its chat was deleted: the chat stays deleted, nothing to tell.
       if (!get().chats.some((c) => c.id === chat.id) && /was deleted/.test(errorLine(err))) return;
       set({ error: `The chat could not be saved: ${errorLine(err)}` });
@@ -284,6 +307,7 @@ export const useChat = create<ChatState>()((set, get) => {
       if (get().streaming) get().stop();
       try {
         const chat = await api().chats.get({ id });
+        rememberPrompts(chat);
         set({ chat, notice: null, error: null, context: null });
         rememberChat(id);
         void get().countContext();
