@@ -287,7 +287,11 @@ export interface Requests {
   'chats:get': { request: { id: string }; response: Chat };
   'chats:create': { request: { title?: string; systemPrompt?: string }; response: Chat };
   /** Replace a chat's content (written atomically). */
-  'chats:save': { request: { chat: Chat }; response: ChatSummary };
+  /**
+   * `keepPrompts`: replies sent without their prompt because it is stored already (a long chat's
+   * prompts are megabytes); the store keeps the stored prompt of each.
+   */
+  'chats:save': { request: { chat: Chat; keepPrompts?: string[] }; response: ChatSummary };
   'chats:rename': { request: { id: string; title: string }; response: ChatSummary };
   'chats:delete': { request: { id: string }; response: void };
   'settings:get': { request: void; response: Settings };

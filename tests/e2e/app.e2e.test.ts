@@ -243,6 +243,52 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  it('keeps a reply cut by a reload of the page: its text so far, marked interrupted', async () => {
+    const box = page.getByRole('textbox', { name: 'Message' });
+    const maxTokens = page.getByRole('spinbutton', { name: 'Max tokens' });
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await maxTokens.fill('2000');
+    await maxTokens.press('Enter');
+    // Reload the page as soon as the reply shows its first words (from the page, within a frame).
+    await page.evaluate(() => {
+      const obs = new MutationObserver(() => {
+        const reply = document.querySelector('article[aria-label="Reply"]');
+        if (reply?.querySelector('.markdown')?.textContent) {
+          obs.disconnect();
+          location.reload();
+        }
+      });
+      obs.observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await box.fill('A cat sat on the mat');
+    await box.press('Enter');
+    await page.waitForEvent('load', { timeout: 30_000 });
+    const nav = page.getByRole('navigation', { name: 'Conversations' });
+    await nav.getByRole('button', { name: /^A cat sat on the mat/ }).click();
+    await expect.poll(() => page.getByRole('article').count()).toBe(2);
+    const cut = page.getByRole('article', { name: 'Reply' });
+    expect(await cut.locator('.markdown').textContent()).toMatch(/\S/);
+    expect(await cut.locator('.stats').textContent()).toBe('interrupted');
+    // The engine stopped that reply when the page went: a new one streams to its end.
+    await maxTokens.fill('24');
+    await maxTokens.press('Enter');
+    await box.fill('The dog ran');
+    await box.press('Enter');
+    const next = page.getByRole('article', { name: 'Reply' }).nth(1);
+    await expect.poll(() => next.locator('.stats').textContent(), { timeout: 30_000 }).toMatch(/^24 tokens · .* · max tokens reached$/);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await screenshot(page, 'app-08b-reload-mid-reply');
+    // This chat goes again, so the conversations are the ones the later tests expect.
+    const mine = nav.getByRole('listitem').filter({ hasText: /^A cat sat on the mat/ });
+    await mine.hover();
+    const title = (await mine.locator('.chat-title').textContent()) ?? '';
+    await mine.getByRole('button', { name: `Delete ${title}` }).click();
+    await mine.getByRole('button', { name: `Confirm delete ${title}` }).click();
+    await expect.poll(() => nav.getByRole('listitem').count()).toBe(1);
+    await nav.getByRole('button', { name: /^Once upon a time/ }).click();
+    await expect.poll(() => page.getByRole('article').count()).toBe(8);
+  });
+
   it('says the context is full, with a small context loaded from Settings', async () => {
     const context = page.getByRole('spinbutton', { name: 'Context size' });
     await context.fill('64');
@@ -314,7 +360,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('Pantheon in Chromium against th
     await other.getByRole('button', { name: `Confirm delete ${title}` }).click();
     await expect.poll(() => nav.getByRole('listitem').count()).toBe(1);
     // On disk: one chat file left.
-    expect(readdirSync(join(harness.userData, 'chats')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+    expect(readdirSync(join(harness.userData, 'chats')).filter((f) => f.endsWith('.json') && !f.startsWith('.'))).toHaveLength(1);
 
     await page.reload();
     await nav.getByRole('button', { name: /^Stories with a dog/ }).waitFor();

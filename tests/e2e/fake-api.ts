@@ -125,11 +125,14 @@ export function installFakeApi(opts: FakeOptions): void {
         store.put(all);
         return c;
       },
-      save: async ({ chat }: { chat: Chat }) => {
+      save: async ({ chat, keepPrompts }: { chat: Chat; keepPrompts?: string[] }) => {
         const all = store.chats();
-        all[chat.id] = chat;
+        // As the real store: replies named in keepPrompts keep the prompt stored with them.
+        const stored = new Map((all[chat.id]?.messages ?? []).map((m) => [m.id, m.prompt]));
+        const keep = new Set(keepPrompts ?? []);
+        all[chat.id] = { ...chat, messages: chat.messages.map((m) => (keep.has(m.id) && !m.prompt && stored.get(m.id) ? { ...m, prompt: stored.get(m.id) } : m)) };
         store.put(all);
-        return summary(chat);
+        return summary(all[chat.id]);
       },
       rename: async ({ id, title }: { id: string; title: string }) => {
         const all = store.chats();

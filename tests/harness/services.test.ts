@@ -2,7 +2,7 @@
 // settings, the renderer's path check, and the supervisor's exit reasons. Expected values are worked
 // out by hand from the inputs the tests write.
 
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -170,7 +170,45 @@ describe('chat store', () => {
     const list = await store.list();
     expect(list.map((c) => c.id)).toEqual([a.id, b.id]);
     expect(list[0].messageCount).toBe(1);
-    expect(readdirSync(join(tmp, 'chats')).sort()).toEqual([`${a.id}.json`, `${b.id}.json`].sort());
+    expect(readdirSync(join(tmp, 'chats')).sort()).toEqual(['.index.json', `${a.id}.json`, `${b.id}.json`].sort());
+  });
+
+  it('keeps the stored prompts of replies a save names in keepPrompts (sent without them)', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    const prompt = { text: '<s>User: Hi\nAssistant:', tokens: 7, templateName: 'plain' };
+    const user = { id: 'u', role: 'user' as const, content: 'Hi', createdAt: 1 };
+    const reply = { id: 'r', role: 'assistant' as const, content: 'Hello', createdAt: 2, prompt };
+    await store.save({ ...c, messages: [user, reply] });
+    // The page's next save: the reply's prompt left out (stored already), a new user message added.
+    const request = validateRequest('chats:save', { chat: { ...c, messages: [user, { ...reply, prompt: undefined }, { ...user, id: 'u2' }] }, keepPrompts: ['r'] });
+    await store.save(request.chat, request.keepPrompts);
+    const back = await new ChatStore(tmp, () => {}).get(c.id);
+    expect(back.messages.map((m) => m.id)).toEqual(['u', 'r', 'u2']);
+    expect(back.messages[1].prompt).toEqual(prompt);
+    expect(() => validateRequest('chats:save', { chat: c, keepPrompts: [3] })).toThrow('keepPrompts[0] must be a string.');
+  });
+
+  it('lists from its index: a chat file is decoded again only when it changed', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const a = await store.create({ title: 'Alpha' });
+    const b = await store.create({ title: 'Beta' });
+    const file = join(tmp, 'chats', `${a.id}.json`);
+    const when = Math.floor(statSync(file).mtimeMs / 1000); // whole seconds: utimes keeps them exactly
+    utimesSync(file, when, when);
+    expect((await store.list()).map((c) => c.title).sort()).toEqual(['Alpha', 'Beta']);
+    // Same size and time, other content: the list answers from the index, not from the file.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"Alpha"', '"Gamma"'));
+    utimesSync(file, when, when);
+    const lists = [await store.list(), await new ChatStore(tmp, () => {}).list()];
+    for (const l of lists) expect(l.map((c) => c.title).sort()).toEqual(['Alpha', 'Beta']);
+    // A save (new time) is decoded; a deleted chat leaves the index; a bad index is rebuilt.
+    await store.save({ ...b, title: 'Beta 2' });
+    await store.delete(a.id);
+    expect((await store.list()).map((c) => c.title)).toEqual(['Beta 2']);
+    writeFileSync(join(tmp, 'chats', '.index.json'), '{ not json');
+    expect((await new ChatStore(tmp, () => {}).list()).map((c) => c.title)).toEqual(['Beta 2']);
+    expect(JSON.parse(readFileSync(join(tmp, 'chats', '.index.json'), 'utf8'))).toMatchObject({ version: 1, chats: { [b.id]: { summary: { title: 'Beta 2' } } } });
   });
 
   it('sets a corrupt file aside with a log line instead of failing the list', async () => {
@@ -183,6 +221,33 @@ describe('chat store', () => {
     expect(list.map((c) => c.id)).toEqual([ok.id]);
     expect(lines).toHaveLength(2);
     expect(lines.every((l) => l.startsWith('chats: ') && l.endsWith('; moving it aside'))).toBe(true);
+  });
+
+  it('renames inside the chat\'s queue: a rename racing a save keeps the saved messages', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    const messages: StoredMessage[] = [{ id: 'u', role: 'user', content: 'Once upon a time', createdAt: 1 }];
+    // Not awaited: the rename is asked for while the save is still being written.
+    const saving = store.save({ ...c, messages });
+    const renamed = await store.rename(c.id, 'Stories');
+    await saving;
+    expect(renamed.messageCount).toBe(1);
+    const back = await new ChatStore(tmp, () => {}).get(c.id);
+    expect(back.title).toBe('Stories');
+    expect(back.messages).toEqual(messages);
+  });
+
+  it('keeps a deleted chat deleted when a late save arrives', async () => {
+    const store = new ChatStore(tmp, () => {});
+    const c = await store.create({});
+    const saving = store.save({ ...c, messages: [{ id: 'u', role: 'user', content: 'Hi', createdAt: 1 }] }).catch((e: Error) => e.message);
+    await store.delete(c.id);
+    await saving;
+    // A reply that ends after the delete (its save comes late) must not bring the chat back.
+    await expect(store.save({ ...c, messages: [] })).rejects.toThrow('That chat was deleted.');
+    await expect(store.rename(c.id, 'back')).rejects.toThrow('That chat was deleted.');
+    expect(readdirSync(join(tmp, 'chats'))).toEqual([]);
+    expect(await store.list()).toEqual([]);
   });
 
   it('refuses ids that could name a file outside the chats folder', async () => {

@@ -50,6 +50,7 @@ export class EngineHost {
       case 'countTokens': this.countTokens(m.id, m.messages); break;
       case 'attachPort': break;
       case 'shutdown': this.shutdown(); break;
+      case 'ping': this.control.send({ kind: 'pong', id: m.id }); break;
       case 'generate':
       case 'cancel': this.onStream(this.control, m); break;
     }

@@ -42,6 +42,8 @@ export type ToHost =
   | { kind: 'attachPort' }
   /** Finish (cancel any generation, drop the model) and exit with code 0. */
   | { kind: 'shutdown' }
+  /** Heartbeat: the host answers 'pong' with the same id (the supervisor's hang check). */
+  | { kind: 'ping'; id: number }
   | StreamRequest;
 
 // ---------------------------------------------------------------------------------------------
@@ -71,6 +73,7 @@ export type FromHost =
   /** A generation started / ended (on any channel); the supervisor shows busy / ready from these. */
   | { kind: 'busy' }
   | { kind: 'idle'; contextUsed: number }
+  | { kind: 'pong'; id: number }
   | StreamReply;
 
 /** True for a value shaped like a message with a string `kind` (a first check on untrusted input). */

@@ -170,7 +170,7 @@ export class Backend {
       'chats:list': () => this.chats.list(),
       'chats:get': ({ id }) => this.chats.get(id),
       'chats:create': (req) => this.chats.create(req ?? {}),
-      'chats:save': ({ chat }) => this.chats.save(chat),
+      'chats:save': ({ chat, keepPrompts }) => this.chats.save(chat, keepPrompts),
       'chats:rename': ({ id, title }) => this.chats.rename(id, title),
       'chats:delete': ({ id }) => this.chats.delete(id),
       'settings:get': async () => this.settings.get(),

@@ -159,14 +159,25 @@ function isDamaged(err: unknown): boolean {
   return err instanceof SyntaxError || (err instanceof UsageError && !/does not exist/.test(err.message));
 }
 
+/** `<chats>/.index.json`: not a chat id (the dot), so never listed as a chat. */
+const INDEX_FILE = '.index.json';
+
+/** Per chat id: its file's size and modification time when its summary was taken. */
+type ChatIndex = Record<string, { size: number; mtimeMs: number; summary: ChatSummary }>;
+
 function summary(c: Chat): ChatSummary {
   return { id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length };
 }
 
 export class ChatStore {
   readonly dir: string;
-  /** Per chat, the last write in flight: writes to one chat happen in order. */
-  private readonly writing = new Map<string, Promise<unknown>>();
+  /** Per chat, the last step in flight: reads-then-writes, writes and deletes of one chat happen in order. */
+  private readonly queue = new Map<string, Promise<unknown>>();
+  /**
+   * Chats deleted while this process runs: a save that arrives late (a reply that ended after the
+   * delete) is refused instead of writing the file again. Ids are random, never reused.
+   */
+  private readonly deleted = new Set<string>();
 
   constructor(userData: string, private readonly log: Logger) {
     this.dir = join(userData, 'chats');
@@ -176,19 +187,23 @@ export class ChatStore {
     return join(this.dir, `${chatId(id)}.json`);
   }
 
-  private async write(chat: Chat): Promise<void> {
-    // Chained before any await, so writes land in the order they were asked for.
-    const prev = this.writing.get(chat.id) ?? Promise.resolve();
-    const next = prev.catch(() => {}).then(async () => {
-      await fsp.mkdir(this.dir, { recursive: true });
-      await writeJsonAtomic(this.file(chat.id), encodeChat(chat));
-    });
-    this.writing.set(chat.id, next);
+  /** Run `step` after every earlier step on chat `id`; chained before any await, so in call order. */
+  private async inQueue<T>(id: string, step: () => Promise<T>): Promise<T> {
+    const prev = this.queue.get(id) ?? Promise.resolve();
+    const next = prev.catch(() => {}).then(step);
+    this.queue.set(id, next);
     try {
-      await next;
+      return await next;
     } finally {
-      if (this.writing.get(chat.id) === next) this.writing.delete(chat.id);
+      if (this.queue.get(id) === next) this.queue.delete(id);
     }
+  }
+
+  /** Write a chat now (inside its queue step). */
+  private async writeNow(chat: Chat): Promise<void> {
+    if (this.deleted.has(chat.id)) throw new UsageError('That chat was deleted.');
+    await fsp.mkdir(this.dir, { recursive: true });
+    await writeJsonAtomic(this.file(chat.id), encodeChat(chat));
   }
 
   /** Lines for the user about damaged chat files moved aside (see Backend.takeNotices). */
@@ -206,7 +221,11 @@ export class ChatStore {
     }
   }
 
-  /** Newest first. Damaged files are moved aside (setAside); other unreadable ones skipped. */
+  /**
+   * Newest first. Damaged files are moved aside (setAside); other unreadable ones skipped. A chat
+   * file is decoded only when it changed since the last list: the index (`.index.json`) keeps each
+   * file's summary with its size and modification time.
+   */
   async list(): Promise<ChatSummary[]> {
     let names: string[];
     try {
@@ -215,19 +234,59 @@ export class ChatStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
     }
+    const index = await this.readIndex();
+    const next: ChatIndex = {};
+    let changed = false;
     const out: ChatSummary[] = [];
     for (const name of names) {
       if (!name.endsWith('.json')) continue;
       const id = name.slice(0, -'.json'.length);
       if (!ID.test(id)) continue;
       try {
-        out.push(summary(await this.read(id)));
+        const st = await fsp.stat(join(this.dir, name));
+        const known = index[id];
+        if (known && known.size === st.size && known.mtimeMs === st.mtimeMs) {
+          next[id] = known;
+          out.push(known.summary);
+          continue;
+        }
+        const s = summary(await this.read(id));
+        next[id] = { size: st.size, mtimeMs: st.mtimeMs, summary: s };
+        changed = true;
+        out.push(s);
       } catch (err) {
         if (isDamaged(err)) await this.setAside(id, (err as Error).message);
         else this.log(`chats: skipping ${join(this.dir, name)}: ${(err as Error).message}`);
       }
     }
+    if (changed || Object.keys(index).length !== Object.keys(next).length) {
+      // Only a cache: a failed write costs the next list some decoding, nothing else.
+      await writeJsonAtomic(join(this.dir, INDEX_FILE), { version: 1, chats: next }).catch((err: Error) => this.log(`chats: cannot write the index: ${err.message}`));
+    }
     return out.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  /** The list's index; empty when missing or not as written (it is rebuilt then). */
+  private async readIndex(): Promise<ChatIndex> {
+    try {
+      const raw = record(await readJson(join(this.dir, INDEX_FILE)), 'index');
+      if (raw.version !== 1) return {};
+      const chats = record(raw.chats, 'index.chats');
+      const out: ChatIndex = {};
+      for (const [id, v] of Object.entries(chats)) {
+        const e = record(v, 'entry');
+        const s = record(e.summary, 'summary');
+        if (!ID.test(id) || s.id !== id) continue;
+        out[id] = {
+          size: number(e.size, 'size', 0, Number.MAX_SAFE_INTEGER),
+          mtimeMs: number(e.mtimeMs, 'mtimeMs', 0, Number.MAX_SAFE_INTEGER),
+          summary: { id, title: chatTitle(s.title), updatedAt: number(s.updatedAt, 'updatedAt', 0, Number.MAX_SAFE_INTEGER), messageCount: integer(s.messageCount, 'messageCount', 0, MAX_MESSAGES) },
+        };
+      }
+      return out;
+    } catch {
+      return {};
+    }
   }
 
   private async read(id: string): Promise<Chat> {
@@ -238,7 +297,13 @@ export class ChatStore {
     return chat;
   }
 
+  /** A chat as last saved: after any write of it still in flight (from this page or another). */
   async get(id: string): Promise<Chat> {
+    await this.queue.get(chatId(id))?.catch(() => {});
+    return this.getNow(id);
+  }
+
+  private async getNow(id: string): Promise<Chat> {
     try {
       return await this.read(id);
     } catch (err) {
@@ -260,24 +325,55 @@ export class ChatStore {
       systemPrompt: opts.systemPrompt ?? '',
       messages: [],
     };
-    await this.write(chat);
+    await this.inQueue(chat.id, () => this.writeNow(chat));
     return chat;
   }
 
-  /** Replace a chat's content (already validated); its updatedAt becomes now. */
-  async save(chat: Chat): Promise<ChatSummary> {
-    const next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
-    await this.write(next);
+  /**
+   * Replace a chat's content (already validated); its updatedAt becomes now. Replies named in
+   * `keepPrompts` came without their prompt: each keeps the one stored with it.
+   */
+  async save(chat: Chat, keepPrompts: string[] = []): Promise<ChatSummary> {
+    let next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
+    await this.inQueue(chat.id, async () => {
+      if (keepPrompts.length > 0 && !this.deleted.has(chat.id)) next = await this.withStoredPrompts(next, new Set(keepPrompts));
+      await this.writeNow(next);
+    });
     return summary(next);
   }
 
+  private async withStoredPrompts(chat: Chat, keep: Set<string>): Promise<Chat> {
+    let stored: Chat;
+    try {
+      stored = await this.read(chat.id);
+    } catch (err) {
+      this.log(`chats: cannot keep the stored prompts of ${chat.id}: ${(err as Error).message}`);
+      return chat;
+    }
+    const prompts = new Map(stored.messages.flatMap((m) => (m.prompt ? [[m.id, m.prompt] as const] : [])));
+    const messages = chat.messages.map((m) => {
+      const p = m.prompt === undefined && keep.has(m.id) ? prompts.get(m.id) : undefined;
+      return p ? { ...m, prompt: p } : m;
+    });
+    return { ...chat, messages };
+  }
+
+  /** Read and write in one queue step, so a save asked for before the rename is never undone by it. */
   async rename(id: string, title: string): Promise<ChatSummary> {
-    const chat = await this.get(id);
-    return this.save({ ...chat, title: chatTitle(title) });
+    const t = chatTitle(title);
+    return this.inQueue(chatId(id), async () => {
+      if (this.deleted.has(id)) throw new UsageError('That chat was deleted.');
+      const chat = await this.getNow(id);
+      const next = { ...chat, title: t, updatedAt: Math.max(Date.now(), chat.updatedAt) };
+      await this.writeNow(next);
+      return summary(next);
+    });
   }
 
   async delete(id: string): Promise<void> {
-    await this.writing.get(id)?.catch(() => {});
-    await fsp.rm(this.file(id), { force: true });
+    const file = this.file(id);
+    // Marked at once: a save asked for after the delete is refused even before the file is gone.
+    this.deleted.add(id);
+    await this.inQueue(id, () => fsp.rm(file, { force: true }));
   }
 }

@@ -59,6 +59,18 @@ export interface LoadParams {
 const SHUTDOWN_GRACE_MS = 2000;
 const CANCEL_GRACE_MS = 3000;
 
+/**
+ * Heartbeat: a ping every `intervalMs` once the host listens; a process that answers none for
+ * `timeoutMs` is alive but stuck (an endless loop, a deadlock): it is ended and reported as a
+ * crash with Reload offered. The timeout is long because the host answers between tokens and a
+ * large model's prompt step can hold it for a while.
+ */
+export interface HeartbeatOptions {
+  intervalMs: number;
+  timeoutMs: number;
+}
+export const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 5000, timeoutMs: 60_000 };
+
 interface Pending<T> {
   resolve(v: T): void;
   reject(e: unknown): void;
@@ -83,10 +95,16 @@ export class EngineSupervisor {
   private hostReady = false;
   private nextId = 1;
   private loadTicket = 0;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  /** When the current process last answered (or started). */
+  private lastPong = 0;
+  /** Processes ended because they stopped answering: their exit is told as a hang. */
+  private readonly hung = new WeakSet<HostProcess>();
 
   constructor(
     private readonly transport: EngineTransport,
     private readonly log: Logger,
+    private readonly beat: HeartbeatOptions = DEFAULT_HEARTBEAT,
   ) {}
 
   get current(): EngineState {
@@ -124,7 +142,35 @@ export class EngineSupervisor {
       exit: (exit) => this.onExit(proc, exit),
     });
     this.proc = proc;
+    this.startHeartbeat(proc);
     return proc;
+  }
+
+  private startHeartbeat(proc: HostProcess): void {
+    this.stopHeartbeat();
+    this.lastPong = Date.now();
+    const timer = setInterval(() => {
+      if (this.proc !== proc) {
+        clearInterval(timer);
+        return;
+      }
+      if (Date.now() - this.lastPong > this.beat.timeoutMs) {
+        clearInterval(timer);
+        this.log(`engine: process ${proc.pid} has not answered for ${this.beat.timeoutMs} ms; ending it`);
+        this.hung.add(proc);
+        proc.kill();
+        return;
+      }
+      if (this.hostReady) proc.send({ kind: 'ping', id: this.nextId++ });
+    }, this.beat.intervalMs);
+    // The heartbeat alone never keeps the app (or a test) running.
+    (timer as { unref?: () => void }).unref?.();
+    this.heartbeat = timer;
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
   }
 
   private send(msg: ToHost): void {
@@ -166,6 +212,7 @@ export class EngineSupervisor {
   }
 
   private forget(): void {
+    this.stopHeartbeat();
     this.proc = null;
     this.hostReady = false;
     this.queue = [];
@@ -180,11 +227,24 @@ export class EngineSupervisor {
     const activity = this.activity;
     this.forget();
     if (wasExpected) return;
-    const message = crashMessage(exit, activity, this.params?.modelName ?? null);
+    const model = this.params?.modelName ?? null;
+    const message = this.hung.has(proc) ? hangMessage(this.beat.timeoutMs, activity, model) : crashMessage(exit, activity, model);
     this.log(`engine: process ${proc.pid} ended (${exit.reason}, ${exit.detail}) while ${activity}`);
     const error = new EngineError('ENGINE_CRASHED', message);
     this.failAll(error);
     this.setState({ status: 'crashed', modelId: this.params?.modelId ?? null, reason: exit.reason, message });
+  }
+
+  /**
+   * Settle what the page still waits for when the process goes on purpose (a new load, an unload):
+   * token counts reject and generations end with the error, so nothing hangs.
+   */
+  private settleRequests(error: PantheonError): void {
+    for (const c of this.counts.values()) c.reject(error);
+    this.counts.clear();
+    const gens = [...this.generations.values()];
+    this.generations.clear();
+    for (const g of gens) g({ kind: 'error', error: serializeError(error) });
   }
 
   private failAll(error: PantheonError): void {
@@ -201,7 +261,11 @@ export class EngineSupervisor {
   // ---- host messages ---------------------------------------------------------------------------
 
   private onMessage(msg: FromHost | StreamReply): void {
+    // Any message shows the host is alive, not just a pong (a busy host streams tokens).
+    this.lastPong = Date.now();
     switch (msg.kind) {
+      case 'pong':
+        break;
       case 'ready': {
         this.hostReady = true;
         const q = this.queue;
@@ -280,6 +344,7 @@ export class EngineSupervisor {
     const ticket = ++this.loadTicket;
     this.params = params;
     this.setState({ status: 'loading', modelId: params.modelId, loadedBytes: 0, totalBytes: 0 });
+    this.settleRequests(new CancelledError('A model is being loaded; the request was stopped.'));
     if (this.pendingLoad) await this.stopLoading();
     await this.stopProcess();
     // Cancelled (or replaced by a newer load) while the old process was stopping.
@@ -334,10 +399,8 @@ export class EngineSupervisor {
   /** Drop the model and end the process. */
   async unload(): Promise<EngineState> {
     if (this.pendingLoad || this.state.status === 'loading') await this.cancelLoad();
-    const gens = [...this.generations.values()];
-    this.generations.clear();
+    this.settleRequests(new CancelledError('The model was unloaded.'));
     await this.stopProcess();
-    for (const g of gens) g({ kind: 'error', error: serializeError(new CancelledError('The model was unloaded.')) });
     this.setState({ status: 'idle' });
     return this.state;
   }
@@ -398,6 +461,11 @@ function doing(activity: Activity, model: string | null): string {
   const m = model ? ` ${model}` : ' the model';
   if (activity === 'loading' || activity === 'starting') return `while loading${m}`;
   return `while running${m}`;
+}
+
+/** One sentence for a process that stopped answering the heartbeat (and was ended). */
+export function hangMessage(timeoutMs: number, activity: Activity, model: string | null): string {
+  return `The engine stopped responding ${doing(activity, model)} (no answer for ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}); press Reload to start it again.`;
 }
 
 /** One sentence for the page: what happened, and what to do. */

@@ -4,7 +4,7 @@
 
 import type { RequestChannel, RequestOf } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
-import { chatMessages, integer, record, string } from '../../engine/host/validate.js';
+import { MAX_MESSAGES, array, chatMessages, integer, record, string } from '../../engine/host/validate.js';
 import { chatId, validateChat } from './chat-store.js';
 import { MAX_CONTEXT, MAX_THREADS, MIN_CONTEXT, validateSettingsPatch } from './settings.js';
 
@@ -62,7 +62,12 @@ const validators: Validators = {
       ...(r.systemPrompt === undefined ? {} : { systemPrompt: string(r.systemPrompt, 'systemPrompt', 100_000) }),
     };
   },
-  'chats:save': (v) => ({ chat: validateChat(record(v, 'request').chat) }),
+  'chats:save': (v) => {
+    const r = record(v, 'request');
+    const chat = validateChat(r.chat);
+    if (r.keepPrompts === undefined) return { chat };
+    return { chat, keepPrompts: array(r.keepPrompts, 'keepPrompts', MAX_MESSAGES).map((id, i) => string(id, `keepPrompts[${i}]`, 64)) };
+  },
   'chats:rename': (v) => {
     const r = record(v, 'request');
     return { id: chatId(r.id), title: string(r.title, 'title', 200) };

@@ -81,13 +81,38 @@ export function requestMessages(chat: Chat): RequestMessage[] {
   return out;
 }
 
+/** Per chat, the replies whose prompt the store holds: saves send those without it (keepPrompts). */
+const storedPrompts = new Map<string, Set<string>>();
+
+function rememberPrompts(chat: Chat): void {
+  storedPrompts.set(chat.id, new Set(chat.messages.flatMap((m) => (m.prompt ? [m.id] : []))));
+}
+
+/** The chat as a save sends it: prompts already stored left out, named in keepPrompts. */
+function forSave(chat: Chat): { chat: Chat; keepPrompts: string[] } {
+  const known = storedPrompts.get(chat.id);
+  const keepPrompts: string[] = [];
+  const messages = chat.messages.map((m) => {
+    if (!m.prompt || !known?.has(m.id)) return m;
+    keepPrompts.push(m.id);
+    const { prompt: _, ...rest } = m;
+    return rest;
+  });
+  return { chat: { ...chat, messages }, keepPrompts };
+}
+
 export const useChat = create<ChatState>()((set, get) => {
   /** Replace the open chat and save it; the list is updated from the answer. */
   async function save(chat: Chat): Promise<void> {
     try {
-      const summary = await api().chats.save({ chat });
+      const summary = await api().chats.save(forSave(chat));
+      rememberPrompts(chat);
       set((s) => ({ chats: [summary, ...s.chats.filter((c) => c.id !== summary.id)].sort((a, b) => b.updatedAt - a.updatedAt) }));
     } catch (err) {
+      // Not known to be stored: the next save sends every prompt.
+      storedPrompts.delete(chat.id);
+      // A reply that ended after its chat was deleted: the chat stays deleted, nothing to tell.
+      if (!get().chats.some((c) => c.id === chat.id) && /was deleted/.test(errorLine(err))) return;
       set({ error: `The chat could not be saved: ${errorLine(err)}` });
     }
   }
@@ -130,9 +155,33 @@ export const useChat = create<ChatState>()((set, get) => {
     let pendingReasoning = '';
     const thinking = { tokens: 0, started: 0, ms: 0, answered: false, seen: false };
     let timer: ReturnType<typeof setTimeout> | null = null;
+    // The reply in flight is saved as it grows (its first words at once, then at most every 2 s,
+    // and when the page goes away), without stats: a reload, a closed window or a dead engine
+    // leaves its text so far, shown as interrupted. The save that ends the reply (finish) comes
+    // after these, in order.
+    let partialTimer: ReturnType<typeof setTimeout> | null = null;
+    let partialAt = -Infinity;
+    const savePartial = (): void => {
+      partialTimer = null;
+      if (finished) return;
+      partialAt = performance.now();
+      const open = get().chat;
+      if (open?.messages.some((m) => m.id === reply.id)) void save(open);
+    };
+    const onPageHide = (): void => {
+      if (timer) clearTimeout(timer);
+      flush();
+      savePartial();
+    };
+    window.addEventListener('pagehide', onPageHide);
     const flush = (): void => {
       timer = null;
       if (!pending && !pendingReasoning) return;
+      if (!partialTimer) {
+        const wait = partialAt + 2000 - performance.now();
+        if (wait <= 0) queueMicrotask(savePartial);
+        else partialTimer = setTimeout(savePartial, wait);
+      }
       const text = pending;
       const reasoning = pendingReasoning;
       pending = '';
@@ -148,6 +197,8 @@ export const useChat = create<ChatState>()((set, get) => {
       if (finished) return;
       finished = true;
       if (timer) clearTimeout(timer);
+      if (partialTimer) clearTimeout(partialTimer);
+      window.removeEventListener('pagehide', onPageHide);
       flush();
       const done = patchMessage(reply.id, (m) => {
         const next = stats ? { ...m, stats } : { ...m };
@@ -256,6 +307,7 @@ export const useChat = create<ChatState>()((set, get) => {
       if (get().streaming) get().stop();
       try {
         const chat = await api().chats.get({ id });
+        rememberPrompts(chat);
         set({ chat, notice: null, error: null, context: null });
         rememberChat(id);
         void get().countContext();
