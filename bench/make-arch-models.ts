@@ -43,6 +43,9 @@ interface ArchModel {
   keys: (a: string) => WriterKv[];
   /** Token embedding spread (default STD_EMBD; gemma's × sqrt(n_embd) and tied output repeat one token at 0.3). */
   stdEmbd?: number;
+  /** Width and head size (default N_EMBD, HEAD_DIM); 256-wide models hold K-quant blocks (Q4_K_M variants). */
+  nEmbd?: number;
+  headDim?: number;
 }
 
 export const ARCH_MODELS: Readonly<Record<string, ArchModel>> = {
@@ -75,6 +78,18 @@ export const ARCH_MODELS: Readonly<Record<string, ArchModel>> = {
     untied: true, preNorms: true, postNorms: false, qkNorm: 'none',
     keys: (a) => [kv.f32(`${a}.embedding_scale`, 6), kv.f32(`${a}.residual_scale`, 0.5), kv.f32(`${a}.attention.scale`, 0.1), kv.f32(`${a}.logit_scale`, 4)],
   },
+  // 256 wide with heads of 64 and the 512-token stories260K vocabulary, so that Q4_K_M holds real
+  // Q4_K / Q6_K blocks (tests/model/arch-variants.test.ts quantises them); 2 local : 1 global layers
+  'arch-gemma3-k': {
+    arch: 'gemma3', vocab: '../stories260K.gguf', nLayer: 3, nHead: 4, nHeadKv: 2, nFf: 512, ropeBase: 1e6, nEmbd: 256, headDim: 64,
+    untied: true, preNorms: true, postNorms: true, qkNorm: 'head', stdEmbd: 0.05,
+    keys: (a) => [kv.u32(`${a}.attention.sliding_window`, 6), kv.u32(`${a}.attention.sliding_window_pattern`, 3)],
+  },
+  // the same for smollm3: 4 layers, NoPE on the last, GQA 4:1
+  'arch-smollm3-k': {
+    arch: 'smollm3', vocab: '../stories260K.gguf', nLayer: 4, nHead: 4, nHeadKv: 1, nFf: 512, ropeBase: 2e6, nEmbd: 256, headDim: 64,
+    untied: true, preNorms: true, postNorms: false, qkNorm: 'none', keys: () => [],
+  },
   // attention temperature over an original context of 8 (no YaRN), tied
   'arch-mistral3-v': {
     arch: 'mistral3', vocab: 'ggml-vocab-llama-spm.gguf', nLayer: 3, nHead: 4, nHeadKv: 2, nFf: 96, ropeBase: 1e6,
@@ -85,29 +100,33 @@ export const ARCH_MODELS: Readonly<Record<string, ArchModel>> = {
 
 function metadata(name: string, m: ArchModel): WriterKv[] {
   const a = m.arch;
+  const nEmbd = m.nEmbd ?? N_EMBD;
+  const headDim = m.headDim ?? HEAD_DIM;
   return [
     kv.str('general.architecture', a),
     kv.str('general.name', `pantheon-${name}`),
     kv.u32('general.file_type', 1), // LLAMA_FTYPE_MOSTLY_F16
     kv.u32(`${a}.context_length`, 4096),
-    kv.u32(`${a}.embedding_length`, N_EMBD),
+    kv.u32(`${a}.embedding_length`, nEmbd),
     kv.u32(`${a}.block_count`, m.nLayer),
     kv.u32(`${a}.feed_forward_length`, m.nFf),
     kv.u32(`${a}.attention.head_count`, m.nHead),
     kv.u32(`${a}.attention.head_count_kv`, m.nHeadKv),
-    kv.u32(`${a}.attention.key_length`, HEAD_DIM),
-    kv.u32(`${a}.attention.value_length`, HEAD_DIM),
+    kv.u32(`${a}.attention.key_length`, headDim),
+    kv.u32(`${a}.attention.value_length`, headDim),
     kv.f32(`${a}.attention.layer_norm_rms_epsilon`, 1e-6),
     kv.f32(`${a}.rope.freq_base`, m.ropeBase),
-    kv.u32(`${a}.rope.dimension_count`, HEAD_DIM),
+    kv.u32(`${a}.rope.dimension_count`, headDim),
     ...m.keys(a),
     ...tokenizerKvs(join(VOCABS, m.vocab)),
   ];
 }
 
 function tensors(name: string, m: ArchModel, nVocab: number): WriterTensor[] {
-  const qDim = m.nHead * HEAD_DIM;
-  const kvDim = m.nHeadKv * HEAD_DIM;
+  const nEmbd = m.nEmbd ?? N_EMBD;
+  const headDim = m.headDim ?? HEAD_DIM;
+  const qDim = m.nHead * headDim;
+  const kvDim = m.nHeadKv * headDim;
   const mat = (t: string, cols: number, rows: number, std = STD_MAT): WriterTensor =>
     ({ name: t, dims: [cols, rows], type: GgmlType.F16, data: normalF16(`${name}/${t}`, cols * rows, std) });
   // norm weights near 1 (F32), seeded by name like the matrices
@@ -115,20 +134,20 @@ function tensors(name: string, m: ArchModel, nVocab: number): WriterTensor[] {
     const v = fillNormal(new Float32Array(n), 0.1, uniform(fnv1a(`${name}/${t}`))).map((x) => 1 + x);
     return { name: t, dims: [n], type: GgmlType.F32, data: new Uint8Array(v.buffer) };
   };
-  const out: WriterTensor[] = [mat('token_embd.weight', N_EMBD, nVocab, m.stdEmbd ?? STD_EMBD)];
+  const out: WriterTensor[] = [mat('token_embd.weight', nEmbd, nVocab, m.stdEmbd ?? STD_EMBD)];
   for (let i = 0; i < m.nLayer; i++) {
     const p = `blk.${i}.`;
-    if (m.preNorms) out.push(norm(`${p}attn_norm.weight`, N_EMBD));
-    out.push(mat(`${p}attn_q.weight`, N_EMBD, qDim), mat(`${p}attn_k.weight`, N_EMBD, kvDim), mat(`${p}attn_v.weight`, N_EMBD, kvDim));
-    if (m.qkNorm !== 'none') out.push(norm(`${p}attn_q_norm.weight`, m.qkNorm === 'full' ? qDim : HEAD_DIM), norm(`${p}attn_k_norm.weight`, m.qkNorm === 'full' ? kvDim : HEAD_DIM));
-    out.push(mat(`${p}attn_output.weight`, qDim, N_EMBD));
-    if (m.postNorms) out.push(norm(`${p}post_attention_norm.weight`, N_EMBD));
-    if (m.preNorms) out.push(norm(`${p}ffn_norm.weight`, N_EMBD));
-    out.push(mat(`${p}ffn_gate.weight`, N_EMBD, m.nFf), mat(`${p}ffn_up.weight`, N_EMBD, m.nFf), mat(`${p}ffn_down.weight`, m.nFf, N_EMBD));
-    if (m.postNorms) out.push(norm(`${p}post_ffw_norm.weight`, N_EMBD));
+    if (m.preNorms) out.push(norm(`${p}attn_norm.weight`, nEmbd));
+    out.push(mat(`${p}attn_q.weight`, nEmbd, qDim), mat(`${p}attn_k.weight`, nEmbd, kvDim), mat(`${p}attn_v.weight`, nEmbd, kvDim));
+    if (m.qkNorm !== 'none') out.push(norm(`${p}attn_q_norm.weight`, m.qkNorm === 'full' ? qDim : headDim), norm(`${p}attn_k_norm.weight`, m.qkNorm === 'full' ? kvDim : headDim));
+    out.push(mat(`${p}attn_output.weight`, qDim, nEmbd));
+    if (m.postNorms) out.push(norm(`${p}post_attention_norm.weight`, nEmbd));
+    if (m.preNorms) out.push(norm(`${p}ffn_norm.weight`, nEmbd));
+    out.push(mat(`${p}ffn_gate.weight`, nEmbd, m.nFf), mat(`${p}ffn_up.weight`, nEmbd, m.nFf), mat(`${p}ffn_down.weight`, m.nFf, nEmbd));
+    if (m.postNorms) out.push(norm(`${p}post_ffw_norm.weight`, nEmbd));
   }
-  out.push(norm('output_norm.weight', N_EMBD));
-  if (m.untied) out.push(mat('output.weight', N_EMBD, nVocab));
+  out.push(norm('output_norm.weight', nEmbd));
+  if (m.untied) out.push(mat('output.weight', nEmbd, nVocab));
   return out;
 }
 

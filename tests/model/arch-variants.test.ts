@@ -15,6 +15,8 @@ import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED } from '../helpers.js';
 import { compareTokens, fidelityBounds, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
+import { quantizeModelFile } from '../../src/engine/quant/model.js';
+import { fileTypeByName } from '../../src/engine/quant/recipe.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pantheon-arch-'));
 const report: string[] = [];
@@ -60,5 +62,39 @@ describe.skipIf(CASES.length === 0)('architecture variants made here: llama.cpp\
       }
     }
     report.push(`  ${name.padEnd(18)} ${parts.join(' | ')}`);
+  }, 120_000);
+});
+
+// The 256-wide variants (arch-*-k) quantised by Pantheon to Q4_K_M (real Q4_K and Q6_K blocks), as
+// llama.cpp ran them (bench/models/arch/<name>.Q4_K_M.gguf, recorded with --logprob-cases=1): the
+// re-quantised file must be byte-identical, its first step within llama.cpp's own spread (quantised
+// activations flip roundings on these random models, as in quantized.test.ts) and its first 16
+// greedy tokens llama.cpp's.
+const K_CASES = Object.keys(ARCH_MODELS).filter((n) => HAVE_SHARED && readGolden(`${n}.Q4_K_M`) !== null);
+
+describe.skipIf(K_CASES.length === 0)('architecture variants made here, Q4_K_M: llama.cpp\'s greedy tokens', () => {
+  it.each(K_CASES)('%s.Q4_K_M', async (name) => {
+    const g = readGolden(`${name}.Q4_K_M`)!;
+    const src = join(dir, `${name}.gguf`);
+    const path = join(dir, `${name}.Q4_K_M.gguf`);
+    writeArchModel(name, src);
+    quantizeModelFile(src, path, fileTypeByName('Q4_K_M')!);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
+    const c = g.cases[0];
+    const lm = await LoadedModel.load(path, { contextSize: 512, backend: 'wasm' });
+    try {
+      const types = new Set(lm.header.tensors.map((t) => t.type));
+      expect(types.has(12) && types.has(14), 'Q4_K and Q6_K blocks').toBe(true);
+      const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
+      expect(d).toBeLessThan(Math.max(1e-3, c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0));
+      const out: number[] = [];
+      const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
+      for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+      const agree = compareTokens(out, c);
+      expect(agree.same, `${name}.Q4_K_M: token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(16, c.n));
+      report.push(`  ${`${name}.Q4_K_M`.padEnd(18)} wasm ${d.toExponential(1)} ${agree.same}/${c.n}`);
+    } finally {
+      lm.dispose();
+    }
   }, 120_000);
 });
