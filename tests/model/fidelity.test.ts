@@ -10,10 +10,10 @@
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
-import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { compareTokens, fidelityBounds, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+import { greedyTokens } from './greedy.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const MODELS: [name: string, file: string][] = [
@@ -34,16 +34,6 @@ const POOL = new Set(['tiny-qwen3moe-s1', 'tiny-gpt-oss-s1', 'tiny-gpt-oss-mxfp4
 
 const available = MODELS.filter(([name, file]) => HAVE_SHARED && existsSync(sharedModel(file)) && readGolden(name) !== null);
 
-function greedy(n: number): SamplingParams {
-  return { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: n, seed: 1 };
-}
-
-async function generateTokens(session: Session, prompt: number[], n: number): Promise<number[]> {
-  const out: number[] = [];
-  session.reset();
-  for await (const ev of session.generate(prompt, greedy(n), undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
-  return out;
-}
 
 /** Log-softmax of the logits after the prompt, from a fresh cache. */
 function firstStep(lm: LoadedModel, prompt: number[]): Float64Array {
@@ -89,7 +79,7 @@ describe.skipIf(available.length === 0)('the reference-machine double: every gre
         const d = maxAbsDiff(firstStep(lm, c.promptTokens), ref);
         diffs.push(d.toExponential(1));
         expect(d).toBeLessThan(Math.max(fidelityBounds(g, c).reference, MEASURED[name]?.reference ?? 0));
-        const tokens = await generateTokens(session, c.promptTokens, c.n);
+        const tokens = await greedyTokens(session, c.promptTokens, c.n);
         // The double follows the AMX machine's arithmetic exactly; elsewhere (recordedOn) only its
         // F16 rounding, so there it may part from llama.cpp at a near-tie.
         if (g.recordedOn?.amx === false) expect(compareTokens(tokens, c).behind, `${name} "${c.prompt}"`).toBeLessThan(fidelityBounds(g, c).nearTie);
@@ -139,7 +129,7 @@ describe.skipIf(available.length === 0)('Pantheon\'s backends: llama.cpp\'s gree
           parts.push(d.toExponential(1));
           continue;
         }
-        const agree = compareTokens(await generateTokens(session, c.promptTokens, c.n), c);
+        const agree = compareTokens(await greedyTokens(session, c.promptTokens, c.n), c);
         parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
         // Every token agrees, or the first that does not was within NEAR_TIE of llama.cpp's choice.
         expect(agree.behind, `${name} "${c.prompt}": step ${agree.same} differs from llama.cpp`).toBeLessThan(Math.max(fidelityBounds(g, c).nearTie, MEASURED[name]?.nearTie ?? 0));

@@ -25,10 +25,10 @@ import { readGgufHeaderSync } from '../../src/engine/gguf/file.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { modelHparams } from '../../src/engine/model/hparams.js';
 import { swigluOai } from '../../src/engine/model/swiglu-oai.js';
-import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs, type GoldenCase } from './golden.js';
+import { greedyTokens } from './greedy.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pantheon-gpt-oss-'));
@@ -79,16 +79,6 @@ describe('gpt-oss pieces', () => {
   });
 });
 
-function greedy(n: number) {
-  return { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: n, seed: 1 };
-}
-
-async function generateTokens(session: Session, prompt: number[], n: number): Promise<number[]> {
-  const out: number[] = [];
-  session.reset();
-  for await (const ev of session.generate(prompt, greedy(n), undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
-  return out;
-}
 
 type Kind = 'reference' | 'wasm' | 'pool';
 
@@ -107,7 +97,7 @@ describe.skipIf(MODELS.length === 0)('gpt-oss against llama.cpp: every greedy to
       for (const c of g.cases) {
         expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
         const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
-        const tokens = await generateTokens(session, c.promptTokens, c.n);
+        const tokens = await greedyTokens(session, c.promptTokens, c.n);
         const agree = compareTokens(tokens, c);
         parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
         const amx = g.recordedOn?.amx !== false;

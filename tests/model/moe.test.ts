@@ -16,10 +16,10 @@ import { readGgufHeader } from '../../src/engine/gguf/file.js';
 import { activeParameterCount, parameterCount } from '../../src/engine/gguf/keys.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { route, type MoeHparams, type MoeLayer } from '../../src/engine/model/moe.js';
-import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs, type GoldenCase } from './golden.js';
+import { greedyTokens } from './greedy.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pantheon-moe-'));
@@ -172,9 +172,7 @@ describe.skipIf(goldenModels.length === 0)('generated MoE models against llama.c
       for (const c of g.cases) {
         expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
         const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
-        const out: number[] = [];
-        session.reset();
-        for await (const ev of session.generate(c.promptTokens, { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 }, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+        const out = await greedyTokens(session, c.promptTokens, c.n);
         const agree = compareTokens(out, c);
         parts.push(`${d.toExponential(1)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind ${agree.behind.toExponential(1)})` : ''}`);
         // the tolerances of fidelity.test.ts, with llama.cpp's own spread where it ran without AMX

@@ -18,10 +18,10 @@ import { quantizeTiny256, writeTiny256 } from '../../bench/make-tiny256.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { quantizeModelFile } from '../../src/engine/quant/model.js';
 import { fileTypeByName } from '../../src/engine/quant/recipe.js';
-import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { compareTokens, GOLDEN_DIR, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+import { greedyTokens } from './greedy.js';
 
 const SOURCES: Record<string, string> = {
   stories260K: 'stories260K.gguf',
@@ -157,9 +157,7 @@ describe.skipIf(TINY256.length + TINY256_BOS.length === 0)('tiny256 K-quant vari
       const lp = logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0));
       // Over llama.cpp's top 10 (the .f32 of every id is kept for Q4_K_M and Q6_K only).
       const d = Math.max(...c.topLogits[0].map((t) => Math.abs(lp[t.id] - t.logprob)));
-      const out: number[] = [];
-      const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
-      for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+      const out = await greedyTokens(new Session(lm), c.promptTokens, c.n);
       const agree = compareTokens(out, c);
       report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
       if (TINY256_CHAOTIC.has(type)) {
@@ -211,9 +209,7 @@ describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s 
     try {
       expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
       const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
-      const out: number[] = [];
-      const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
-      for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+      const out = await greedyTokens(new Session(lm), c.promptTokens, c.n);
       const agree = compareTokens(out, c);
       report.push(`  ${name.padEnd(22)} ${d.toExponential(1)}  ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
       expect(d).toBeLessThan(g.recordedOn?.amx === false ? Math.max(DEFAULT_FIRST_STEP, c.flashAttentionOff!.firstStepMaxAbsDiff) : firstStep(name));

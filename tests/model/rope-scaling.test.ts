@@ -20,11 +20,11 @@ import { createRunState, forward, type Model } from '../../src/engine/model/forw
 import { modelHparams } from '../../src/engine/model/hparams.js';
 import { loadModelFile } from '../../src/engine/model/index.js';
 import { ROPE_PLAIN, ropeCache, ropeYarnCorrDims } from '../../src/engine/model/ops.js';
-import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { ModelError } from '../../src/shared/errors.js';
 import { HAVE_SHARED } from '../helpers.js';
 import { compareTokens, logSoftmax, maxAbsDiff, readGolden, readLogprobs } from './golden.js';
+import { greedyTokens } from './greedy.js';
 import { ReferenceCpuBackend } from './reference-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pantheon-rope-'));
@@ -237,9 +237,7 @@ describe.skipIf(CASES.length === 0)('RoPE-scaled models: llama.cpp\'s greedy tok
         expect(lm.tokenizer.encode(c.prompt, { addSpecial: true, parseSpecial: true })).toEqual(c.promptTokens);
         const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), ref);
         expect(d, backend).toBeLessThan(backend === 'reference' ? 1e-3 : 2e-3);
-        const out: number[] = [];
-        const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
-        for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+        const out = await greedyTokens(new Session(lm), c.promptTokens, c.n);
         expect(compareTokens(out, c).same, backend).toBe(c.n);
         parts.push(`${backend} ${d.toExponential(1)} ${c.n}/${c.n}`);
         // The golden depends on the feature: without it the first step is far off.
@@ -281,9 +279,7 @@ describe.skipIf(!HAVE_SHARED || readGolden('ffn-per-layer-padded') === null)('pe
         if (file === path) {
           expect(lm.hparams.nFfLayer).toEqual([128, 96]);
           expect(lm.model.w.layers.map((L) => L.wDown!.spec.cols)).toEqual([128, 96]);
-          const out: number[] = [];
-          const params = { ...DEFAULT_SAMPLING, temperature: 0, maxTokens: c.n, seed: 1 };
-          for await (const ev of new Session(lm).generate(c.promptTokens, params, undefined, { stopAtEog: false })) if (ev.kind === 'token') out.push(ev.id);
+          const out = await greedyTokens(new Session(lm), c.promptTokens, c.n);
           expect(compareTokens(out, c).same).toBe(c.n);
         }
       } finally {
