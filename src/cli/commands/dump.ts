@@ -3,52 +3,14 @@
 // the command prints the tensor's statistics and first values. Works chunk by chunk, so a tensor
 // larger than memory can still be dumped.
 
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { GgufError, ModelError, UsageError } from '../../shared/errors.js';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { UsageError } from '../../shared/errors.js';
 import { readGgufHeader } from '../../engine/gguf/file.js';
-import { ggmlTypeInfo, ggmlTypeName } from '../../engine/gguf/ggml-types.js';
-import type { GgufHeader, GgufTensorInfo } from '../../engine/gguf/types.js';
-import { dequantizeRow } from '../../engine/quant/index.js';
+import { ggmlTypeName } from '../../engine/gguf/ggml-types.js';
+import { dequantizeTensorChunks, findTensor } from '../../engine/inspect/tensor-chunks.js';
 import { optNumber, optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { formatBytes } from '../format.js';
-
-/** Elements per chunk (a multiple of every block size: 32 and 256). */
-const CHUNK = 1 << 20;
-
-/** Dequantise `t` from the open file `fd` in chunks, handing each chunk of floats to `sink` in order. */
-export function dequantizeTensorChunks(fd: number, h: GgufHeader, t: GgufTensorInfo, sink: (values: Float32Array) => void): void {
-  const info = ggmlTypeInfo(t.type);
-  if (!info || info.removed || info.blockSize === 0) throw new ModelError('UNSUPPORTED_TYPE', `tensor "${t.name}" has type ${ggmlTypeName(t.type)}, which cannot be dequantised`);
-  const perChunk = CHUNK - (CHUNK % info.blockSize);
-  const bytes = new Uint8Array((perChunk / info.blockSize) * info.typeSize);
-  const out = new Float32Array(perChunk);
-  const start = h.dataOffset + t.offset;
-  for (let done = 0; done < t.elements; done += perChunk) {
-    const n = Math.min(perChunk, t.elements - done);
-    const nBytes = Math.ceil(n / info.blockSize) * info.typeSize;
-    const at = start + (done / info.blockSize) * info.typeSize;
-    let got = 0;
-    while (got < nBytes) {
-      const r = readSync(fd, bytes, got, nBytes - got, at + got);
-      if (r <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${t.name}": it is truncated`, at + got);
-      got += r;
-    }
-    try {
-      dequantizeRow(t.type, bytes, 0, out, n);
-    } catch (err) {
-      if (err instanceof ModelError) throw new ModelError(err.code, `tensor "${t.name}": ${err.message}`);
-      throw err;
-    }
-    sink(out.subarray(0, n));
-  }
-}
-
-function findTensor(h: GgufHeader, name: string): GgufTensorInfo {
-  const t = h.tensors.find((x) => x.name === name);
-  if (!t) throw new GgufError('GGUF_BAD_TENSOR', `no tensor named "${name}"; list them with "pantheon tensors FILE"`);
-  return t;
-}
 
 export const dumpCommand: Command = {
   name: 'dump',
