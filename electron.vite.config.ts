@@ -2,6 +2,7 @@
 //   out/main/index.js         Electron main (src/main/index.ts)
 //   out/main/engine-host.js   the engine's utility-process entry (src/engine/host/utility-entry.ts)
 //   out/main/header-worker.js the library's header-reading worker thread (src/main/services/header-worker.ts)
+//   out/main/inspect-worker.js tensor statistics and model comparison (src/main/services/inspect-worker.ts)
 //   out/preload/index.cjs     the sandboxed preload: one CommonJS file, everything but electron inlined
 //   out/renderer/             the page (src/renderer), built like vite.renderer.config.ts
 // The engine's worker pool evaluates its worker source inline (backend/pool.ts), so it needs no
@@ -22,6 +23,8 @@ export default defineConfig({
           'engine-host': here('./src/engine/host/utility-entry.ts'),
           // the library's header reader (src/main/services/header-reader.ts)
           'header-worker': here('./src/main/services/header-worker.ts'),
+          // tensor statistics and comparisons (src/main/services/inspect-jobs.ts)
+          'inspect-worker': here('./src/main/services/inspect-worker.ts'),
         },
         output: { format: 'es', entryFileNames: '[name].js' },
       },

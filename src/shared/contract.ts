@@ -93,6 +93,46 @@ export interface OpenedModel {
   notRunnableReason: string | null;
 }
 
+/** Equal-width bins: one more edge than counts; the last bin includes its right edge. */
+export interface HistogramView {
+  edges: number[];
+  counts: number[];
+}
+
+/** One tensor's statistics (engine/inspect/tensor-stats.ts), null where a value does not exist. */
+export interface TensorStatsView {
+  name: string;
+  type: string;
+  dims: number[];
+  elements: number;
+  /** Over the finite elements; null when there are none. */
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+  /** Population standard deviation. */
+  std: number | null;
+  zeros: number;
+  nonfinite: number;
+  histogram: HistogramView;
+  /** Mean |value| per cell of a grid laid on the matrix (rows × cols, row-major). */
+  heatmap?: { rows: number; cols: number; matrixRows: number; matrixCols: number; values: number[] };
+  /** Block formats: the spread of the blocks' scales. */
+  scales?: { count: number; min: number; max: number; histogram: HistogramView };
+}
+
+/** The opened model compared with another file (engine/inspect/model-diff.ts). */
+export interface ModelCompareView {
+  other: { fileName: string; path: string };
+  metadata: { added: string[]; removed: string[]; changed: string[] };
+  tensors: {
+    added: string[];
+    removed: string[];
+    /** Common tensors whose bytes differ: relRms = ‖a − b‖₂ / ‖a‖₂; null when the element counts differ. */
+    changed: { name: string; a: { type: string; dims: number[] }; b: { type: string; dims: number[] }; relRms: number | null; maxAbs: number | null }[];
+    unchanged: number;
+  };
+}
+
 export interface MetaArraySlice {
   key: string;
   total: number;
@@ -276,6 +316,12 @@ export interface Requests {
   'model:close': { request: void; response: void };
   /** A slice of a long metadata array, optionally filtered by a query (text match, or an index). */
   'model:metaArray': { request: { key: string; offset: number; limit: number; query?: string }; response: MetaArraySlice };
+  /** Statistics of one tensor of the opened model, computed off the main thread ('model:inspectProgress'). */
+  'model:tensorStats': { request: { name: string }; response: TensorStatsView };
+  /** Compare the opened model with a library entry, or with a file from the open dialog (null: cancelled). */
+  'model:compare': { request: { id?: string }; response: ModelCompareView | null };
+  /** Stop the running statistics or comparison; its request fails with "cancelled". */
+  'model:cancelInspect': { request: void; response: void };
   /** Load the opened model into the engine process for chat. */
   'engine:load': { request: { id: string; contextSize?: number; threads?: number }; response: EngineState };
   'engine:cancelLoad': { request: void; response: EngineState };
@@ -304,6 +350,8 @@ export interface Events {
   'menu:command': { command: MenuCommand };
   /** A model opened from outside the page (menu, command line, OS file association). */
   'model:opened': OpenedModel;
+  /** Progress of 'model:tensorStats' (elements) or 'model:compare' (tensors). */
+  'model:inspectProgress': { job: 'stats' | 'compare'; done: number; total: number };
 }
 
 export type RequestChannel = keyof Requests;
@@ -313,12 +361,12 @@ export type ResponseOf<C extends RequestChannel> = Requests[C]['response'];
 
 export const REQUEST_CHANNELS = [
   'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
-  'model:openDropped', 'model:close', 'model:metaArray', 'engine:load', 'engine:cancelLoad', 'engine:unload',
+  'model:openDropped', 'model:close', 'model:metaArray', 'model:tensorStats', 'model:compare', 'model:cancelInspect', 'engine:load', 'engine:cancelLoad', 'engine:unload',
   'engine:state', 'engine:countTokens', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
   'chats:delete', 'settings:get', 'settings:set',
 ] as const satisfies readonly RequestChannel[];
 
-export const EVENT_CHANNELS = ['engine:state', 'library:changed', 'menu:command', 'model:opened'] as const satisfies readonly EventChannel[];
+export const EVENT_CHANNELS = ['engine:state', 'library:changed', 'menu:command', 'model:opened', 'model:inspectProgress'] as const satisfies readonly EventChannel[];
 
 /** A running generation; `cancel` stops it within one token. */
 export interface GenerationHandle {

@@ -3,8 +3,10 @@
 // serve this same object, so the page sees the same behaviour in the app and in a browser.
 
 import { mkdirSync } from 'node:fs';
+import { basename } from 'node:path';
 import type {
-  Events, EventChannel, GenerateRequest, GenerationEvent, GenerationHandle, OpenedModel, RequestChannel, RequestOf, ResponseOf,
+  Events, EventChannel, GenerateRequest, GenerationEvent, GenerationHandle, ModelCompareView, OpenedModel, RequestChannel, RequestOf, ResponseOf,
+  TensorStatsView,
 } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
 import { readGgufHeader, type GgufHeader } from '../../engine/gguf/index.js';
@@ -12,6 +14,7 @@ import { SUPPORTED_ARCHITECTURES } from '../../engine/model/arch.js';
 import { ChatStore } from './chat-store.js';
 import { EngineSupervisor, type EngineTransport } from './engine-supervisor.js';
 import { LibraryService } from './library.js';
+import { InspectJobs } from './inspect-jobs.js';
 import type { Logger } from './log.js';
 import { buildOpenedModel, metaArraySlice } from './opened-model.js';
 import { SettingsStore } from './settings.js';
@@ -45,6 +48,7 @@ export class Backend {
   readonly settings: SettingsStore;
   readonly engine: EngineSupervisor;
   readonly handlers: Handlers;
+  readonly inspect = new InspectJobs();
   private opened: { model: OpenedModel; header: GgufHeader } | null = null;
   private readonly listeners = new Set<EventListener>();
 
@@ -152,6 +156,22 @@ export class Backend {
         if (!this.opened) throw new UsageError('No model is open; open one first.');
         return metaArraySlice(this.opened.header, key, offset, limit, query);
       },
+      'model:tensorStats': async ({ name }) => {
+        if (!this.opened) throw new UsageError('No model is open; open one first.');
+        const path = this.opened.model.entry.path;
+        return this.inspect.run<TensorStatsView>({ kind: 'stats', path, name, bins: 64, heatmap: { rows: 64, cols: 128 } }, (done, total) =>
+          this.emit('model:inspectProgress', { job: 'stats', done, total }));
+      },
+      'model:compare': async ({ id }) => {
+        if (!this.opened) throw new UsageError('No model is open; open one first.');
+        const path = this.opened.model.entry.path;
+        const other = id !== undefined ? (await this.library.find(id)).path : await platform.chooseModelFile();
+        if (other === null) return null;
+        const d = await this.inspect.run<Omit<ModelCompareView, 'other'>>({ kind: 'compare', path, other }, (done, total) =>
+          this.emit('model:inspectProgress', { job: 'compare', done, total }));
+        return { other: { fileName: basename(other), path: other }, ...d };
+      },
+      'model:cancelInspect': async () => this.inspect.cancel(),
       'engine:load': async ({ id, contextSize, threads }) => {
         const entry = await this.library.find(id);
         const s = this.settings.get();
@@ -180,6 +200,6 @@ export class Backend {
 
   async dispose(): Promise<void> {
     this.listeners.clear();
-    await Promise.all([this.engine.dispose(), this.library.headers.close()]);
+    await Promise.all([this.engine.dispose(), this.library.headers.close(), this.inspect.close()]);
   }
 }

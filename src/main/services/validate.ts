@@ -40,6 +40,13 @@ const validators: Validators = {
       ...(r.query === undefined || r.query === null ? {} : { query: string(r.query, 'query', 1024) }),
     };
   },
+  'model:tensorStats': (v) => ({ name: string(record(v, 'request').name, 'name', 4096) }),
+  'model:compare': (v) => {
+    if (v === undefined || v === null) return {};
+    const r = record(v, 'request');
+    return r.id === undefined ? {} : { id: modelId(r.id) };
+  },
+  'model:cancelInspect': none,
   'engine:load': (v) => {
     const r = record(v, 'request');
     return {

@@ -5,6 +5,7 @@ import { useMemo, useRef, useState } from 'react';
 import type { OpenedModel, TensorRow } from '../../shared/contract.js';
 import { formatBytes, formatInt } from '../lib/format.js';
 import { filterTensors, groupByLayer, shapeText, sortTensors, type TensorColumn, type TensorFilter, type TensorSort } from '../lib/tensors.js';
+import { ModelCompare } from './ModelCompare.js';
 import { BytesByTypeChart, BytesPerLayerChart } from './TensorCharts.js';
 import { TensorDetails } from './TensorDetails.js';
 import { useVirtual } from './useVirtual.js';
@@ -28,6 +29,7 @@ export function TensorBrowser({ model }: { model: OpenedModel }) {
   const [grouped, setGrouped] = useState(true);
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   const [selected, setSelected] = useState<string | null>(null);
+  const [comparing, setComparing] = useState(false);
   const scroller = useRef<HTMLDivElement>(null);
 
   const types = useMemo(() => [...new Set(model.tensors.map((t) => t.type))].sort(), [model.tensors]);
@@ -128,10 +130,14 @@ export function TensorBrowser({ model }: { model: OpenedModel }) {
         <label className="check">
           <input type="checkbox" checked={grouped} onChange={(e) => setGrouped(e.target.checked)} /> Group by layer
         </label>
+        <button type="button" aria-pressed={comparing} onClick={() => setComparing((c) => !c)}>
+          Compare with…
+        </button>
         <span className="muted" role="status">
           {shown.length} of {model.tensors.length} tensors · {formatInt(totals.elements)} elements · {formatBytes(totals.bytes)}
         </span>
       </div>
+      {comparing && <ModelCompare model={model} onClose={() => setComparing(false)} />}
       <div className={`tensors-body${model.tensors.length === 0 ? ' no-side' : ''}`}>
         <div className="table-scroll tensor-scroll" ref={scroller} onScroll={v.onScroll}>
           <table className="tensor-table" aria-label="Tensors" aria-rowcount={shown.length + 1}>

@@ -3,6 +3,7 @@
 import type { OpenedModel, TensorRow } from '../../shared/contract.js';
 import { formatBytes, formatInt } from '../lib/format.js';
 import { bitsPerWeight, shapeText } from '../lib/tensors.js';
+import { TensorStatsPanel } from './TensorStatsPanel.js';
 
 export function TensorDetails({ tensor, model, onClose }: { tensor: TensorRow; model: OpenedModel; onClose: () => void }) {
   const facts: [string, string][] = [
@@ -32,6 +33,7 @@ export function TensorDetails({ tensor, model, onClose }: { tensor: TensorRow; m
           </div>
         ))}
       </dl>
+      <TensorStatsPanel tensor={tensor} />
     </section>
   );
 }
