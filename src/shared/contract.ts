@@ -242,6 +242,9 @@ export interface StoredMessage {
   reasoning?: ReplyReasoning;
 }
 
+/** The `format` field of a chat exported as JSON ('chats:import' takes such a file back). */
+export const CHAT_EXPORT_FORMAT = 'pantheon-chat';
+
 export interface ChatSummary {
   id: string;
   title: string;
@@ -340,6 +343,8 @@ export interface Requests {
   'chats:save': { request: { chat: Chat; keepPrompts?: string[] }; response: ChatSummary };
   'chats:rename': { request: { id: string; title: string }; response: ChatSummary };
   'chats:delete': { request: { id: string }; response: void };
+  /** A chat exported as JSON (the export's text), saved as a new chat. */
+  'chats:import': { request: { text: string }; response: ChatSummary };
   'settings:get': { request: void; response: Settings };
   'settings:set': { request: { settings: Partial<Settings> }; response: Settings };
 }
@@ -363,7 +368,7 @@ export const REQUEST_CHANNELS = [
   'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
   'model:openDropped', 'model:close', 'model:metaArray', 'model:tensorStats', 'model:compare', 'model:cancelInspect', 'engine:load', 'engine:cancelLoad', 'engine:unload',
   'engine:state', 'engine:countTokens', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
-  'chats:delete', 'settings:get', 'settings:set',
+  'chats:delete', 'chats:import', 'settings:get', 'settings:set',
 ] as const satisfies readonly RequestChannel[];
 
 export const EVENT_CHANNELS = ['engine:state', 'library:changed', 'menu:command', 'model:opened', 'model:inspectProgress'] as const satisfies readonly EventChannel[];

@@ -193,6 +193,7 @@ export class Backend {
       'chats:save': ({ chat, keepPrompts }) => this.chats.save(chat, keepPrompts),
       'chats:rename': ({ id, title }) => this.chats.rename(id, title),
       'chats:delete': ({ id }) => this.chats.delete(id),
+      'chats:import': ({ text }) => this.chats.importChat(text),
       'settings:get': async () => this.settings.get(),
       'settings:set': ({ settings }) => this.settings.set(settings),
     };

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import type { Chat, ChatSummary, ReplyPrompt, ReplyReasoning, ReplyStats, StoredMessage } from '../../shared/contract.js';
+import { CHAT_EXPORT_FORMAT, type Chat, type ChatSummary, type ReplyPrompt, type ReplyReasoning, type ReplyStats, type StoredMessage } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
 import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, oneOf, record, string } from '../../engine/host/validate.js';
 import { moveAside, readJson, writeJsonAtomic } from './atomic-file.js';
@@ -333,6 +333,28 @@ export class ChatStore {
    * Replace a chat's content (already validated); its updatedAt becomes now. Replies named in
    * `keepPrompts` came without their prompt: each keeps the one stored with it.
    */
+  /**
+   * A chat exported as JSON (`{ format: 'pantheon-chat', version: 1, chat }`, or a bare chat) saved
+   * as a new chat: a fresh id, everything else as exported, checked like any saved chat.
+   */
+  async importChat(text: string): Promise<ChatSummary> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new UsageError('The file is not JSON; choose a chat exported from Pantheon as JSON.');
+    }
+    const wrapped = parsed !== null && typeof parsed === 'object' && (parsed as { format?: unknown }).format === CHAT_EXPORT_FORMAT;
+    const body = wrapped ? (parsed as { chat?: unknown }).chat : parsed;
+    let chat: Chat;
+    try {
+      chat = validateChat({ ...(body !== null && typeof body === 'object' ? body : {}), id: newChatId() });
+    } catch (err) {
+      throw new UsageError(`The file is not a Pantheon chat: ${(err as Error).message}`);
+    }
+    return this.save(chat);
+  }
+
   async save(chat: Chat, keepPrompts: string[] = []): Promise<ChatSummary> {
     let next = { ...chat, updatedAt: Math.max(Date.now(), chat.updatedAt) };
     await this.inQueue(chat.id, async () => {

@@ -80,6 +80,7 @@ const validators: Validators = {
     return { id: chatId(r.id), title: string(r.title, 'title', 200) };
   },
   'chats:delete': (v) => ({ id: chatId(record(v, 'request').id) }),
+  'chats:import': (v) => ({ text: string(record(v, 'request').text, 'text', 64 * 1024 * 1024) }),
   'settings:get': none,
   'settings:set': (v) => ({ settings: validateSettingsPatch(record(v, 'request').settings) }),
 };

@@ -1,7 +1,8 @@
-// The conversation list: new, open, rename, delete.
+// The conversation list: new, open, rename, delete; export the open chat, import one.
 
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ChatSummary } from '../../shared/contract.js';
+import { chatToJson, chatToMarkdown, download, exportFileName } from '../lib/chat-export.js';
 import { useChat } from '../store/chat.js';
 
 function ChatItem({ c, current }: { c: ChatSummary; current: boolean }) {
@@ -76,6 +77,35 @@ function ChatItem({ c, current }: { c: ChatSummary; current: boolean }) {
   );
 }
 
+function ExportImport() {
+  const chat = useChat((s) => s.chat);
+  const streaming = useChat((s) => !!s.streaming);
+  const importChat = useChat((s) => s.importChat);
+  const picker = useRef<HTMLInputElement>(null);
+  const none = !chat || chat.messages.length === 0 || streaming;
+  return (
+    <div className="chat-files" role="group" aria-label="Export or import a chat">
+      <button type="button" className="small-button" disabled={none} title="The open chat as Markdown, thinking and stats included"
+        onClick={() => chat && download(exportFileName(chat, 'md'), chatToMarkdown(chat), 'text/markdown')}>
+        Export .md
+      </button>
+      <button type="button" className="small-button" disabled={none} title="The open chat as JSON, to import again"
+        onClick={() => chat && download(exportFileName(chat, 'json'), chatToJson(chat), 'application/json')}>
+        Export .json
+      </button>
+      <button type="button" className="small-button" onClick={() => picker.current?.click()}>
+        Import…
+      </button>
+      <input ref={picker} type="file" accept=".json,application/json" hidden aria-label="Chat file to import"
+        onChange={(e) => {
+          const f = e.target.files?.[0];
+          e.target.value = '';
+          if (f) void f.text().then(importChat);
+        }} />
+    </div>
+  );
+}
+
 export function ChatList() {
   const chats = useChat((s) => s.chats);
   const current = useChat((s) => s.chat?.id);
@@ -85,6 +115,7 @@ export function ChatList() {
       <button type="button" className="primary wide" onClick={() => void newChat()}>
         New chat
       </button>
+      <ExportImport />
       <ul>
         {chats.map((c) => (
           <ChatItem key={c.id} c={c} current={c.id === current} />

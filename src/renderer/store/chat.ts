@@ -32,6 +32,8 @@ export interface ChatState {
   newChat(): Promise<void>;
   rename(id: string, title: string): Promise<void>;
   remove(id: string): Promise<void>;
+  /** Save an exported chat's JSON as a new chat and open it. */
+  importChat(text: string): Promise<void>;
   setSystemPrompt(text: string): Promise<void>;
   send(text: string): Promise<void>;
   stop(): void;
@@ -350,6 +352,16 @@ export const useChat = create<ChatState>()((set, get) => {
           rememberChat(null);
           if (chats[0]) await get().select(chats[0].id);
         }
+      } catch (err) {
+        set({ error: errorLine(err) });
+      }
+    },
+
+    async importChat(text) {
+      try {
+        const summary = await api().chats.import({ text });
+        set((s) => ({ chats: [summary, ...s.chats.filter((c) => c.id !== summary.id)] }));
+        await get().select(summary.id);
       } catch (err) {
         set({ error: errorLine(err) });
       }

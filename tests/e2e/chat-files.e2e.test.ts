@@ -1,0 +1,69 @@
+// Export a chat as Markdown and JSON and import the JSON back, in Chromium against the dev
+// harness and its real engine (the demo model): the downloads hold the chat's turns and stats, and
+// the import is a new chat with the same messages.
+
+import { readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
+import { startHarness, type RunningHarness } from './harness.js';
+
+describe.skipIf(!HAVE_CHROMIUM)('chat export and import in Chromium', () => {
+  let harness: RunningHarness;
+  let browser: Browser;
+  let page: Page;
+  let problems: string[];
+
+  beforeAll(async () => {
+    harness = await startHarness();
+    browser = await launch();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    context.setDefaultTimeout(30_000);
+    page = await context.newPage();
+    problems = watchProblems(page);
+    await page.goto(harness.url);
+    await page.getByRole('list', { name: 'Demo model' }).getByRole('button').click();
+    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  it('exports the open chat as Markdown and JSON, and imports the JSON as a new chat', async () => {
+    await page.getByRole('spinbutton', { name: 'Max tokens' }).fill('12');
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Once upon a time');
+    await box.press('Enter');
+    const article = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => article.locator('.markdown').textContent()).toMatch(/\w{3}/);
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    await expect.poll(() => article.getAttribute('aria-busy')).toBe('false');
+    const reply = (await article.locator('.markdown').textContent())?.trim() ?? '';
+
+    const files = page.getByRole('group', { name: 'Export or import a chat' });
+    const [md] = await Promise.all([page.waitForEvent('download'), files.getByRole('button', { name: 'Export .md' }).click()]);
+    const mdText = readFileSync((await md.path())!, 'utf8');
+    expect(md.suggestedFilename()).toMatch(/\.md$/);
+    expect(mdText).toMatch(/^---\ntitle: "Once upon a time"/);
+    expect(mdText).toContain('## User\n\nOnce upon a time\n');
+    expect(mdText).toMatch(/\*model .* · \d+ prompt tokens · \d+ generated · [\d.]+ tok\/s/);
+
+    const [json] = await Promise.all([page.waitForEvent('download'), files.getByRole('button', { name: 'Export .json' }).click()]);
+    const jsonPath = (await json.path())!;
+    const exported = JSON.parse(readFileSync(jsonPath, 'utf8'));
+    expect(exported.format).toBe('pantheon-chat');
+    expect(exported.chat.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+
+    const before = await page.getByRole('navigation', { name: 'Conversations' }).getByRole('listitem').count();
+    await page.getByLabel('Chat file to import').setInputFiles(jsonPath);
+    const list = page.getByRole('navigation', { name: 'Conversations' }).getByRole('listitem');
+    await expect.poll(() => list.count()).toBe(before + 1);
+    await page.getByRole('region', { name: 'Chat: Once upon a time' }).waitFor();
+    expect((await page.getByRole('article', { name: 'Your message' }).locator('.user-text').allTextContents())).toEqual(['Once upon a time']);
+    expect((await page.getByRole('article', { name: 'Reply' }).locator('.markdown').allTextContents()).map((t) => t.trim())).toEqual([reply]);
+    await screenshot(page, 'chat-files-01-imported');
+    expect(problems).toEqual([]);
+  });
+});
