@@ -191,6 +191,7 @@ export interface Settings {
   threads: number;
   theme: 'system' | 'light' | 'dark';
   modelsFolder: string | null;
+  contextPolicy: ContextPolicy;
 }
 
 export type ChatRole = 'system' | 'user' | 'assistant';
@@ -282,10 +283,19 @@ export interface RequestMessage {
   reasoning?: string;
 }
 
+/**
+ * When the conversation does not fit the context: 'stop' says so; 'truncate-middle' keeps the
+ * system prompt and the first exchange and leaves out the oldest turns after it; 'rolling' leaves
+ * out the oldest turns (engine/chat/context-policy.ts).
+ */
+export type ContextPolicy = 'stop' | 'truncate-middle' | 'rolling';
+
 export interface GenerateRequest {
   /** The conversation to continue, system prompt first if any; the last message is the user's. */
   messages: RequestMessage[];
   sampling: SamplingSettings;
+  /** Default 'stop'. */
+  contextPolicy?: ContextPolicy;
 }
 
 export type GenerationEvent =
@@ -293,7 +303,7 @@ export type GenerationEvent =
    * The exact prompt text and tokens sent to the model (Pantheon shows it). `notice`: one line for
    * the user when the file's chat template passed a limit and a built-in one was used instead.
    */
-  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string; notice?: string }
+  | { kind: 'prompt'; text: string; tokens: number[]; templateName: string; notice?: string; dropped?: number }
   /** One token: `text` is its part of the answer, `reasoning` its part of the reasoning ('' for most tokens). */
   | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[] }
   | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }

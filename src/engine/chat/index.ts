@@ -5,3 +5,4 @@ export * from './info.js';
 export * from './render.js';
 export * from './reasoning.js';
 export * from './budget.js';
+export * from './context-policy.js';

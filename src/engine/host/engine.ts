@@ -3,7 +3,7 @@
 // speaks its own events; this file is the only place that knows both.
 
 import { basename } from 'node:path';
-import { reasoningSetup, renderChat, type ChatMessage } from '../chat/index.js';
+import { fitMessages, reasoningSetup, renderChat, type ChatMessage, type ContextPolicy } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
 import type { GenerationEvent, SamplingSettings } from '../../shared/contract.js';
 import type { LoadedInfo } from './protocol.js';
@@ -24,7 +24,7 @@ export interface EngineModel {
   /** Tokens the conversation takes once rendered with the model's chat template. */
   countTokens(messages: ChatMessage[]): number;
   /** Stream a reply to the conversation; ends with 'done' (or throws). */
-  chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal): AsyncIterable<GenerationEvent>;
+  chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal, policy?: ContextPolicy): AsyncIterable<GenerationEvent>;
   dispose(): void;
 }
 
@@ -66,14 +66,20 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       return session.used;
     },
     countTokens: (messages) => render(messages).tokens.length,
-    async *chat(messages, sampling, signal) {
-      const { rendered, tokens } = render(messages);
+    async *chat(messages, sampling, signal, policy = 'stop') {
+      // Room for the reply: its max tokens, at most a quarter of the context (256 when unlimited).
+      const reserve = Math.min(sampling.maxTokens > 0 ? sampling.maxTokens : 256, Math.floor(model.contextSize / 4));
+      const fitted = fitMessages(messages, (m) => render(m).tokens.length, model.contextSize - reserve, policy);
+      const { rendered, tokens } = render(fitted.messages);
       const reasoning = reasoningSetup(model.templateInfo, rendered.text);
       const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
       for await (const e of events) {
         switch (e.kind) {
           case 'prompt':
-            yield { kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName, ...(rendered.notice ? { notice: rendered.notice } : {}) };
+            yield {
+              kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName,
+              ...(rendered.notice ? { notice: rendered.notice } : {}), ...(fitted.dropped ? { dropped: fitted.dropped } : {}),
+            };
             break;
           case 'token':
             yield e;

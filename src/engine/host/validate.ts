@@ -5,6 +5,7 @@
 
 import { UsageError } from '../../shared/errors.js';
 import type { ChatRole, GenerateRequest, RequestMessage, SamplingSettings } from '../../shared/contract.js';
+import { CONTEXT_POLICIES } from '../chat/context-policy.js';
 
 export type Fields = Record<string, unknown>;
 
@@ -83,5 +84,6 @@ export function generateRequest(v: unknown): GenerateRequest {
   const r = record(v, 'generate request');
   const messages = chatMessages(r.messages);
   if (messages.length === 0) throw new UsageError('messages must hold at least one message.');
-  return { messages, sampling: samplingSettings(r.sampling) };
+  const policy = r.contextPolicy === undefined ? {} : { contextPolicy: oneOf(r.contextPolicy, 'contextPolicy', CONTEXT_POLICIES) };
+  return { messages, sampling: samplingSettings(r.sampling), ...policy };
 }

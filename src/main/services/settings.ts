@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
 import { DEFAULT_SAMPLING, type SamplingSettings, type Settings } from '../../shared/contract.js';
+import { CONTEXT_POLICIES } from '../../engine/chat/context-policy.js';
 import { integer, oneOf, record, samplingSettings, string } from '../../engine/host/validate.js';
 import { JsonFile, moveAside, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
@@ -17,6 +18,7 @@ export const DEFAULT_SETTINGS: Settings = {
   threads: 0,
   theme: 'system',
   modelsFolder: null,
+  contextPolicy: 'stop',
 };
 
 export const MIN_CONTEXT = 16;
@@ -38,6 +40,7 @@ export function validateSettingsPatch(v: unknown): Partial<Settings> {
       case 'contextSize': out.contextSize = integer(p.contextSize, 'settings.contextSize', MIN_CONTEXT, MAX_CONTEXT); break;
       case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
       case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
+      case 'contextPolicy': out.contextPolicy = oneOf(p.contextPolicy, 'settings.contextPolicy', CONTEXT_POLICIES); break;
       case 'modelsFolder': throw new UsageError('settings.modelsFolder is chosen with library.chooseFolder(), not set directly.');
       default: throw new UsageError(`settings.${key} is not a setting.`);
     }

@@ -1,8 +1,8 @@
 // System prompt and sampling settings beside the chat.
 
 import { useEffect, useState } from 'react';
-import type { SamplingSettings } from '../../shared/contract.js';
-import { useChat } from '../store/chat.js';
+import type { ContextPolicy, SamplingSettings } from '../../shared/contract.js';
+import { POLICY_LABEL, useChat } from '../store/chat.js';
 import { useSettings } from '../store/settings.js';
 
 interface FieldSpec {
@@ -82,6 +82,15 @@ export function SettingsPanel() {
         value={settings.threads}
         onCommit={(n) => void update({ threads: n })}
       />
+      <div className="field">
+        <label htmlFor="context-policy">When the context is full</label>
+        <select id="context-policy" value={settings.contextPolicy ?? 'stop'} onChange={(e) => void update({ contextPolicy: e.target.value as ContextPolicy })}>
+          {(Object.keys(POLICY_LABEL) as ContextPolicy[]).map((p) => (
+            <option key={p} value={p}>{POLICY_LABEL[p]}</option>
+          ))}
+        </select>
+        <p className="hint muted">Truncate the middle keeps the system prompt and the first exchange; a rolling window keeps the newest turns.</p>
+      </div>
       {error && <p className="line line-error">{error}</p>}
     </aside>
   );

@@ -2,7 +2,7 @@
 // user message and after each reply ends, so reloading the page finds it as it was.
 
 import { create } from 'zustand';
-import type { Chat, ChatSummary, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, ContextPolicy, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
 import { api } from '../api.js';
 import { errorLine } from '../lib/format.js';
 import { useApp } from './app.js';
@@ -11,6 +11,9 @@ import { useSettings } from './settings.js';
 
 const LAST_CHAT_KEY = 'pantheon.lastChat';
 export const NEW_CHAT_TITLE = 'New chat';
+
+/** How each context policy is named to the user. */
+export const POLICY_LABEL: Record<ContextPolicy, string> = { stop: 'stop at the limit', 'truncate-middle': 'truncate the middle', rolling: 'rolling window' };
 
 export interface Streaming {
   messageId: string;
@@ -26,6 +29,8 @@ export interface ChatState {
   context: { used: number; size: number } | null;
   /** A calm one-line notice (context full). */
   notice: string | null;
+  /** Messages the context policy left out of the last prompt (0: none). */
+  dropped: number;
   error: string | null;
   init(): Promise<void>;
   select(id: string): Promise<void>;
@@ -147,7 +152,7 @@ export const useChat = create<ChatState>()((set, get) => {
     if (!chat) return;
     const engine = useEngine.getState().state;
     const reply: StoredMessage = { id: newId(), role: 'assistant', content: '', createdAt: Date.now(), modelName: engine.status === 'ready' || engine.status === 'busy' ? engine.modelName : model.entry.fileName };
-    const request = { messages: requestMessages(chat), sampling: settings.sampling };
+    const request = { messages: requestMessages(chat), sampling: settings.sampling, contextPolicy: settings.contextPolicy ?? 'stop' };
     set({ chat: { ...chat, messages: [...chat.messages, reply] }, streaming: { messageId: reply.id, handle: null, stopping: false }, notice: null, error: null });
 
     // Tokens arrive faster than the screen refreshes: gather them and paint a few times a second.
@@ -223,6 +228,9 @@ export const useChat = create<ChatState>()((set, get) => {
             patchMessage(reply.id, (m) => ({ ...m, prompt: { text: ev.text, tokens: ev.tokens.length, templateName: ev.templateName } }));
             // A template that passed a limit: said once per reply, on the chat's notice line.
             if (ev.notice) set({ notice: ev.notice });
+            // The context policy left earlier turns out of this prompt: said, and shown by the gauge.
+            set({ dropped: ev.dropped ?? 0 });
+            if (ev.dropped) set({ notice: `The conversation is longer than the context: ${ev.dropped} earlier message${ev.dropped === 1 ? ' was' : 's were'} left out of this prompt (${POLICY_LABEL[request.contextPolicy]}).` });
             break;
           case 'token': {
             const now = performance.now();
@@ -290,6 +298,7 @@ export const useChat = create<ChatState>()((set, get) => {
     chat: null,
     streaming: null,
     context: null,
+    dropped: 0,
     notice: null,
     error: null,
 
@@ -310,7 +319,7 @@ export const useChat = create<ChatState>()((set, get) => {
       try {
         const chat = await api().chats.get({ id });
         rememberPrompts(chat);
-        set({ chat, notice: null, error: null, context: null });
+        set({ chat, notice: null, error: null, context: null, dropped: 0 });
         rememberChat(id);
         void get().countContext();
       } catch (err) {
@@ -323,7 +332,7 @@ export const useChat = create<ChatState>()((set, get) => {
       try {
         const systemPrompt = useSettings.getState().settings?.systemPrompt ?? '';
         const chat = await api().chats.create({ title: NEW_CHAT_TITLE, systemPrompt });
-        set((s) => ({ chat, chats: [{ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, messageCount: 0 }, ...s.chats], notice: null, error: null, context: null }));
+        set((s) => ({ chat, chats: [{ id: chat.id, title: chat.title, updatedAt: chat.updatedAt, messageCount: 0 }, ...s.chats], notice: null, error: null, context: null, dropped: 0 }));
         rememberChat(chat.id);
       } catch (err) {
         set({ error: errorLine(err) });
