@@ -7,6 +7,7 @@ import { fitMessages, reasoningSetup, renderChat, type ChatMessage, type Context
 import { LoadedModel, Session, type BackendKind } from '../session.js';
 import type { GenerationEvent, SamplingSettings } from '../../shared/contract.js';
 import type { LoadedInfo } from './protocol.js';
+import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
 
 export interface LoaderOptions {
   path: string;
@@ -14,6 +15,8 @@ export interface LoaderOptions {
   threads: number;
   signal: AbortSignal;
   onProgress: (loadedBytes: number, totalBytes: number) => void;
+  /** A model on another server instead of a file (remote-model.ts). */
+  remote?: RemoteTarget;
 }
 
 /** One loaded model with its conversation cache, as the host uses it. */
@@ -40,6 +43,7 @@ function backendChoice(): BackendKind | undefined {
 }
 
 export const loadSessionModel: EngineLoader = async (opts) => {
+  if (opts.remote) return loadRemoteModel(opts.remote, opts.contextSize, opts.signal);
   const model = await LoadedModel.load(opts.path, {
     contextSize: opts.contextSize,
     threads: opts.threads > 0 ? opts.threads : 0, // 0: every core, one for a tiny model (autoThreads)

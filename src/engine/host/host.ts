@@ -85,6 +85,7 @@ export class EngineHost {
         path: String(req.path),
         contextSize: req.contextSize,
         threads: req.threads,
+        ...(req.remote ? { remote: req.remote } : {}),
         signal: abort.signal,
         onProgress: (loadedBytes, totalBytes) => {
           // At most ~30 reports a second: progress is for a bar, not a log.

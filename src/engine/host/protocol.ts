@@ -10,6 +10,7 @@
 
 import type { SerializedError } from '../../shared/errors.js';
 import type { GenerateRequest, GenerationEvent, RequestMessage } from '../../shared/contract.js';
+import type { RemoteTarget } from './remote-model.js';
 
 // ---------------------------------------------------------------------------------------------
 // Stream channel (generation): requests carry an id chosen by the client, replies echo it.
@@ -30,6 +31,8 @@ export interface LoadRequest {
   contextSize: number;
   /** 0 = as many as the machine has cores. */
   threads: number;
+  /** A model on another server (OpenAI API) instead of the file at `path`. */
+  remote?: RemoteTarget;
 }
 
 export type ToHost =
