@@ -2,7 +2,7 @@
 // `window.pantheon` (Backend, shared with the dev harness), the engine in a utility process, the
 // menu, and models opened from outside (command line, second launch, macOS open-file).
 
-import { Menu, app, dialog, session, type BrowserWindow } from 'electron';
+import { Menu, app, dialog, safeStorage, session, type BrowserWindow } from 'electron';
 import { Backend, type Platform } from './services/backend.js';
 import { consoleLogger } from './services/log.js';
 import { isGgufName } from './services/library.js';
@@ -60,6 +60,10 @@ if (!app.requestSingleInstanceLock()) {
 
   const platform: Platform = {
     harness: false,
+    // API keys of remote servers: encrypted by the OS (Keychain, DPAPI, libsecret) when it can.
+    secrets: safeStorage.isEncryptionAvailable()
+      ? { encrypt: (t) => safeStorage.encryptString(t), decrypt: (b) => safeStorage.decryptString(b) }
+      : null,
     version: app.getVersion(),
     chooseFolder: async () => {
       const r = await dialog.showOpenDialog(win!, { title: 'Choose your models folder', properties: ['openDirectory'] });

@@ -54,10 +54,11 @@ export function App() {
   const tabs: TabSpec[] = [
     { id: 'models', label: 'Models' },
     { id: 'chat', label: 'Chat', disabled: !model },
-    { id: 'metadata', label: 'Metadata', disabled: !model },
-    { id: 'tensors', label: 'Tensors', disabled: !model },
+    // A remote model has no file here: its metadata and tensors stay on the server.
+    { id: 'metadata', label: 'Metadata', disabled: !model || !!model.remote },
+    { id: 'tensors', label: 'Tensors', disabled: !model || !!model.remote },
   ];
-  const shownTab = model ? tab : 'models';
+  const shownTab = model ? (model.remote && (tab === 'metadata' || tab === 'tensors') ? 'chat' : tab) : 'models';
 
   return (
     <div className="app">
@@ -70,7 +71,7 @@ export function App() {
             <strong>{model.entry.name ?? model.entry.fileName}</strong>
             <span className="muted">
               {' '}
-              {[model.entry.name && model.entry.name !== model.entry.fileName ? model.entry.fileName : null, model.entry.architecture !== model.entry.name ? model.entry.architecture : null, model.parameters > 0 ? `${formatCount(model.parameters)} params` : null, model.tensorCount > 0 ? model.quantization : null, formatBytes(model.entry.fileSize)]
+              {model.remote ? `remote · ${model.remote.baseUrl} · metadata and tensors stay on the server` : [model.entry.name && model.entry.name !== model.entry.fileName ? model.entry.fileName : null, model.entry.architecture !== model.entry.name ? model.entry.architecture : null, model.parameters > 0 ? `${formatCount(model.parameters)} params` : null, model.tensorCount > 0 ? model.quantization : null, formatBytes(model.entry.fileSize)]
                 .filter(Boolean)
                 .join(' · ')}
             </span>

@@ -27,7 +27,7 @@ export interface ModelEntry {
   quantization: string | null;
   fileSize: number;
   error: string | null;
-  source: 'demo' | 'recent' | 'folder';
+  source: 'demo' | 'recent' | 'folder' | 'remote';
   /** ms since epoch; recent entries only. */
   openedAt?: number;
 }
@@ -91,6 +91,20 @@ export interface OpenedModel {
   runnable: boolean;
   /** Why not, when runnable is false. */
   notRunnableReason: string | null;
+  /** A model on a remote server: no file here, so no metadata and no tensors to show. */
+  remote?: { baseUrl: string; model: string };
+}
+
+/** A remote OpenAI-compatible server the user added, with the models it lists. */
+export interface RemoteServer {
+  id: string;
+  baseUrl: string;
+  hasKey: boolean;
+  /** Where its key is kept: the OS's secret store, this session's memory only, or no key. */
+  keyStorage: 'secure' | 'session' | 'none';
+  models: string[];
+  /** Why its model list could not be had, one line. */
+  error: string | null;
 }
 
 /** Equal-width bins: one more edge than counts; the last bin includes its right edge. */
@@ -342,6 +356,13 @@ export interface Requests {
   'engine:state': { request: void; response: EngineState };
   /** Count tokens of a text with the loaded model (context gauge). */
   'engine:countTokens': { request: { messages: RequestMessage[] }; response: { tokens: number; contextSize: number } };
+  'remote:list': { request: void; response: RemoteServer[] };
+  /** Add a server (it must answer GET /models); the key goes to the OS's secret store. */
+  'remote:add': { request: { baseUrl: string; apiKey?: string }; response: RemoteServer[] };
+  'remote:remove': { request: { id: string }; response: RemoteServer[] };
+  'remote:refresh': { request: { id: string }; response: RemoteServer[] };
+  /** Open one of a server's models; 'engine:load' with the returned entry's id runs it. */
+  'remote:open': { request: { id: string; model: string }; response: OpenedModel };
   'chats:list': { request: void; response: ChatSummary[] };
   'chats:get': { request: { id: string }; response: Chat };
   'chats:create': { request: { title?: string; systemPrompt?: string }; response: Chat };
@@ -377,7 +398,7 @@ export type ResponseOf<C extends RequestChannel> = Requests[C]['response'];
 export const REQUEST_CHANNELS = [
   'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
   'model:openDropped', 'model:close', 'model:metaArray', 'model:tensorStats', 'model:compare', 'model:cancelInspect', 'engine:load', 'engine:cancelLoad', 'engine:unload',
-  'engine:state', 'engine:countTokens', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
+  'engine:state', 'engine:countTokens', 'remote:list', 'remote:add', 'remote:remove', 'remote:refresh', 'remote:open', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
   'chats:delete', 'chats:import', 'settings:get', 'settings:set',
 ] as const satisfies readonly RequestChannel[];
 

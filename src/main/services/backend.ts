@@ -15,6 +15,7 @@ import { ChatStore } from './chat-store.js';
 import { EngineSupervisor, type EngineTransport } from './engine-supervisor.js';
 import { LibraryService } from './library.js';
 import { InspectJobs } from './inspect-jobs.js';
+import { RemoteService, type SecretStore } from './remotes.js';
 import type { Logger } from './log.js';
 import { buildOpenedModel, metaArraySlice } from './opened-model.js';
 import { SettingsStore } from './settings.js';
@@ -28,6 +29,8 @@ export interface Platform {
   chooseFolder(): Promise<string | null>;
   /** A native open dialog filtered to .gguf; null when cancelled. */
   chooseModelFile(): Promise<string | null>;
+  /** The OS's secret store for remote servers' API keys; null where there is none (harness). */
+  secrets?: SecretStore | null;
 }
 
 export interface BackendOptions {
@@ -49,6 +52,7 @@ export class Backend {
   readonly engine: EngineSupervisor;
   readonly handlers: Handlers;
   readonly inspect = new InspectJobs();
+  readonly remotes: RemoteService;
   private opened: { model: OpenedModel; header: GgufHeader } | null = null;
   private readonly listeners = new Set<EventListener>();
 
@@ -58,6 +62,7 @@ export class Backend {
     this.chats = new ChatStore(opts.userData, opts.log);
     this.settings = new SettingsStore(opts.userData, opts.log);
     this.engine = new EngineSupervisor(opts.transport, opts.log);
+    this.remotes = new RemoteService(opts.userData, opts.platform.secrets ?? null, opts.log);
     this.engine.onState((s) => this.emit('engine:state', s));
     this.library.onChange((lib) => this.emit('library:changed', lib));
     this.handlers = this.makeHandlers();
@@ -66,6 +71,8 @@ export class Backend {
   /** Read persisted state; the models folder is scanned in the background. */
   async init(): Promise<void> {
     await this.library.load();
+    await this.remotes.load();
+    void this.remotes.refreshAll();
     const s = await this.settings.load();
     if (s.modelsFolder) void this.library.setFolder(s.modelsFolder).catch((err) => this.opts.log(`library: scan failed: ${(err as Error).message}`));
   }
@@ -173,8 +180,13 @@ export class Backend {
       },
       'model:cancelInspect': async () => this.inspect.cancel(),
       'engine:load': async ({ id, contextSize, threads }) => {
-        const entry = await this.library.find(id);
         const s = this.settings.get();
+        const remote = this.remotes.target(id);
+        if (remote) {
+          const { serverId: _server, ...target } = remote;
+          return this.engine.load({ modelId: id, modelName: target.model, path: '', contextSize: contextSize ?? s.contextSize, threads: 0, remote: target });
+        }
+        const entry = await this.library.find(id);
         return this.engine.load({
           modelId: entry.id,
           modelName: entry.name ?? entry.fileName,
@@ -187,6 +199,15 @@ export class Backend {
       'engine:unload': () => this.engine.unload(),
       'engine:state': async () => this.engine.current,
       'engine:countTokens': ({ messages }) => this.engine.countTokens(messages),
+      'remote:list': async () => this.remotes.list(),
+      'remote:add': ({ baseUrl, apiKey }) => this.remotes.add(baseUrl, apiKey),
+      'remote:remove': ({ id }) => this.remotes.remove(id),
+      'remote:refresh': ({ id }) => this.remotes.refresh(id),
+      'remote:open': async ({ id, model }) => {
+        const opened = this.remotes.openedModel(this.remotes.modelEntryId(id, model));
+        this.opened = null;
+        return opened;
+      },
       'chats:list': () => this.chats.list(),
       'chats:get': ({ id }) => this.chats.get(id),
       'chats:create': (req) => this.chats.create(req ?? {}),

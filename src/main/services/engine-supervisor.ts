@@ -13,6 +13,7 @@
 import type { EngineExitReason, EngineState, GenerateRequest, GenerationEvent, GenerationHandle, RequestMessage } from '../../shared/contract.js';
 import { CancelledError, EngineError, deserializeError, serializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
+import type { RemoteTarget } from '../../engine/host/remote-model.js';
 import type { Logger } from './log.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -54,6 +55,8 @@ export interface LoadParams {
   path: string;
   contextSize: number;
   threads: number;
+  /** A model on a remote server instead of the file at `path`. */
+  remote?: RemoteTarget;
 }
 
 const SHUTDOWN_GRACE_MS = 2000;
@@ -352,7 +355,7 @@ export class EngineSupervisor {
     this.spawn();
     this.activity = 'loading';
     const done = new Promise<EngineState>((resolve, reject) => { this.pendingLoad = { resolve, reject }; });
-    this.send({ kind: 'load', path: params.path, contextSize: params.contextSize, threads: params.threads });
+    this.send({ kind: 'load', path: params.path, contextSize: params.contextSize, threads: params.threads, ...(params.remote ? { remote: params.remote } : {}) });
     return done;
   }
 

@@ -59,6 +59,17 @@ const validators: Validators = {
   'engine:unload': none,
   'engine:state': none,
   'engine:countTokens': (v) => ({ messages: chatMessages(record(v, 'request').messages) }),
+  'remote:list': none,
+  'remote:add': (v) => {
+    const r = record(v, 'request');
+    return { baseUrl: string(r.baseUrl, 'baseUrl', 2048), ...(r.apiKey === undefined || r.apiKey === null || r.apiKey === '' ? {} : { apiKey: string(r.apiKey, 'apiKey', 4096) }) };
+  },
+  'remote:remove': (v) => ({ id: modelId(record(v, 'request').id) }),
+  'remote:refresh': (v) => ({ id: modelId(record(v, 'request').id) }),
+  'remote:open': (v) => {
+    const r = record(v, 'request');
+    return { id: modelId(r.id), model: string(r.model, 'model', 1024) };
+  },
   'chats:list': none,
   'chats:get': (v) => ({ id: chatId(record(v, 'request').id) }),
   'chats:create': (v) => {

@@ -61,7 +61,9 @@ export function EngineBar({ model }: { model: OpenedModel }) {
         <span className="dot" aria-hidden="true" />
         <span className="engine-text">
           {state.modelName} loaded · context {state.contextSize}
-          {state.status === 'ready' && ` · ${state.threads} ${state.threads === 1 ? 'thread' : 'threads'} · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`}
+          {state.status === 'ready' && (state.backend.startsWith('remote')
+            ? ` · ${state.backend} · connected in ${formatMs(state.loadMs)}`
+            : ` · ${state.threads} ${state.threads === 1 ? 'thread' : 'threads'} · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`)}
         </span>
         {offer !== '' && (
           <button type="button" className="small-button" disabled={state.status === 'busy'} onClick={() => void load(id)}>

@@ -4,6 +4,7 @@ import type { ModelEntry } from '../../shared/contract.js';
 import { formatBytes, formatCount } from '../lib/format.js';
 import { useApp } from '../store/app.js';
 import { useSettings } from '../store/settings.js';
+import { RemoteServers } from './RemoteServers.js';
 
 function ModelCard({ entry, onForget }: { entry: ModelEntry; onForget?: () => void }) {
   const openById = useApp((s) => s.openById);
@@ -116,6 +117,7 @@ export function ModelPicker() {
               !library.scanning && <p className="muted">No .gguf files in this folder.</p>
             )}
           </div>
+          <RemoteServers />
         </>
       )}
     </section>

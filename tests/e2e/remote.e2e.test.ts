@@ -1,0 +1,74 @@
+// A remote server in Chromium against the dev harness: `pantheon serve` (the OpenAI-compatible
+// server) on the demo model is added in the picker with its API key, its model opened, and a chat
+// streams from it; a wrong key is refused in one line.
+
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoadedModel } from '../../src/engine/session.js';
+import { OpenAiServer } from '../../src/engine/server/server.js';
+import { ROOT } from '../helpers.js';
+import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
+import { startHarness, type RunningHarness } from './harness.js';
+
+const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
+const KEY = 'e2e-remote-key';
+
+describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
+  let harness: RunningHarness;
+  let browser: Browser;
+  let page: Page;
+  let problems: string[];
+  let served: LoadedModel;
+  let server: OpenAiServer;
+
+  beforeAll(async () => {
+    served = await LoadedModel.load(DEMO, { contextSize: 512 });
+    server = await OpenAiServer.start(served, { host: '127.0.0.1', port: 0, apiKey: KEY });
+    harness = await startHarness();
+    browser = await launch();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    context.setDefaultTimeout(30_000);
+    page = await context.newPage();
+    problems = watchProblems(page);
+    await page.goto(harness.url);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+    await server?.close();
+    served?.dispose();
+  });
+
+  it('a wrong key is one line; the right key lists the model', async () => {
+    const form = page.getByRole('form', { name: 'Add remote server' });
+    await form.getByRole('textbox', { name: 'Server base URL' }).fill(server.url);
+    await form.getByLabel('API key (optional)').fill('wrong');
+    await form.getByRole('button', { name: 'Add remote server' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/refused the API key \(HTTP 401\)/);
+    await form.getByLabel('API key (optional)').fill(KEY);
+    await form.getByRole('button', { name: 'Add remote server' }).click();
+    await page.getByRole('list', { name: `Models on ${server.url}` }).getByRole('button', { name: `Open stories260K on ${server.url}` }).waitFor();
+    expect(await page.getByRole('region', { name: `Remote server ${server.url}` }).textContent()).toContain('key kept for this session only');
+    await screenshot(page, 'remote-01-added');
+  });
+
+  it("opens the remote model and chats with it: the server's reply streams in", async () => {
+    await page.getByRole('button', { name: `Open stories260K on ${server.url}` }).click();
+    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+    expect(await page.getByRole('tab', { name: 'Tensors' }).isDisabled()).toBe(true);
+    await page.getByRole('spinbutton', { name: 'Max tokens' }).fill('12');
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Once upon a time');
+    await box.press('Enter');
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => reply.locator('.markdown').textContent()).toMatch(/\w{3}/);
+    await expect.poll(() => reply.getAttribute('aria-busy')).toBe('false');
+    expect(await page.locator('.engine-bar, [class*="engine"]').first().textContent()).toMatch(/remote \(127\.0\.0\.1:\d+\)/);
+    await reply.getByText('Show prompt').click();
+    expect(await reply.textContent()).toContain('"stream": true');
+    await screenshot(page, 'remote-02-chat');
+    expect(problems).toEqual([]);
+  });
+});
