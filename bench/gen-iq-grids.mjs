@@ -80,4 +80,13 @@ as.push(asData('IQ3XXS_GRID', 'u32', table('iq3xxs_grid'), 8));
 as.push(asData('IQ3S_GRID', 'u32', table('iq3s_grid'), 8));
 as.push(asData('IQ1S_GRID', 'u64', table('iq1s_grid'), 4));
 as.push(asData('KSIGNS_IQ2XS', 'u8', table('ksigns_iq2xs'), 16));
+as.push('/** ggml-common.h ksigns64: ksigns_iq2xs as byte masks (0xff where the sign is minus). */\n' + asData('KSIGNS64', 'u64', table('ksigns64'), 4));
+// Not a ggml table: the byte mask of each 8-bit sign byte (IQ2_S, IQ3_S store all eight bits).
+const bits64 = [];
+for (let b = 0; b < 256; b++) {
+  let m = 0n;
+  for (let j = 0; j < 8; j++) if (b & (1 << j)) m |= 0xffn << BigInt(8 * j);
+  bits64.push(m);
+}
+as.push('/** Byte j of entry b is 0xff where bit j of b is set: the sign masks of IQ2_S and IQ3_S sign bytes. */\n' + asData('SIGNS64', 'u64', bits64, 4));
 writeFileSync(new URL('../src/engine/wasm/assembly/iq-grids.ts', import.meta.url), as.join('\n'));

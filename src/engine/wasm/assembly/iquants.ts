@@ -1,29 +1,16 @@
 // The i-quants IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S dotted with a Q8_K activation
 // (block layouts in src/engine/quant/iq1.ts, iq2.ts, iq3.ts; codebooks in iq-grids.ts). Each block
 // of 256 is taken 16 elements at a time: the codebook entries give 16 unsigned weights (at most
-// 62), the weights' signs are moved onto the activation (x ^ m) − m, and one dotU gives four i32
-// lanes, times the sub-block scale. IQ1 weights are 8·(grid + delta) + 9 ∈ [0, 18]; the +9 comes
-// off as 9·bsum. The integer block sum is exact, as in ggml; it is scaled by d_w·d_x (and 1/8 or
-// 1/4 for the formats whose scales carry it) in f32. dequant_* mirror ggml's dequantize_row_* bit
-// for bit.
+// 62), the weights' signs (byte masks m from iq-grids.ts KSIGNS64 / SIGNS64) go onto the
+// activation, (x ^ m) − m, and acc16 sums the products (i16x8.extmul, or one relaxed dot), times
+// the sub-block scale. IQ1 weights are 8·(grid + delta) + 9 ∈ [0, 18]; the +9 comes off as
+// 9·bsum. The integer block sum is exact, as in ggml; it is scaled by d_w·d_x (and 1/8 or 1/4 for
+// the formats whose scales carry it) in f32. dequant_* mirror ggml's dequantize_row_* bit for bit.
 
-import { dotU, f16, fmaI, hsumF, qKBsums, qKScales, rows4, rows4Batch } from './common';
-import { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS } from './iq-grids';
+import { f16, fmaI, hsumF, qKBsums, qKScales, rows4, rows4Batch } from './common';
+import { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS64, KSIGNS_IQ2XS, SIGNS64 } from './iq-grids';
 
 const Z: v128 = i32x4.splat(0);
-
-// Vector constants, loaded from memory where used (see kquants.ts KC).
-const IQK: usize = memory.data<u8>([
-  1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128, // 0 bit j of lane j mod 8
-], 16);
-
-/** 0xff in lane j where bit j mod 8 of s0 (lanes 0-7) or s1 (lanes 8-15) is set. */
-// @ts-ignore: decorator
-@inline function signMask(s0: u32, s1: u32): v128 {
-  const b = v128.load(IQK);
-  const v = i64x2.replace_lane(i64x2.splat(<i64>s0 * 0x0101010101010101), 1, <i64>s1 * 0x0101010101010101);
-  return i8x16.eq(v128.and(v, b), b);
-}
 
 /** x with the lanes of m negated (x ∈ [−127, 127], so no lane overflows). */
 // @ts-ignore: decorator
@@ -41,6 +28,24 @@ const IQK: usize = memory.data<u8>([
 // @ts-ignore: decorator
 @inline function quad32(a: usize, b: usize, c: usize, d: usize): v128 {
   return i32x4.replace_lane(i32x4.replace_lane(i32x4.replace_lane(i32x4.splat(load<i32>(a)), 1, load<i32>(b)), 2, load<i32>(c)), 3, load<i32>(d));
+}
+
+/**
+ * acc + w·x over 16 lanes (w ∈ [0, 62], x ∈ [−127, 127]) in the accumulator of this build: relaxed,
+ * four i32 lanes by one relaxed dot (w is the 7-bit operand); plain, eight i16 lanes of products
+ * summed in pairs (i16x8.extmul), which hold two calls' sums (4·62·127 < 2^15); fin16 widens them.
+ */
+// @ts-ignore: decorator
+@inline function acc16(acc: v128, w: v128, x: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
+  return i16x8.add(acc, i16x8.add(i16x8.extmul_low_i8x16_s(w, x), i16x8.extmul_high_i8x16_s(w, x)));
+}
+
+/** acc16's accumulator as four i32 lanes. */
+// @ts-ignore: decorator
+@inline function fin16(acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return acc;
+  return i32x4.extadd_pairwise_i16x8_s(acc);
 }
 
 /** isum + ls·s. */
@@ -67,10 +72,10 @@ const IQK: usize = memory.data<u8>([
     for (let h = 0; h < 2; h++) {
       const l = 2 * h;
       const w = pair64(IQ2XXS_GRID + (<usize>load<u8>(q + l) << 3), IQ2XXS_GRID + (<usize>load<u8>(q + l + 1) << 3));
-      const m = signMask(load<u8>(KSIGNS_IQ2XS + ((aux >> (7 * l)) & 127)), load<u8>(KSIGNS_IQ2XS + ((aux >> (7 * l + 7)) & 127)));
-      s = dotU(w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m), s);
+      const m = pair64(KSIGNS64 + (<usize>((aux >> (7 * l)) & 127) << 3), KSIGNS64 + (<usize>((aux >> (7 * l + 7)) & 127) << 3));
+      s = acc16(s, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
     }
-    isum = scaled(isum, s, 2 * <i32>(aux >> 28) + 1);
+    isum = scaled(isum, fin16(s), 2 * <i32>(aux >> 28) + 1);
   }
   return isum;
 }
@@ -84,8 +89,8 @@ const IQK: usize = memory.data<u8>([
       const q = wb + 2 + (<usize>ib << 3) + (<usize>h << 2);
       const q0 = <u32>load<u16>(q), q1 = <u32>load<u16>(q, 2);
       const w = pair64(IQ2XS_GRID + (<usize>(q0 & 511) << 3), IQ2XS_GRID + (<usize>(q1 & 511) << 3));
-      const m = signMask(load<u8>(KSIGNS_IQ2XS + (q0 >> 9)), load<u8>(KSIGNS_IQ2XS + (q1 >> 9)));
-      const s = dotU(w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m), Z);
+      const m = pair64(KSIGNS64 + (<usize>(q0 >> 9) << 3), KSIGNS64 + (<usize>(q1 >> 9) << 3));
+      const s = fin16(acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m)));
       isum = scaled(isum, s, 2 * ((sc >> (4 * h)) & 15) + 1);
     }
   }
@@ -104,8 +109,8 @@ const IQK: usize = memory.data<u8>([
       const g0 = <u32>load<u8>(q) | ((qh << (8 - 2 * l)) & 0x300);
       const g1 = <u32>load<u8>(q, 1) | ((qh << (6 - 2 * l)) & 0x300);
       const w = pair64(IQ2S_GRID + (<usize>g0 << 3), IQ2S_GRID + (<usize>g1 << 3));
-      const m = signMask(load<u8>(q, 32), load<u8>(q, 33));
-      const s = dotU(w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m), Z);
+      const m = pair64(SIGNS64 + (<usize>load<u8>(q, 32) << 3), SIGNS64 + (<usize>load<u8>(q, 33) << 3));
+      const s = fin16(acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m)));
       isum = scaled(isum, s, 2 * ((sc >> (4 * h)) & 15) + 1);
     }
   }
@@ -125,10 +130,10 @@ const IQK: usize = memory.data<u8>([
         IQ3XXS_GRID + (<usize>load<u8>(q) << 2), IQ3XXS_GRID + (<usize>load<u8>(q, 1) << 2),
         IQ3XXS_GRID + (<usize>load<u8>(q, 2) << 2), IQ3XXS_GRID + (<usize>load<u8>(q, 3) << 2),
       );
-      const m = signMask(load<u8>(KSIGNS_IQ2XS + ((aux >> (7 * l)) & 127)), load<u8>(KSIGNS_IQ2XS + ((aux >> (7 * l + 7)) & 127)));
-      s = dotU(w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m), s);
+      const m = pair64(KSIGNS64 + (<usize>((aux >> (7 * l)) & 127) << 3), KSIGNS64 + (<usize>((aux >> (7 * l + 7)) & 127) << 3));
+      s = acc16(s, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
     }
-    isum = scaled(isum, s, 2 * <i32>(aux >> 28) + 1);
+    isum = scaled(isum, fin16(s), 2 * <i32>(aux >> 28) + 1);
   }
   return isum;
 }
@@ -149,11 +154,11 @@ const IQK: usize = memory.data<u8>([
       const e = 4 * h;
       const w = quad32(iq3sEntry(wb, ib, qh, e), iq3sEntry(wb, ib, qh, e + 1), iq3sEntry(wb, ib, qh, e + 2), iq3sEntry(wb, ib, qh, e + 3));
       const sg = wb + 74 + (<usize>ib << 2) + (<usize>h << 1);
-      const m = signMask(load<u8>(sg), load<u8>(sg, 1));
-      s = dotU(w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m), s);
+      const m = pair64(SIGNS64 + (<usize>load<u8>(sg) << 3), SIGNS64 + (<usize>load<u8>(sg, 1) << 3));
+      s = acc16(s, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
     }
     const ls = 2 * ((<i32>load<u8>(wb + 106 + (ib >> 1)) >> (4 * (ib & 1))) & 15) + 1;
-    isum = scaled(isum, s, ls);
+    isum = scaled(isum, fin16(s), ls);
   }
   return isum;
 }
@@ -180,9 +185,9 @@ const IQK: usize = memory.data<u8>([
       const q = wb + 2 + (<usize>ib << 2) + l;
       const g0 = <u32>load<u8>(q) | (((qh >> (3 * l)) & 7) << 8);
       const g1 = <u32>load<u8>(q, 1) | (((qh >> (3 * l + 3)) & 7) << 8);
-      s = dotU(iq1Weights(g0, g1, delta, delta), v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), s);
+      s = acc16(s, iq1Weights(g0, g1, delta, delta), v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)));
     }
-    isum = scaled(isum, s, ls);
+    isum = scaled(isum, fin16(s), ls);
     corr += ls * 9 * (<i32>load<i16>(bs + (<usize>ib << 2)) + <i32>load<i16>(bs + (<usize>ib << 2), 2));
   }
   return i32x4.sub(isum, i32x4.replace_lane(Z, 0, corr));
@@ -207,7 +212,7 @@ const IQK: usize = memory.data<u8>([
       const g0 = <u32>load<u8>(q) | ((qh << 8) & 0x700);
       const g1 = <u32>load<u8>(q, 1) | ((qh << 4) & 0x700);
       const w = iq1Weights(g0, g1, qh & 0x08 ? -1 : 1, qh & 0x80 ? -1 : 1);
-      const s = dotU(w, v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), Z);
+      const s = fin16(acc16(Z, w, v128.load(xb + (<usize>ib << 5) + (<usize>h << 4))));
       const ls = 2 * ((sc >> (6 * (ib & 1) + 3 * h)) & 7) + 1;
       isum = scaled(isum, s, ls);
       corr += ls * 9 * <i32>load<i16>(bs + (<usize>ib << 2) + (<usize>h << 1));
