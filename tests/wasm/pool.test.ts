@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
+import { canQuantize } from '../../src/engine/quant/index.js';
 import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 describe('PoolBackend', () => {
@@ -22,12 +23,14 @@ describe('PoolBackend', () => {
     ['Q4_0', GgmlType.Q4_0, 43, 96], // slices of 16, 16, 11 rows (whole groups of four, then the tail)
     ['Q4_K', GgmlType.Q4_K, 64, 512],
     ['Q6_K', GgmlType.Q6_K, 2, 256], // fewer rows than threads
+    ['IQ3_S', GgmlType.IQ3_S, 9, 512], // the i-quants: random blocks (no quantiser yet)
+    ['IQ1_M', GgmlType.IQ1_M, 6, 256],
     ['F16', GgmlType.F16, 11, 37],
     ['F32', GgmlType.F32, 5, 100],
   ];
   for (const [name, type, rows, cols] of cases) {
     it(`${name} [${cols}, ${rows}]: matvec, matmul and getRow equal WasmBackend exactly`, () => {
-      const data = type === GgmlType.F16 || type === GgmlType.F32 ? randomBlocks(type, rows, cols, 5) : quantisedWeights(type, rows, cols, 5);
+      const data = type === GgmlType.F16 || type === GgmlType.F32 || !canQuantize(type) ? randomBlocks(type, rows, cols, 5) : quantisedWeights(type, rows, cols, 5);
       const spec = { name, type, rows, cols };
       const a = single.addWeight(spec, fillFrom(data));
       const b = pool.addWeight(spec, fillFrom(data));

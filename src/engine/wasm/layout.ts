@@ -46,6 +46,14 @@ export const KERNEL_TYPES: ReadonlyMap<number, KernelType> = new Map(
     k(GgmlType.TQ1_0, 'tq1_0', 'q8_K'),
     k(GgmlType.TQ2_0, 'tq2_0', 'q8_K'),
     k(GgmlType.MXFP4, 'mxfp4', 'q8_0'),
+    // the i-quants (assembly/iquants.ts), last so that the test seeds of the types above stay as they were
+    k(GgmlType.IQ1_S, 'iq1_s', 'q8_K'),
+    k(GgmlType.IQ1_M, 'iq1_m', 'q8_K'),
+    k(GgmlType.IQ2_XXS, 'iq2_xxs', 'q8_K'),
+    k(GgmlType.IQ2_XS, 'iq2_xs', 'q8_K'),
+    k(GgmlType.IQ2_S, 'iq2_s', 'q8_K'),
+    k(GgmlType.IQ3_XXS, 'iq3_xxs', 'q8_K'),
+    k(GgmlType.IQ3_S, 'iq3_s', 'q8_K'),
   ].map((t) => [t.type, t]),
 );
 
