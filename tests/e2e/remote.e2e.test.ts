@@ -2,6 +2,8 @@
 // server) on the demo model is added in the picker with its API key, its model opened, and a chat
 // streams from it; a wrong key is refused in one line.
 
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,22 @@ import { startHarness, type RunningHarness } from './harness.js';
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
 const KEY = 'e2e-remote-key';
+const HAVE_BENCH = existsSync(join(ROOT, 'bench', 'node_modules', 'node-llama-cpp'));
+
+/** llama.cpp's OpenAI server from bench/ (dev-only), on the demo model; resolves its base URL. */
+function startLlamaServer(): { child: ChildProcess; url: Promise<string> } {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'llama-openai-server.mjs'), DEMO], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`the llama.cpp server exited (${code})`)));
+  });
+  return { child, url };
+}
 
 describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
   let harness: RunningHarness;
@@ -71,4 +89,30 @@ describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
     await screenshot(page, 'remote-02-chat');
     expect(problems).toEqual([]);
   });
+
+  // A second, independent server: llama.cpp's, without a key.
+  it.skipIf(!HAVE_BENCH)('the same with llama.cpp behind node-llama-cpp', async () => {
+    const llama = startLlamaServer();
+    try {
+      const url = await llama.url;
+      await page.getByRole('tab', { name: 'Models' }).click();
+      const form = page.getByRole('form', { name: 'Add remote server' });
+      await form.getByRole('textbox', { name: 'Server base URL' }).fill(url.replace(/\/v1$/, ''));
+      await form.getByRole('button', { name: 'Add remote server' }).click();
+      await page.getByRole('button', { name: `Open stories260K on ${url}` }).click();
+      await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+      await page.getByRole('button', { name: 'New chat' }).click();
+      const box = page.getByRole('textbox', { name: 'Message' });
+      await box.fill('Once upon a time');
+      await box.press('Enter');
+      const reply = page.getByRole('article', { name: 'Reply' }).last();
+      await expect.poll(() => reply.locator('.markdown').textContent()).toMatch(/\w{3}/);
+      await expect.poll(() => reply.getAttribute('aria-busy')).toBe('false');
+      expect(await reply.textContent()).toMatch(/\d+ tokens · first token \d+ ms/);
+      await screenshot(page, 'remote-03-llama-cpp');
+      expect(problems).toEqual([]);
+    } finally {
+      llama.child.kill();
+    }
+  }, 90_000);
 });
