@@ -137,6 +137,43 @@ describe('pantheon serve: the openai client', () => {
     expect(finish).toBe('length');
   });
 
+  it('logprobs: the engine\'s per-token log-probabilities, the same streamed and not, in both shapes', async () => {
+    // the truth: a Session's own top-3 at each greedy step (itself checked against llama.cpp: tests/model/logprobs.test.ts)
+    const tokens = reference.tokenizer.encode(PROMPT, { addSpecial: true, parseSpecial: true });
+    const want: { id: number; logprob: number; top: { id: number; logprob: number }[] }[] = [];
+    for await (const ev of new Session(reference).generate(tokens, greedy(10), undefined, { topLogprobs: 3 })) if (ev.kind === 'token') want.push(ev.logprobs!);
+    const piece = (id: number) => new TextDecoder().decode(reference.tokenizer.bytes(id));
+    const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 10, logprobs: 3 });
+    const lp = r.choices[0].logprobs!;
+    expect(lp.tokens).toEqual(want.map((w) => piece(w.id)));
+    expect(lp.token_logprobs).toEqual(want.map((w) => w.logprob));
+    expect(lp.top_logprobs).toEqual(want.map((w) => Object.fromEntries(w.top.map((t) => [piece(t.id), t.logprob]))));
+    expect(lp.text_offset![0]).toBe(0);
+    expect(lp.tokens!.join('')).toBe(r.choices[0].text);
+
+    const messages: ChatMessage[] = [{ role: 'user', content: PROMPT }];
+    const c = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 4 });
+    const content = c.choices[0].logprobs!.content!;
+    expect(content).toHaveLength(c.usage!.completion_tokens);
+    for (const t of content) {
+      expect(t.top_logprobs).toHaveLength(4);
+      // greedy: the chosen token is the most likely one; probabilities sorted, each ≤ 0
+      expect(t.top_logprobs[0]).toEqual({ token: t.token, logprob: t.logprob, bytes: t.bytes });
+      expect(t.top_logprobs.every((x, i) => x.logprob <= 0 && (i === 0 || x.logprob <= t.top_logprobs[i - 1].logprob))).toBe(true);
+      expect(new TextDecoder().decode(Uint8Array.from(t.bytes!))).toBe(t.token);
+    }
+    expect(content.map((t) => t.token).join('')).toBe(c.choices[0].message.content);
+    const stream = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 4, stream: true });
+    const streamed: OpenAI.Chat.Completions.ChatCompletionTokenLogprob[] = [];
+    for await (const ch of stream) streamed.push(...(ch.choices[0]?.logprobs?.content ?? []));
+    expect(streamed).toEqual(content);
+    // logprobs alone: no alternatives
+    const bare = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 3, logprobs: true });
+    expect(bare.choices[0].logprobs!.content!.map((t) => t.top_logprobs)).toEqual([[], [], []]);
+    expect((await apiError(client.chat.completions.create({ model: 'stories260K', messages, top_logprobs: 21, logprobs: true }))).param).toBe('top_logprobs');
+    expect((await apiError(client.chat.completions.create({ model: 'stories260K', messages, top_logprobs: 2 }))).param).toBe('top_logprobs');
+  });
+
   it('stop sequences end the text before the stop, which is not returned', async () => {
     // a word from the middle of the greedy continuation is the stop
     const stopIn = (full: string): { stop: string; cut: string } => {
@@ -212,7 +249,7 @@ describe('pantheon serve: the openai client', () => {
     expect(await call('POST', '/completions', [1, 2])).toMatchObject({ status: 400, error: { code: 'invalid_json' } });
     // what is not implemented yet is refused by name, never silently ignored
     const hi = [{ role: 'user', content: 'hi' }];
-    for (const [param, extra] of [['response_format', { response_format: { type: 'json_object' } }], ['logprobs', { logprobs: true }], ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }]] as const) {
+    for (const [param, extra] of [['response_format', { response_format: { type: 'json_object' } }], ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }]] as const) {
       expect(await call('POST', '/chat/completions', { messages: hi, ...extra })).toMatchObject({ status: 400, error: { param, code: 'unsupported_parameter' } });
     }
     expect((await client.chat.completions.create({ messages: hi as never, model: 'stories260K', max_tokens: 2, logprobs: false, response_format: { type: 'text' } })).choices).toHaveLength(1);

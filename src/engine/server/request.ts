@@ -5,6 +5,7 @@
 
 import type { ChatMessage } from '../chat/index.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../sample/index.js';
+import { MAX_TOP_LOGPROBS } from '../sample/logprobs.js';
 
 /** An error answered as `{"error": {message, type, param, code}}` with an HTTP status. */
 export class ApiError extends Error {
@@ -60,6 +61,8 @@ export interface GenerationRequest {
   stream: boolean;
   includeUsage: boolean;
   sampling: SamplingParams;
+  /** Log-probabilities wanted: how many best per token (0..20); undefined for none. */
+  topLogprobs: number | undefined;
 }
 
 export interface ChatRequest extends GenerationRequest {
@@ -83,8 +86,6 @@ function unsupported(b: Body): void {
   const no = (param: string) => {
     throw new ApiError(400, `'${param}' is not supported by this server yet`, param, 'unsupported_parameter');
   };
-  if (b.logprobs === true || (typeof b.logprobs === 'number' && b.logprobs > 0)) no('logprobs');
-  if (typeof b.top_logprobs === 'number' && b.top_logprobs > 0) no('top_logprobs');
   if (typeof b.logit_bias === 'object' && b.logit_bias !== null && Object.keys(b.logit_bias).length > 0) no('logit_bias');
   const rf = b.response_format as Body | null | undefined;
   if (rf !== undefined && rf !== null && (typeof rf !== 'object' || rf.type !== 'text')) no('response_format');
@@ -125,7 +126,7 @@ function generation(b: Body, maxTokensField: string): GenerationRequest {
     maxTokens: maxTokens ?? -1,
     stop: stopList(b),
   };
-  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling };
+  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling, topLogprobs: undefined };
 }
 
 /** A message's content: a string, or an array of text parts (joined); null for an assistant turn. */
@@ -164,6 +165,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
     if (mapped === 'assistant' && typeof r === 'string' && r) msg.reasoning = r;
     return msg;
   });
+  // logprobs: true, and top_logprobs (0..20) only with it
+  const top = num(b, 'top_logprobs', { int: true, min: 0, max: MAX_TOP_LOGPROBS });
+  if (bool(b, 'logprobs') === true) g.topLogprobs = top ?? 0;
+  else if (top !== undefined && top > 0) throw new ApiError(400, "'top_logprobs' needs 'logprobs': true", 'top_logprobs', 'invalid_value');
   return { ...g, messages };
 }
 
@@ -177,6 +182,8 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
   if (typeof p === 'string') prompt = p;
   else if (Array.isArray(p) && p.length === 1 && typeof p[0] === 'string') prompt = p[0];
   else return bad('prompt', 'a string (or an array of one string)');
+  // (the legacy logprobs is the number of best tokens per position)
+  g.topLogprobs = num(b, 'logprobs', { int: true, min: 0, max: MAX_TOP_LOGPROBS });
   if (prompt === '') throw new ApiError(400, "'prompt' is empty", 'prompt', 'invalid_value');
   return { ...g, prompt };
 }

@@ -15,6 +15,7 @@ import { reasoningSetup, renderChat } from '../chat/index.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
 import { Session } from '../session.js';
 import type { SamplingParams } from '../sample/index.js';
+import { LogprobsShaper } from './logprobs.js';
 import { ApiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from './request.js';
 
 export interface ServerOptions {
@@ -200,7 +201,7 @@ export class OpenAiServer {
       const m = this.model;
       const rendered = renderChat(m.templateInfo, r.messages);
       const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text) };
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs };
       return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts });
     }
     if (path === '/v1/completions') {
@@ -208,7 +209,7 @@ export class OpenAiServer {
       const r = parseCompletionRequest(await readBody(req));
       this.checkModel(r);
       const tokens = this.model.tokenizer.encode(r.prompt, { addSpecial: true, parseSpecial: true });
-      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: {} });
+      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs } });
     }
     throw new ApiError(404, `Invalid URL (${method} ${req.url ?? '/'})`, null, 'unknown_url');
   }
@@ -244,6 +245,8 @@ export class OpenAiServer {
       const events = this.session.generate(job.tokens, job.sampling, ac.signal, job.opts);
       let content = '';
       let reasoning = '';
+      // log-probabilities: all of them (non-stream), or those not yet sent (stream)
+      const lp = r.topLogprobs === undefined ? null : new LogprobsShaper(this.model.tokenizer, kind);
       let done: { reason: DoneReason; stats: GenerationStats } | null = null;
       const send = (obj: Record<string, unknown>) => {
         if (!res.writableEnded && !res.destroyed) res.write(`data: ${JSON.stringify(r.includeUsage ? { ...obj, usage: null } : obj)}\n\n`);
@@ -257,14 +260,15 @@ export class OpenAiServer {
         if (ev.kind === 'token') {
           content += ev.text;
           reasoning += ev.reasoning;
+          if (lp && ev.logprobs) lp.push(ev.logprobs);
           if (!r.stream || (!ev.text && !ev.reasoning)) continue;
           if (kind === 'chat') {
             const delta: Record<string, string> = {};
             if (ev.reasoning) delta.reasoning_content = ev.reasoning;
             if (ev.text) delta.content = ev.text;
-            send({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] });
+            send({ ...head, choices: [{ index: 0, delta, logprobs: lp?.take() ?? null, finish_reason: null }] });
           } else if (ev.text) {
-            send({ ...head, choices: [{ index: 0, text: ev.text, logprobs: null, finish_reason: null }] });
+            send({ ...head, choices: [{ index: 0, text: ev.text, logprobs: lp?.take() ?? null, finish_reason: null }] });
           }
         } else if (ev.kind === 'done') done = { reason: ev.reason, stats: ev.stats };
       }
@@ -274,16 +278,18 @@ export class OpenAiServer {
       }
       const finish = finishReason(done.reason);
       if (r.stream) {
-        if (kind === 'chat') send({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
-        else send({ ...head, choices: [{ index: 0, text: '', logprobs: null, finish_reason: finish }] });
+        // (the log-probabilities of tokens whose text never showed, e.g. the end of turn, go last)
+        const rest = lp?.pending ? lp.take() : null;
+        if (kind === 'chat') send({ ...head, choices: [{ index: 0, delta: {}, logprobs: rest, finish_reason: finish }] });
+        else send({ ...head, choices: [{ index: 0, text: '', logprobs: rest, finish_reason: finish }] });
         if (r.includeUsage && !res.writableEnded) res.write(`data: ${JSON.stringify({ ...head, choices: [], usage: usage(done.stats) })}\n\n`);
         res.end('data: [DONE]\n\n');
       } else if (kind === 'chat') {
         const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
         if (reasoning) message.reasoning_content = reasoning;
-        sendJson(res, 200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage: usage(done.stats) });
+        sendJson(res, 200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: lp?.take() ?? null, finish_reason: finish }], usage: usage(done.stats) });
       } else {
-        sendJson(res, 200, { ...head, choices: [{ index: 0, text: content, logprobs: null, finish_reason: finish }], usage: usage(done.stats) });
+        sendJson(res, 200, { ...head, choices: [{ index: 0, text: content, logprobs: lp?.take() ?? null, finish_reason: finish }], usage: usage(done.stats) });
       }
       this.log(req, 200, done.stats, done.reason);
     } finally {
