@@ -236,6 +236,13 @@ export class Session {
     return this.model.contextSize;
   }
 
+  /** How many leading tokens of `tokens` the cache already holds. */
+  sharedPrefix(tokens: readonly number[]): number {
+    let k = 0;
+    while (k < this.cached.length && k < tokens.length && this.cached[k] === tokens[k]) k++;
+    return k;
+  }
+
   /** Forget the conversation (the cache is simply overwritten from position 0). */
   reset(): void {
     this.cached = [];

@@ -174,6 +174,30 @@ describe('pantheon serve: the openai client', () => {
     expect((await apiError(client.chat.completions.create({ model: 'stories260K', messages, top_logprobs: 2 }))).param).toBe('top_logprobs');
   });
 
+  it('logit_bias bans (-100) or forces (+100) a token; penalties equal the engine\'s', async () => {
+    const tokens = reference.tokenizer.encode(PROMPT, { addSpecial: true, parseSpecial: true });
+    const first: { id: number; top: { id: number; logprob: number }[] }[] = [];
+    for await (const ev of new Session(reference).generate(tokens, greedy(1), undefined, { topLogprobs: 2 })) if (ev.kind === 'token') first.push(ev.logprobs!);
+    const [best, second] = first[0].top.map((t) => t.id);
+    const ask = (bias: Record<string, number>, n = 4) => client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: n, logprobs: 0, logit_bias: bias });
+    const banned = (await ask({ [best]: -100 })).choices[0].logprobs!;
+    const piece = (id: number) => new TextDecoder().decode(reference.tokenizer.bytes(id));
+    expect(banned.tokens![0]).toBe(piece(second));
+    expect(banned.tokens).not.toContain(piece(best));
+    // the reported log-probabilities are the model's own, before the bias
+    expect(banned.token_logprobs![0]).toBe(first[0].top[1].logprob);
+    const forced = (await ask({ [second]: 100 })).choices[0].logprobs!;
+    expect(forced.tokens).toEqual([piece(second), piece(second), piece(second), piece(second)]);
+    expect((await apiError(ask({ 999999: 5 }))).param).toBe('logit_bias');
+    expect((await apiError(ask({ [best]: 101 }))).param).toBe(`logit_bias.${best}`);
+    // frequency and presence penalties: the engine's greedy text with the same penalties
+    const pen = { ...greedy(30), frequencyPenalty: 1.2, presencePenalty: 0.4 };
+    const want = await engineCompletion(PROMPT, pen);
+    expect(want.text).not.toBe((await engineCompletion(PROMPT, greedy(30))).text);
+    const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 30, frequency_penalty: 1.2, presence_penalty: 0.4 });
+    expect(r.choices[0].text).toBe(want.text);
+  });
+
   it('stop sequences end the text before the stop, which is not returned', async () => {
     // a word from the middle of the greedy continuation is the stop
     const stopIn = (full: string): { stop: string; cut: string } => {
@@ -358,5 +382,63 @@ describe('pantheon serve: a thinking model', () => {
       thinker.dispose();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('pantheon serve: CORS and --parallel', () => {
+  it('sends no CORS headers unless enabled; with cors, answers the preflight without a key', async () => {
+    const plain = await fetch(`${server.url}/models`, { headers: { Authorization: `Bearer ${KEY}`, Origin: 'http://example.test' } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+    const s = await OpenAiServer.start(model, { port: 0, apiKey: KEY, cors: 'http://example.test' });
+    try {
+      const pre = await fetch(`${s.url}/chat/completions`, { method: 'OPTIONS', headers: { Origin: 'http://example.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe('http://example.test');
+      expect(pre.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+      const r = await fetch(`${s.url}/models`, { headers: { Authorization: `Bearer ${KEY}` } });
+      expect(r.headers.get('access-control-allow-origin')).toBe('http://example.test');
+      // the key is still required for the request itself
+      expect((await fetch(`${s.url}/models`)).status).toBe(401);
+    } finally {
+      await s.close();
+    }
+  });
+
+  /** Two streams at once: whether the second's first text arrives before the first one's end. */
+  async function overlap(parallel: number): Promise<{ overlapped: boolean; texts: string[] }> {
+    const s = await OpenAiServer.start(model, { port: 0, parallel });
+    try {
+      const c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
+      const events: string[] = [];
+      const run = async (name: string, prompt: string, n: number) => {
+        const stream = await c.completions.create({ model: 'stories260K', prompt, temperature: 0, max_tokens: n, stream: true });
+        let text = '';
+        for await (const ch of stream) {
+          if (ch.choices[0]?.text) {
+            if (!text) events.push(`${name} first`);
+            text += ch.choices[0].text;
+          }
+        }
+        events.push(`${name} end`);
+        return text;
+      };
+      const a = run('a', PROMPT, 150);
+      await new Promise((r) => setTimeout(r, 5));
+      const texts = await Promise.all([a, run('b', 'Tom had a dog', 10), run('c', PROMPT, 10), run('d', 'The sun', 10)]);
+      return { overlapped: events.indexOf('b first') < events.indexOf('a end'), texts };
+    } finally {
+      await s.close();
+    }
+  }
+
+  it('--parallel 2 generates two requests at once, each text the engine\'s; --parallel 1 queues them', async () => {
+    const want = [(await engineCompletion(PROMPT, greedy(150))).text, ...(await Promise.all(['Tom had a dog', PROMPT, 'The sun'].map(async (p) => (await engineCompletion(p, greedy(10))).text)))];
+    const two = await overlap(2);
+    expect(two.texts).toEqual(want);
+    expect(two.overlapped).toBe(true);
+    const one = await overlap(1);
+    expect(one.texts).toEqual(want);
+    expect(one.overlapped).toBe(false);
   });
 });

@@ -63,6 +63,8 @@ export interface GenerationRequest {
   sampling: SamplingParams;
   /** Log-probabilities wanted: how many best per token (0..20); undefined for none. */
   topLogprobs: number | undefined;
+  /** logit_bias: token id → bias added to its logit (-100 bans it: -Infinity); undefined for none. */
+  logitBias: Map<number, number> | undefined;
 }
 
 export interface ChatRequest extends GenerationRequest {
@@ -86,12 +88,25 @@ function unsupported(b: Body): void {
   const no = (param: string) => {
     throw new ApiError(400, `'${param}' is not supported by this server yet`, param, 'unsupported_parameter');
   };
-  if (typeof b.logit_bias === 'object' && b.logit_bias !== null && Object.keys(b.logit_bias).length > 0) no('logit_bias');
   const rf = b.response_format as Body | null | undefined;
   if (rf !== undefined && rf !== null && (typeof rf !== 'object' || rf.type !== 'text')) no('response_format');
   if (Array.isArray(b.tools) && b.tools.length > 0 && b.tool_choice !== 'none') no('tools');
   if (b.echo === true) no('echo');
   if (typeof b.suffix === 'string' && b.suffix !== '') no('suffix');
+}
+
+/** `logit_bias`: {"TOKEN_ID": bias from -100 to 100}; ids are checked against the vocabulary later. */
+function logitBias(b: Body): Map<number, number> | undefined {
+  const v = b.logit_bias;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) return bad('logit_bias', 'an object mapping token ids to biases from -100 to 100');
+  const out = new Map<number, number>();
+  for (const [k, x] of Object.entries(v as Body)) {
+    if (!/^\d+$/.test(k)) return bad('logit_bias', `an object whose keys are token ids (not "${k}")`);
+    if (typeof x !== 'number' || !Number.isFinite(x) || x < -100 || x > 100) return bad(`logit_bias.${k}`, 'a number from -100 to 100');
+    out.set(Number(k), x <= -100 ? -Infinity : x);
+  }
+  return out.size > 0 ? out : undefined;
 }
 
 /** The fields both endpoints share. */
@@ -126,7 +141,7 @@ function generation(b: Body, maxTokensField: string): GenerationRequest {
     maxTokens: maxTokens ?? -1,
     stop: stopList(b),
   };
-  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling, topLogprobs: undefined };
+  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling, topLogprobs: undefined, logitBias: logitBias(b) };
 }
 
 /** A message's content: a string, or an array of text parts (joined); null for an assistant turn. */

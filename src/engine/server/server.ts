@@ -2,9 +2,10 @@
 //   GET  /v1/models, /v1/models/ID     the loaded model (id = file name without .gguf)
 //   POST /v1/chat/completions          messages through the model's chat template; SSE when stream
 //   POST /v1/completions               a raw prompt continued (no template); SSE when stream
-// Requests run one at a time over the model's one Session (its KV cache keeps the shared prefix of
-// consecutive requests); the others wait their turn. A client that goes away cancels its request,
-// queued or generating (the session checks the signal before every token).
+// Requests run on `parallel` Sessions (default 1; slots.ts), each keeping its KV cache for the
+// shared prefix of the next request; the others wait their turn. A client that goes away cancels
+// its request, queued or generating (the session checks the signal before every token).
+// CORS headers only when `cors` names the allowed origin (or '*').
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -13,7 +14,7 @@ import { basename } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
 import { reasoningSetup, renderChat } from '../chat/index.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
-import { Session } from '../session.js';
+import { Slots } from './slots.js';
 import type { SamplingParams } from '../sample/index.js';
 import { LogprobsShaper } from './logprobs.js';
 import { ApiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from './request.js';
@@ -25,6 +26,10 @@ export interface ServerOptions {
   port?: number;
   /** When set, every request must send `Authorization: Bearer KEY`. */
   apiKey?: string;
+  /** Requests generating at once, each with its own KV cache (default 1). */
+  parallel?: number;
+  /** Send CORS headers allowing this origin ('*' for any); none when unset. */
+  cors?: string;
   /** Called once per finished request (the request log). */
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -80,16 +85,6 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** One request at a time: `turn()` resolves when the previous ones are done; call the release. */
-class Queue {
-  private tail: Promise<void> = Promise.resolve();
-  turn(): Promise<() => void> {
-    const prev = this.tail;
-    let release!: () => void;
-    this.tail = new Promise<void>((r) => (release = r));
-    return prev.then(() => release);
-  }
-}
 
 /** What one generation request becomes: the prompt's tokens and how to generate after them. */
 interface Job {
@@ -100,8 +95,7 @@ interface Job {
 
 export class OpenAiServer {
   readonly id: string;
-  private readonly session: Session;
-  private readonly queue = new Queue();
+  private readonly slots: Slots;
   private readonly created = Math.floor(Date.now() / 1000);
   /** Generations in progress or waiting, cancelled on close. */
   private readonly running = new Set<AbortController>();
@@ -112,7 +106,9 @@ export class OpenAiServer {
     private readonly opts: ServerOptions,
   ) {
     this.id = modelId(model.path);
-    this.session = new Session(model);
+    const n = opts.parallel ?? 1;
+    if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`parallel must be a whole number from 1 to 64 (not ${n})`);
+    this.slots = new Slots(model, n);
   }
 
   /** Listens, and resolves once the port is bound. */
@@ -172,6 +168,16 @@ export class OpenAiServer {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
     const method = req.method ?? 'GET';
+    if (this.opts.cors !== undefined) {
+      res.setHeader('Access-Control-Allow-Origin', this.opts.cors);
+      if (this.opts.cors !== '*') res.setHeader('Vary', 'Origin');
+      // a browser's preflight carries no key: answer it before the check
+      if (method === 'OPTIONS') {
+        res.writeHead(204, { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '600' });
+        res.end();
+        return this.log(req, 204);
+      }
+    }
     if (this.opts.apiKey !== undefined) {
       const auth = req.headers.authorization ?? '';
       const m = /^Bearer\s+(.+)$/i.exec(auth);
@@ -201,7 +207,7 @@ export class OpenAiServer {
       const m = this.model;
       const rendered = renderChat(m.templateInfo, r.messages);
       const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs };
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias };
       return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts });
     }
     if (path === '/v1/completions') {
@@ -209,7 +215,7 @@ export class OpenAiServer {
       const r = parseCompletionRequest(await readBody(req));
       this.checkModel(r);
       const tokens = this.model.tokenizer.encode(r.prompt, { addSpecial: true, parseSpecial: true });
-      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs } });
+      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs, logitBias: r.logitBias } });
     }
     throw new ApiError(404, `Invalid URL (${method} ${req.url ?? '/'})`, null, 'unknown_url');
   }
@@ -224,6 +230,10 @@ export class OpenAiServer {
 
   private checkModel(r: GenerationRequest): void {
     if (r.model !== undefined && r.model !== this.id) throw this.unknownModel(r.model);
+    const nVocab = this.model.hparams.nVocab;
+    for (const t of r.logitBias?.keys() ?? []) {
+      if (t >= nVocab) throw new ApiError(400, `'logit_bias' names token ${t}, but the vocabulary has ids 0 to ${nVocab - 1}`, 'logit_bias', 'invalid_value');
+    }
   }
 
   private async generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', r: GenerationRequest, job: Job): Promise<void> {
@@ -236,13 +246,16 @@ export class OpenAiServer {
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
-    const release = await this.queue.turn();
+    const session = await this.slots.acquire(job.tokens, ac.signal);
+    if (!session) {
+      this.running.delete(ac);
+      return this.log(req, 499, null, 'cancelled');
+    }
     try {
-      if (ac.signal.aborted) return this.log(req, 499, null, 'cancelled');
       const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID().replace(/-/g, '')}`;
       const created = Math.floor(Date.now() / 1000);
       const head = { id, object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion', created, model: this.id };
-      const events = this.session.generate(job.tokens, job.sampling, ac.signal, job.opts);
+      const events = session.generate(job.tokens, job.sampling, ac.signal, job.opts);
       let content = '';
       let reasoning = '';
       // log-probabilities: all of them (non-stream), or those not yet sent (stream)
@@ -294,7 +307,7 @@ export class OpenAiServer {
       this.log(req, 200, done.stats, done.reason);
     } finally {
       this.running.delete(ac);
-      release();
+      this.slots.release(session);
     }
   }
 }
