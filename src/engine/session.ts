@@ -172,8 +172,11 @@ export interface GenerationStats {
 
 export type GenerationEvent =
   | { kind: 'prompt'; text: string; tokens: number[] } // the exact prompt (transparency)
-  /** `text`: the token's answer text; `reasoning`: its reasoning text (reasoning models; '' else). */
-  | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[]; logprobs?: StepLogprobs }
+  /**
+   * `text`: the token's answer text; `reasoning`: its reasoning text (reasoning models; '' else);
+   * `raw`: its text before that split, markers included (tool-call parsing reads Harmony's headers).
+   */
+  | { kind: 'token'; id: number; text: string; reasoning: string; raw: string; top: { id: number; p: number; text: string }[]; logprobs?: StepLogprobs }
   | { kind: 'done'; reason: DoneReason; stats: GenerationStats };
 
 export interface GenerateOptions {
@@ -408,7 +411,7 @@ export class Session {
         stats.reasoningTokens++;
         stats.reasoningMs = performance.now() - tGen;
       }
-      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })), logprobs };
+      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, raw: text, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })), logprobs };
       if (P) P.mark('detokenise');
       yield ev;
       if (reason !== null) {

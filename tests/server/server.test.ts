@@ -13,6 +13,7 @@ import { reasoningSetup, renderChat, type ChatMessage } from '../../src/engine/c
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { OpenAiServer, type RequestLogEntry } from '../../src/engine/server/server.js';
 import { ROOT } from '../helpers.js';
+import { TOOL_CALL_ARGUMENTS, TOOL_CALL_NAME, writeToolCallerModel } from '../chat/tool-model.js';
 import { THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from '../chat/thinker-model.js';
 
 const MODEL = join(ROOT, 'resources/models/stories260K.gguf');
@@ -77,6 +78,8 @@ async function apiError(p: Promise<unknown>): Promise<APIError> {
 }
 
 const PROMPT = 'Once upon a time, there was a little girl';
+/** A message as both the engine and the openai client take it. */
+type Msg = { role: 'user' | 'system'; content: string };
 
 describe('pantheon serve: the openai client', () => {
   it('lists the loaded model, id = the file name without .gguf', async () => {
@@ -87,7 +90,7 @@ describe('pantheon serve: the openai client', () => {
   });
 
   it('chat: greedy non-streaming equals the engine, with usage and finish_reason length', async () => {
-    const messages: ChatMessage[] = [{ role: 'user', content: PROMPT }];
+    const messages: Msg[] = [{ role: 'user', content: PROMPT }];
     const want = await engineChat(messages, greedy(24));
     const r = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 24 });
     expect(r.object).toBe('chat.completion');
@@ -103,7 +106,7 @@ describe('pantheon serve: the openai client', () => {
   });
 
   it('chat: streaming gives the same text in chunks, then usage (include_usage) and [DONE]', async () => {
-    const messages: ChatMessage[] = [{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: [{ type: 'text', text: PROMPT }] as never }];
+    const messages: Msg[] = [{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: [{ type: 'text', text: PROMPT }] as never }];
     const want = await engineChat([{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: PROMPT }], greedy(20));
     const stream = await client.chat.completions.create({ messages: messages as never, model: 'stories260K', temperature: 0, max_completion_tokens: 20, stream: true, stream_options: { include_usage: true } });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
@@ -151,7 +154,7 @@ describe('pantheon serve: the openai client', () => {
     expect(lp.text_offset![0]).toBe(0);
     expect(lp.tokens!.join('')).toBe(r.choices[0].text);
 
-    const messages: ChatMessage[] = [{ role: 'user', content: PROMPT }];
+    const messages: Msg[] = [{ role: 'user', content: PROMPT }];
     const c = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 4 });
     const content = c.choices[0].logprobs!.content!;
     expect(content).toHaveLength(c.usage!.completion_tokens);
@@ -209,7 +212,7 @@ describe('pantheon serve: the openai client', () => {
     const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 30, stop: a.stop });
     expect(r.choices[0].text).toBe(a.cut);
     expect(r.choices[0].finish_reason).toBe('stop');
-    const messages: ChatMessage[] = [{ role: 'user', content: PROMPT }];
+    const messages: Msg[] = [{ role: 'user', content: PROMPT }];
     const b = stopIn((await engineChat(messages, greedy(30))).text);
     const c = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 30, stop: ['zzzz', b.stop] });
     expect(c.choices[0].message.content).toBe(b.cut);
@@ -273,9 +276,9 @@ describe('pantheon serve: the openai client', () => {
     expect(await call('POST', '/completions', [1, 2])).toMatchObject({ status: 400, error: { code: 'invalid_json' } });
     // what is not implemented yet is refused by name, never silently ignored
     const hi = [{ role: 'user', content: 'hi' }];
-    for (const [param, extra] of [['response_format', { response_format: { type: 'json_object' } }], ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }]] as const) {
-      expect(await call('POST', '/chat/completions', { messages: hi, ...extra })).toMatchObject({ status: 400, error: { param, code: 'unsupported_parameter' } });
-    }
+    expect(await call('POST', '/chat/completions', { messages: hi, response_format: { type: 'json_object' } })).toMatchObject({ status: 400, error: { param: 'response_format', code: 'unsupported_parameter' } });
+    expect(await call('POST', '/chat/completions', { messages: hi, tools: [{ type: 'function', function: { name: 'f' } }] })).toMatchObject({ status: 400, error: { param: 'tools', code: 'tools_unsupported' } });
+    expect(await call('POST', '/chat/completions', { messages: hi, tools: [{ type: 'function' }] })).toMatchObject({ status: 400, error: { param: 'tools[0].function' } });
     expect((await client.chat.completions.create({ messages: hi as never, model: 'stories260K', max_tokens: 2, logprobs: false, response_format: { type: 'text' } })).choices).toHaveLength(1);
   });
 
@@ -360,7 +363,7 @@ describe('pantheon serve: a thinking model', () => {
     const s = await OpenAiServer.start(thinker, { port: 0 });
     try {
       const c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
-      const messages: ChatMessage[] = [{ role: 'user', content: 'hello' }];
+      const messages: Msg[] = [{ role: 'user', content: 'hello' }];
       const r = await c.chat.completions.create({ model: 'scripted-thinker', messages, temperature: 0, max_tokens: 60 });
       const msg = r.choices[0].message as typeof r.choices[0]['message'] & { reasoning_content?: string };
       expect(msg.content).toBe(THINKER_ANSWER);
@@ -440,5 +443,94 @@ describe('pantheon serve: CORS and --parallel', () => {
     const one = await overlap(1);
     expect(one.texts).toEqual(want);
     expect(one.overlapped).toBe(false);
+  });
+});
+
+describe('pantheon serve: tools', () => {
+  const WEATHER = { type: 'function' as const, function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+  const ask = [{ role: 'user' as const, content: 'Weather in Paris?' }];
+  let dir: string;
+  let caller: LoadedModel;
+  let s: OpenAiServer;
+  let c: OpenAI;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pantheon-tools-'));
+    caller = await LoadedModel.load(writeToolCallerModel(dir), { contextSize: 1024 });
+    s = await OpenAiServer.start(caller, { port: 0 });
+    c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await s?.close();
+    caller?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('auto: the model\'s <tool_call> comes back as tool_calls, finish_reason tool_calls, streamed and not', async () => {
+    const r = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    expect(r.choices[0].message.content).toBeNull();
+    const call = r.choices[0].message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    expect(r.choices[0].message.tool_calls).toHaveLength(1);
+    expect(call.type).toBe('function');
+    expect(call.id).toMatch(/^call_/);
+    expect(call.function.name).toBe(TOOL_CALL_NAME);
+    expect(JSON.parse(call.function.arguments)).toEqual(TOOL_CALL_ARGUMENTS);
+
+    const stream = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], temperature: 0, stream: true });
+    let content = '';
+    let finish: string | null = null;
+    const deltas: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+    for await (const ch of stream) {
+      content += ch.choices[0]?.delta.content ?? '';
+      deltas.push(...(ch.choices[0]?.delta.tool_calls ?? []));
+      finish = ch.choices[0]?.finish_reason ?? finish;
+    }
+    expect(content).toBe('');
+    expect(finish).toBe('tool_calls');
+    expect(deltas).toHaveLength(1);
+    expect(deltas[0]).toMatchObject({ index: 0, type: 'function', function: { name: TOOL_CALL_NAME } });
+    expect(JSON.parse(deltas[0].function!.arguments!)).toEqual(TOOL_CALL_ARGUMENTS);
+  });
+
+  it('required continues a call the server opens; none leaves the tools out and returns text', async () => {
+    const r = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], tool_choice: 'required', temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    const call = r.choices[0].message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    expect([call.function.name, JSON.parse(call.function.arguments)]).toEqual([TOOL_CALL_NAME, TOOL_CALL_ARGUMENTS]);
+    // (the forced prefix is in the prompt: one token more, one generated token less)
+    const auto = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], temperature: 0 });
+    expect(r.usage!.prompt_tokens).toBe(auto.usage!.prompt_tokens + 1);
+    expect(r.usage!.completion_tokens).toBe(auto.usage!.completion_tokens - 1);
+    const none = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], tool_choice: 'none', temperature: 0 });
+    expect(none.choices[0].finish_reason).toBe('stop');
+    expect(none.choices[0].message.tool_calls).toBeUndefined();
+    expect(none.choices[0].message.content).toBe('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>');
+    expect(none.usage!.prompt_tokens).toBeLessThan(auto.usage!.prompt_tokens); // no tools in the prompt
+  });
+
+  it('a tool\'s result goes back through the template, as the template renders it', async () => {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      ...ask,
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_7', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_7', content: '{"temp": 21}' },
+    ];
+    const r = await c.chat.completions.create({ model: 'scripted-tool-caller', messages, tools: [WEATHER], temperature: 0 });
+    const rendered = renderChat(caller.templateInfo, [
+      ...ask,
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_7', name: 'get_weather', arguments: '{"city": "Paris"}' }] },
+      { role: 'tool', content: '{"temp": 21}', toolCallId: 'call_7', name: 'get_weather' },
+    ], { tools: [WEATHER] });
+    expect(rendered.text).toContain('<tool_response>\n{"temp": 21}\n</tool_response>');
+    expect(r.usage!.prompt_tokens).toBe(caller.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true }).length);
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+  });
+
+  it('errors: a model whose template takes no tools, an unknown named function, a tool message without its call id', async () => {
+    const e = await apiError(client.chat.completions.create({ model: 'stories260K', messages: ask, tools: [WEATHER] }));
+    expect([e.status, e.code, e.param]).toEqual([400, 'tools_unsupported', 'tools']);
+    const named = await apiError(c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } }));
+    expect(named.param).toBe('tool_choice');
+    const noId = await apiError(c.chat.completions.create({ model: 'scripted-tool-caller', messages: [...ask, { role: 'tool', content: 'x' } as never] }));
+    expect(noId.param).toBe('messages[1].tool_call_id');
   });
 });

@@ -4,6 +4,7 @@
 // a 400 naming it.
 
 import type { ChatMessage } from '../chat/index.js';
+import type { ToolChoice, ToolDefinition } from '../chat/tools.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../sample/index.js';
 import { MAX_TOP_LOGPROBS } from '../sample/logprobs.js';
 
@@ -69,6 +70,9 @@ export interface GenerationRequest {
 
 export interface ChatRequest extends GenerationRequest {
   messages: ChatMessage[];
+  /** Function tools offered, and how the model may use them ('none' when no tools are given). */
+  tools: ToolDefinition[];
+  toolChoice: ToolChoice;
 }
 
 export interface CompletionRequest extends GenerationRequest {
@@ -90,7 +94,6 @@ function unsupported(b: Body): void {
   };
   const rf = b.response_format as Body | null | undefined;
   if (rf !== undefined && rf !== null && (typeof rf !== 'object' || rf.type !== 'text')) no('response_format');
-  if (Array.isArray(b.tools) && b.tools.length > 0 && b.tool_choice !== 'none') no('tools');
   if (b.echo === true) no('echo');
   if (typeof b.suffix === 'string' && b.suffix !== '') no('suffix');
 }
@@ -162,7 +165,56 @@ function content(v: unknown, param: string): string {
   return bad(param, 'a string or an array of text parts');
 }
 
-const ROLES: Record<string, ChatMessage['role']> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+const ROLES: Record<string, ChatMessage['role']> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
+
+/** `tools`: an array of {type: "function", function: {name, description?, parameters?}}. */
+function tools(b: Body): ToolDefinition[] {
+  const v = b.tools;
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) return bad('tools', 'an array of function tools');
+  return v.map((t: unknown, i): ToolDefinition => {
+    const param = `tools[${i}]`;
+    const tb = t as Body;
+    if (typeof t !== 'object' || t === null || tb.type !== 'function') return bad(`${param}.type`, '"function"');
+    const f = tb.function as Body;
+    if (typeof f !== 'object' || f === null) return bad(`${param}.function`, 'an object with a name');
+    if (typeof f.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(f.name)) return bad(`${param}.function.name`, 'a name of letters, digits, _ . or - (at most 64)');
+    if (f.description !== undefined && typeof f.description !== 'string') bad(`${param}.function.description`, 'a string');
+    if (f.parameters !== undefined && (typeof f.parameters !== 'object' || f.parameters === null || Array.isArray(f.parameters))) bad(`${param}.function.parameters`, 'a JSON schema object');
+    const fn: ToolDefinition['function'] = { name: f.name };
+    if (typeof f.description === 'string') fn.description = f.description;
+    if (f.parameters !== undefined) fn.parameters = f.parameters as Record<string, unknown>;
+    if (typeof f.strict === 'boolean') fn.strict = f.strict;
+    return { type: 'function', function: fn };
+  });
+}
+
+/** `tool_choice`: "auto" | "none" | "required" | {type: "function", function: {name}}. */
+function toolChoice(b: Body, offered: ToolDefinition[]): ToolChoice {
+  const v = b.tool_choice;
+  if (v === undefined || v === null) return offered.length ? 'auto' : 'none';
+  if (v === 'auto' || v === 'none' || v === 'required') {
+    if (v !== 'none' && offered.length === 0) throw new ApiError(400, `'tool_choice' is "${v}" but no 'tools' are given`, 'tool_choice', 'invalid_value');
+    return v;
+  }
+  const name = typeof v === 'object' && !Array.isArray(v) ? ((v as Body).function as Body | undefined)?.name : undefined;
+  if (typeof name !== 'string') return bad('tool_choice', '"auto", "none", "required" or {"type": "function", "function": {"name": …}}');
+  if (!offered.some((t) => t.function.name === name)) throw new ApiError(400, `'tool_choice' names the function '${name}', which is not among 'tools'`, 'tool_choice', 'invalid_value');
+  return { name };
+}
+
+/** An assistant message's `tool_calls`: [{id, type: "function", function: {name, arguments}}]. */
+function toolCalls(v: unknown, param: string): NonNullable<ChatMessage['toolCalls']> {
+  if (!Array.isArray(v)) return bad(param, 'an array of tool calls');
+  return v.map((c: unknown, j) => {
+    const cb = c as Body;
+    const f = (typeof c === 'object' && c !== null ? cb.function : undefined) as Body | undefined;
+    if (!f || typeof f.name !== 'string') return bad(`${param}[${j}].function.name`, 'a string');
+    const args = f.arguments;
+    if (args !== undefined && typeof args !== 'string') return bad(`${param}[${j}].function.arguments`, 'a string of JSON');
+    return { id: typeof cb.id === 'string' ? cb.id : `call_${j}`, name: f.name, arguments: typeof args === 'string' ? args : '{}' };
+  });
+}
 
 export function parseChatRequest(body: unknown): ChatRequest {
   const b = object(body);
@@ -172,19 +224,29 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const messages = b.messages.map((m: unknown, i): ChatMessage => {
     const param = `messages[${i}]`;
     if (typeof m !== 'object' || m === null || Array.isArray(m)) return bad(param, 'an object with role and content');
-    const { role, content: c, reasoning_content: r } = m as Body;
+    const { role, content: c, reasoning_content: r, tool_calls: tc, tool_call_id: tcId, name } = m as Body;
     if (typeof role !== 'string') return bad(`${param}.role`, 'a string');
     const mapped = ROLES[role];
-    if (!mapped) throw new ApiError(400, `'${param}.role' is "${role}"; supported roles are system, developer, user and assistant`, `${param}.role`, 'invalid_value');
+    if (!mapped) throw new ApiError(400, `'${param}.role' is "${role}"; supported roles are system, developer, user, assistant and tool`, `${param}.role`, 'invalid_value');
     const msg: ChatMessage = { role: mapped, content: content(c, `${param}.content`) };
     if (mapped === 'assistant' && typeof r === 'string' && r) msg.reasoning = r;
+    if (mapped === 'assistant' && tc !== undefined && tc !== null) msg.toolCalls = toolCalls(tc, `${param}.tool_calls`);
+    if (mapped === 'tool') {
+      if (typeof tcId !== 'string') return bad(`${param}.tool_call_id`, 'a string (the id of the call this answers)');
+      msg.toolCallId = tcId;
+      // the function's name, from the call it answers when not given (templates show it)
+      const call = (b.messages as unknown[]).flatMap((x) => ((x as Body)?.tool_calls as Body[] | undefined) ?? []).find((x: Body) => x?.id === tcId);
+      const fname = typeof name === 'string' ? name : ((call?.function as Body | undefined)?.name as string | undefined);
+      if (fname !== undefined) msg.name = fname;
+    }
     return msg;
   });
   // logprobs: true, and top_logprobs (0..20) only with it
   const top = num(b, 'top_logprobs', { int: true, min: 0, max: MAX_TOP_LOGPROBS });
   if (bool(b, 'logprobs') === true) g.topLogprobs = top ?? 0;
   else if (top !== undefined && top > 0) throw new ApiError(400, "'top_logprobs' needs 'logprobs': true", 'top_logprobs', 'invalid_value');
-  return { ...g, messages };
+  const offered = tools(b);
+  return { ...g, messages, tools: offered, toolChoice: toolChoice(b, offered) };
 }
 
 export function parseCompletionRequest(body: unknown): CompletionRequest {

@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
 import { reasoningSetup, renderChat } from '../chat/index.js';
+import { toolCallPrefix, toolFormat, type ToolFormat } from '../chat/tools.js';
+import { apiToolCalls, ToolCallStream } from './tool-stream.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
 import { Slots } from './slots.js';
 import type { SamplingParams } from '../sample/index.js';
@@ -91,6 +93,8 @@ interface Job {
   tokens: number[];
   sampling: SamplingParams;
   opts: GenerateOptions;
+  /** Tools offered (chat): the reply's call format, and the call opening appended to the prompt. */
+  tools?: { format: ToolFormat; prefix: string };
 }
 
 export class OpenAiServer {
@@ -205,10 +209,18 @@ export class OpenAiServer {
       const r = parseChatRequest(await readBody(req));
       this.checkModel(r);
       const m = this.model;
-      const rendered = renderChat(m.templateInfo, r.messages);
-      const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+      // tools: into the template, and the reply read for calls in the template's format; a call
+      // required (or one function named) is started in the prompt, the model writes the rest
+      const offered = r.toolChoice !== 'none' && r.tools.length > 0;
+      const format = offered ? toolFormat(m.templateInfo) : null;
+      if (offered && !format) throw new ApiError(400, "this model's chat template takes no tools (it has no tool-call format Pantheon reads: Hermes <tool_call>, Llama 3 JSON, Mistral [TOOL_CALLS] or Harmony)", 'tools', 'tools_unsupported');
+      const rendered = renderChat(m.templateInfo, r.messages, { tools: offered ? r.tools : undefined });
+      const forced = format && r.toolChoice !== 'auto' ? toolCallPrefix(format, typeof r.toolChoice === 'object' ? r.toolChoice.name : undefined) : '';
+      // (hook for the grammar engine: constrain what follows to toolCallSchema(format, tools))
+      const tools = format ? { format, prefix: forced } : undefined;
+      const tokens = m.tokenizer.encode(rendered.text + forced, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
       const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias };
-      return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts });
+      return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts, tools });
     }
     if (path === '/v1/completions') {
       need('POST');
@@ -260,6 +272,7 @@ export class OpenAiServer {
       let reasoning = '';
       // log-probabilities: all of them (non-stream), or those not yet sent (stream)
       const lp = r.topLogprobs === undefined ? null : new LogprobsShaper(this.model.tokenizer, kind);
+      const calls = job.tools ? new ToolCallStream(job.tools.format, job.tools.prefix) : null;
       let done: { reason: DoneReason; stats: GenerationStats } | null = null;
       const send = (obj: Record<string, unknown>) => {
         if (!res.writableEnded && !res.destroyed) res.write(`data: ${JSON.stringify(r.includeUsage ? { ...obj, usage: null } : obj)}\n\n`);
@@ -271,14 +284,15 @@ export class OpenAiServer {
       }
       for await (const ev of events) {
         if (ev.kind === 'token') {
-          content += ev.text;
+          const text = calls ? calls.push(ev.text, ev.raw) : ev.text;
+          content += text;
           reasoning += ev.reasoning;
           if (lp && ev.logprobs) lp.push(ev.logprobs);
-          if (!r.stream || (!ev.text && !ev.reasoning)) continue;
+          if (!r.stream || (!text && !ev.reasoning)) continue;
           if (kind === 'chat') {
             const delta: Record<string, string> = {};
             if (ev.reasoning) delta.reasoning_content = ev.reasoning;
-            if (ev.text) delta.content = ev.text;
+            if (text) delta.content = text;
             send({ ...head, choices: [{ index: 0, delta, logprobs: lp?.take() ?? null, finish_reason: null }] });
           } else if (ev.text) {
             send({ ...head, choices: [{ index: 0, text: ev.text, logprobs: lp?.take() ?? null, finish_reason: null }] });
@@ -289,7 +303,16 @@ export class OpenAiServer {
         if (!res.writableEnded) res.end();
         return this.log(req, 499, done?.stats ?? null, 'cancelled');
       }
-      const finish = finishReason(done.reason);
+      // the calls made, and the content held back while it might have been one
+      const made = calls?.finish() ?? { content: '', calls: [] };
+      const finish = made.calls.length ? 'tool_calls' : finishReason(done.reason);
+      if (r.stream && (made.content || made.calls.length)) {
+        const delta: Record<string, unknown> = {};
+        if (made.content) delta.content = made.content;
+        if (made.calls.length) delta.tool_calls = apiToolCalls(made.calls, true);
+        send({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] });
+      }
+      content += made.content;
       if (r.stream) {
         // (the log-probabilities of tokens whose text never showed, e.g. the end of turn, go last)
         const rest = lp?.pending ? lp.take() : null;
@@ -298,7 +321,8 @@ export class OpenAiServer {
         if (r.includeUsage && !res.writableEnded) res.write(`data: ${JSON.stringify({ ...head, choices: [], usage: usage(done.stats) })}\n\n`);
         res.end('data: [DONE]\n\n');
       } else if (kind === 'chat') {
-        const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
+        const message: Record<string, unknown> = { role: 'assistant', content: made.calls.length && !content ? null : content, refusal: null };
+        if (made.calls.length) message.tool_calls = apiToolCalls(made.calls, false);
         if (reasoning) message.reasoning_content = reasoning;
         sendJson(res, 200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: lp?.take() ?? null, finish_reason: finish }], usage: usage(done.stats) });
       } else {
