@@ -12,6 +12,7 @@ import { LoadedModel, Session, type GenerateOptions } from '../../src/engine/ses
 import { reasoningSetup, renderChat, type ChatMessage } from '../../src/engine/chat/index.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { OpenAiServer, type RequestLogEntry } from '../../src/engine/server/server.js';
+import { embed } from '../../src/engine/embed.js';
 import { ROOT } from '../helpers.js';
 import { TOOL_CALL_ARGUMENTS, TOOL_CALL_NAME, writeToolCallerModel } from '../chat/tool-model.js';
 import { THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from '../chat/thinker-model.js';
@@ -199,6 +200,24 @@ describe('pantheon serve: the openai client', () => {
     expect(want.text).not.toBe((await engineCompletion(PROMPT, greedy(30))).text);
     const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 30, frequency_penalty: 1.2, presence_penalty: 0.4 });
     expect(r.choices[0].text).toBe(want.text);
+  });
+
+  it('embeddings: the engine\'s pooled vectors, as base64 (the client\'s default) or floats, with usage', async () => {
+    const texts = ['Once upon a time', 'The cat sat on the mat.'];
+    const want = texts.map((t) => Array.from(embed(reference, reference.tokenizer.encode(t, { addSpecial: true }))));
+    const r = await client.embeddings.create({ model: 'stories260K', input: texts });
+    expect(r.object).toBe('list');
+    expect(r.data.map((d) => d.index)).toEqual([0, 1]);
+    // (base64 carries the float32 bits exactly)
+    expect(r.data.map((d) => d.embedding)).toEqual(want.map((v) => v.map((x) => Math.fround(x))));
+    expect(r.usage.prompt_tokens).toBe(texts.reduce((n, t) => n + reference.tokenizer.encode(t, { addSpecial: true }).length, 0));
+    const f = await client.embeddings.create({ model: 'stories260K', input: texts[0], encoding_format: 'float' });
+    expect(f.data[0].embedding).toEqual(want[0]);
+    const ids = await client.embeddings.create({ model: 'stories260K', input: reference.tokenizer.encode(texts[1], { addSpecial: true }), encoding_format: 'float' });
+    expect(ids.data[0].embedding).toEqual(want[1]);
+    expect((await apiError(client.embeddings.create({ model: 'stories260K', input: '' }))).param).toBe('input');
+    expect((await apiError(client.embeddings.create({ model: 'stories260K', input: 'x'.repeat(2000) }))).code).toBe('context_length_exceeded');
+    expect((await apiError(client.embeddings.create({ model: 'other', input: 'x' }))).status).toBe(404);
   });
 
   it('stop sequences end the text before the stop, which is not returned', async () => {

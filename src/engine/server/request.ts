@@ -264,3 +264,31 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
   if (prompt === '') throw new ApiError(400, "'prompt' is empty", 'prompt', 'invalid_value');
   return { ...g, prompt };
 }
+
+export interface EmbeddingRequest {
+  model: string | undefined;
+  /** Each input: text, or token ids as given. */
+  inputs: (string | number[])[];
+  encoding: 'float' | 'base64';
+}
+
+/** POST /v1/embeddings: input is a string, an array of strings, an array of token ids, or of arrays of ids. */
+export function parseEmbeddingRequest(body: unknown): EmbeddingRequest {
+  const b = object(body);
+  const model = b.model;
+  if (model !== undefined && model !== null && typeof model !== 'string') bad('model', 'a string');
+  const v = b.input;
+  const isIds = (x: unknown): x is number[] => Array.isArray(x) && x.length > 0 && x.every((t) => Number.isInteger(t) && (t as number) >= 0);
+  let inputs: (string | number[])[];
+  if (typeof v === 'string') inputs = [v];
+  else if (isIds(v)) inputs = [v];
+  else if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' || isIds(x))) inputs = v as (string | number[])[];
+  else return bad('input', 'a string, an array of strings, or token ids (an array of integers, or an array of such arrays)');
+  inputs.forEach((x, i) => {
+    if (x === '') throw new ApiError(400, `'input${inputs.length > 1 ? `[${i}]` : ''}' is empty`, 'input', 'invalid_value');
+  });
+  const f = b.encoding_format;
+  if (f !== undefined && f !== null && f !== 'float' && f !== 'base64') bad('encoding_format', '"float" or "base64"');
+  if (b.dimensions !== undefined && b.dimensions !== null) throw new ApiError(400, "'dimensions' is not supported: the embedding has the model's width", 'dimensions', 'unsupported_parameter');
+  return { model: typeof model === 'string' ? model : undefined, inputs, encoding: f === 'base64' ? 'base64' : 'float' };
+}

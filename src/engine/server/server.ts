@@ -2,6 +2,7 @@
 //   GET  /v1/models, /v1/models/ID     the loaded model (id = file name without .gguf)
 //   POST /v1/chat/completions          messages through the model's chat template; SSE when stream
 //   POST /v1/completions               a raw prompt continued (no template); SSE when stream
+//   POST /v1/embeddings                each input's pooled, normalised last hidden state (embed.ts)
 // Requests run on `parallel` Sessions (default 1; slots.ts), each keeping its KV cache for the
 // shared prefix of the next request; the others wait their turn. A client that goes away cancels
 // its request, queued or generating (the session checks the signal before every token).
@@ -19,7 +20,8 @@ import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '
 import { Slots } from './slots.js';
 import type { SamplingParams } from '../sample/index.js';
 import { LogprobsShaper } from './logprobs.js';
-import { ApiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from './request.js';
+import { embed } from '../embed.js';
+import { ApiError, parseChatRequest, parseCompletionRequest, parseEmbeddingRequest, type EmbeddingRequest, type GenerationRequest } from './request.js';
 
 export interface ServerOptions {
   /** Default 127.0.0.1. */
@@ -229,6 +231,12 @@ export class OpenAiServer {
       const tokens = this.model.tokenizer.encode(r.prompt, { addSpecial: true, parseSpecial: true });
       return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs, logitBias: r.logitBias } });
     }
+    if (path === '/v1/embeddings') {
+      need('POST');
+      const r = parseEmbeddingRequest(await readBody(req));
+      if (r.model !== undefined && r.model !== this.id) throw this.unknownModel(r.model);
+      return this.embeddings(req, res, r);
+    }
     throw new ApiError(404, `Invalid URL (${method} ${req.url ?? '/'})`, null, 'unknown_url');
   }
 
@@ -246,6 +254,29 @@ export class OpenAiServer {
     for (const t of r.logitBias?.keys() ?? []) {
       if (t >= nVocab) throw new ApiError(400, `'logit_bias' names token ${t}, but the vocabulary has ids 0 to ${nVocab - 1}`, 'logit_bias', 'invalid_value');
     }
+  }
+
+  /** Each input's embedding (embed.ts), as float arrays or base64 of little-endian float32. */
+  private embeddings(req: IncomingMessage, res: ServerResponse, r: EmbeddingRequest): void {
+    const m = this.model;
+    const nVocab = m.hparams.nVocab;
+    const tokens = r.inputs.map((x, i) => {
+      const t = typeof x === 'string' ? m.tokenizer.encode(x, { addSpecial: true, parseSpecial: false }) : x;
+      const param = r.inputs.length > 1 ? `input[${i}]` : 'input';
+      const badId = t.find((id) => id >= nVocab);
+      if (badId !== undefined) throw new ApiError(400, `'${param}' has token ${badId}, but the vocabulary has ids 0 to ${nVocab - 1}`, 'input', 'invalid_value');
+      if (t.length > m.contextSize) throw new ApiError(400, `'${param}' has ${t.length} tokens but the context holds ${m.contextSize}; shorten it, or start the server with a larger --ctx.`, 'input', 'context_length_exceeded');
+      return t;
+    });
+    let used = 0;
+    const data = tokens.map((t, index) => {
+      used += t.length;
+      const v = embed(m, t);
+      const embedding = r.encoding === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : Array.from(v);
+      return { object: 'embedding', index, embedding };
+    });
+    sendJson(res, 200, { object: 'list', data, model: this.id, usage: { prompt_tokens: used, total_tokens: used } });
+    this.log(req, 200, { promptTokens: used, generatedTokens: 0, ttftMs: 0, tokensPerS: 0, promptTokensPerS: 0, reasoningTokens: 0, reasoningMs: 0 });
   }
 
   private async generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', r: GenerationRequest, job: Job): Promise<void> {
