@@ -9,6 +9,7 @@ import { MetadataViewer } from './components/MetadataViewer.js';
 import { ModelPicker } from './components/ModelPicker.js';
 import { Tabs, type TabSpec } from './components/Tabs.js';
 import { TensorBrowser } from './components/TensorBrowser.js';
+import { ServerPanel } from './components/ServerPanel.js';
 import { formatBytes, formatCount } from './lib/format.js';
 import { useApp } from './store/app.js';
 import { useChat } from './store/chat.js';
@@ -56,6 +57,7 @@ export function App() {
     { id: 'chat', label: 'Chat', disabled: !model },
     { id: 'metadata', label: 'Metadata', disabled: !model },
     { id: 'tensors', label: 'Tensors', disabled: !model },
+    { id: 'server', label: 'Server', disabled: !model },
   ];
   const shownTab = model ? tab : 'models';
 
@@ -104,6 +106,7 @@ export function App() {
         {model && shownTab === 'chat' && <ChatView model={model} />}
         {model && shownTab === 'metadata' && <MetadataViewer model={model} />}
         {model && shownTab === 'tensors' && <TensorBrowser model={model} />}
+        {model && shownTab === 'server' && <ServerPanel model={model} />}
       </main>
       <DropZone />
     </div>

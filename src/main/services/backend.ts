@@ -55,6 +55,7 @@ export class Backend {
     this.settings = new SettingsStore(opts.userData, opts.log);
     this.engine = new EngineSupervisor(opts.transport, opts.log);
     this.engine.onState((s) => this.emit('engine:state', s));
+    this.engine.onServer((s) => this.emit('server:state', s));
     this.library.onChange((lib) => this.emit('library:changed', lib));
     this.handlers = this.makeHandlers();
   }
@@ -167,6 +168,9 @@ export class Backend {
       'engine:unload': () => this.engine.unload(),
       'engine:state': async () => this.engine.current,
       'engine:countTokens': ({ messages }) => this.engine.countTokens(messages),
+      'server:start': ({ port, apiKey }) => this.engine.serverStart(port, apiKey),
+      'server:stop': () => this.engine.serverStop(),
+      'server:state': async () => this.engine.server,
       'chats:list': () => this.chats.list(),
       'chats:get': ({ id }) => this.chats.get(id),
       'chats:create': (req) => this.chats.create(req ?? {}),

@@ -52,6 +52,13 @@ const validators: Validators = {
   'engine:unload': none,
   'engine:state': none,
   'engine:countTokens': (v) => ({ messages: chatMessages(record(v, 'request').messages) }),
+  'server:start': (v) => {
+    const r = record(v, 'request');
+    const key = r.apiKey === undefined || r.apiKey === null || r.apiKey === '' ? undefined : string(r.apiKey, 'apiKey', 256);
+    return { port: integer(r.port, 'port', 0, 65535), ...(key === undefined ? {} : { apiKey: key }) };
+  },
+  'server:stop': none,
+  'server:state': none,
   'chats:list': none,
   'chats:get': (v) => ({ id: chatId(record(v, 'request').id) }),
   'chats:create': (v) => {
