@@ -19,6 +19,7 @@ import type { ModelHparams } from './model/hparams.js';
 import type { Profile } from './model/profile.js';
 import { estimateMemory, loadModelFile, modelInfo, type MemoryEstimate } from './model/load.js';
 import { Sampler, sharedWasmPasses, StopStringMatcher, type SamplingParams } from './sample/index.js';
+import { stepLogprobs, type StepLogprobs } from './sample/logprobs.js';
 import { tokenizerFromGguf, type Tokenizer } from './tokenizer/index.js';
 
 // ----------------------------------------------------------------------------------------------
@@ -171,8 +172,11 @@ export interface GenerationStats {
 
 export type GenerationEvent =
   | { kind: 'prompt'; text: string; tokens: number[] } // the exact prompt (transparency)
-  /** `text`: the token's answer text; `reasoning`: its reasoning text (reasoning models; '' else). */
-  | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[] }
+  /**
+   * `text`: the token's answer text; `reasoning`: its reasoning text (reasoning models; '' else);
+   * `raw`: its text before that split, markers included (tool-call parsing reads Harmony's headers).
+   */
+  | { kind: 'token'; id: number; text: string; reasoning: string; raw: string; top: { id: number; p: number; text: string }[]; logprobs?: StepLogprobs }
   | { kind: 'done'; reason: DoneReason; stats: GenerationStats };
 
 export interface GenerateOptions {
@@ -184,6 +188,21 @@ export interface GenerateOptions {
   promptText?: string;
   /** How the output splits into reasoning and answer (default: no reasoning, all text is answer). */
   reasoning?: ReasoningSetup;
+  /** Each token event gets `logprobs`: its log-probability and this many best (0..20; none when unset). */
+  topLogprobs?: number;
+  /** Added to the logits before sampling (OpenAI logit_bias: token id → bias; -Infinity bans). */
+  logitBias?: ReadonlyMap<number, number>;
+}
+
+/** Adds the bias to the logits; returns the logits it changed, to put back. */
+function applyBias(logits: Float32Array, bias: ReadonlyMap<number, number>): [number, number][] {
+  const saved: [number, number][] = [];
+  for (const [t, b] of bias) {
+    if (!Number.isInteger(t) || t < 0 || t >= logits.length) continue;
+    saved.push([t, logits[t]]);
+    logits[t] += b;
+  }
+  return saved;
 }
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -218,6 +237,13 @@ export class Session {
 
   get contextSize(): number {
     return this.model.contextSize;
+  }
+
+  /** How many leading tokens of `tokens` the cache already holds. */
+  sharedPrefix(tokens: readonly number[]): number {
+    let k = 0;
+    while (k < this.cached.length && k < tokens.length && this.cached[k] === tokens[k]) k++;
+    return k;
   }
 
   /** Forget the conversation (the cache is simply overwritten from position 0). */
@@ -317,7 +343,10 @@ export class Session {
     }
     const P = state.profile;
     if (P) P.phase = 'prompt';
-    state.logitStats.want = sampler.statsWanted; // the backend finds them while computing the logits
+    // the backend finds them while computing the logits (not when a bias changes the logits after)
+    const bias = opts.logitBias && opts.logitBias.size > 0 ? opts.logitBias : null;
+    state.logitStats.want = bias ? 0 : sampler.statsWanted;
+    const topLogprobs = opts.topLogprobs;
     let logits: Float32Array = state.logits;
     for (let i = keep; i < promptTokens.length; i += MAX_BATCH) {
       if (cancelled()) return yield done('cancelled');
@@ -345,7 +374,11 @@ export class Session {
     for (;;) {
       if (cancelled()) return yield done('cancelled');
       if (P) P.begin();
-      const { id, top } = sampler.sample(logits, history, state.logitStats);
+      // (the bias goes onto the logits for the sampler, and comes off again for the log-probabilities)
+      const saved = bias ? applyBias(logits, bias) : null;
+      const { id, top } = sampler.sample(logits, history, bias ? null : state.logitStats);
+      if (saved) for (const [t, l] of saved) logits[t] = l;
+      const logprobs = topLogprobs === undefined ? undefined : stepLogprobs(logits, id, topLogprobs);
       if (P) P.mark('sampling');
       history.push(id);
       stats.generatedTokens++;
@@ -378,7 +411,7 @@ export class Session {
         stats.reasoningTokens++;
         stats.reasoningMs = performance.now() - tGen;
       }
-      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })) };
+      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, raw: text, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })), logprobs };
       if (P) P.mark('detokenise');
       yield ev;
       if (reason !== null) {

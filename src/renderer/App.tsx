@@ -9,6 +9,7 @@ import { MetadataViewer } from './components/MetadataViewer.js';
 import { ModelPicker } from './components/ModelPicker.js';
 import { Tabs, type TabSpec } from './components/Tabs.js';
 import { TensorBrowser } from './components/TensorBrowser.js';
+import { ServerPanel } from './components/ServerPanel.js';
 import { formatBytes, formatCount } from './lib/format.js';
 import { useApp } from './store/app.js';
 import { useChat } from './store/chat.js';
@@ -57,8 +58,9 @@ export function App() {
     // A remote model has no file here: its metadata and tensors stay on the server.
     { id: 'metadata', label: 'Metadata', disabled: !model || !!model.remote },
     { id: 'tensors', label: 'Tensors', disabled: !model || !!model.remote },
+    { id: 'server', label: 'Server', disabled: !model || !!model.remote },
   ];
-  const shownTab = model ? (model.remote && (tab === 'metadata' || tab === 'tensors') ? 'chat' : tab) : 'models';
+  const shownTab = model ? (model.remote && (tab === 'metadata' || tab === 'tensors' || tab === 'server') ? 'chat' : tab) : 'models';
 
   return (
     <div className="app">
@@ -105,6 +107,7 @@ export function App() {
         {model && shownTab === 'chat' && <ChatView model={model} />}
         {model && shownTab === 'metadata' && <MetadataViewer model={model} />}
         {model && shownTab === 'tensors' && <TensorBrowser model={model} />}
+        {model && shownTab === 'server' && <ServerPanel model={model} />}
       </main>
       <DropZone />
     </div>

@@ -9,6 +9,7 @@ import { useApp } from './store/app.js';
 import { useChat } from './store/chat.js';
 import { useEngine } from './store/engine.js';
 import { useSettings } from './store/settings.js';
+import { useServer } from './store/server.js';
 import './styles/app.css';
 import './styles/hljs.css';
 
@@ -20,6 +21,7 @@ async function start(): Promise<void> {
   );
   try {
     const api = await connectApi();
+    api.on('server:state', (s) => useServer.getState().setState(s));
     api.on('engine:state', (s) => {
       useEngine.getState().setState(s);
       // The crash banner says what happened; a reload starts clean.

@@ -326,6 +326,36 @@ export type GenerationEvent =
 // ---------------------------------------------------------------------------------------------
 // Requests and events
 
+/** One request the local server answered (the panel's live log). */
+export interface ServerLogEntry {
+  /** ms since the epoch. */
+  time: number;
+  method: string;
+  path: string;
+  status: number;
+  promptTokens: number;
+  completionTokens: number;
+  tokensPerS: number;
+}
+
+/** The app's local OpenAI-compatible server, run by the engine host over the loaded model. */
+export interface ServerState {
+  running: boolean;
+  /** http://127.0.0.1:PORT/v1 while running. */
+  url: string | null;
+  port: number;
+  /** Whether requests must send the API key (the key itself never leaves main). */
+  apiKey: boolean;
+  /** The model it serves (the loaded one), while running. */
+  modelName: string | null;
+  /** Why it is not running, in one sentence (a port in use, no model loaded). */
+  error: string | null;
+  /** The latest requests, oldest first (at most SERVER_LOG_SIZE). */
+  log: ServerLogEntry[];
+}
+
+export const SERVER_LOG_SIZE = 100;
+
 export type MenuCommand = 'open-model' | 'close-model' | 'new-chat' | 'show-chat' | 'show-metadata' | 'show-tensors';
 
 export interface Requests {
@@ -376,6 +406,10 @@ export interface Requests {
   'chats:delete': { request: { id: string }; response: void };
   /** A chat exported as JSON (the export's text), saved as a new chat. */
   'chats:import': { request: { text: string }; response: ChatSummary };
+  /** Serve the loaded model over the OpenAI API on 127.0.0.1:port (0: any free port). */
+  'server:start': { request: { port: number; apiKey?: string }; response: ServerState };
+  'server:stop': { request: void; response: ServerState };
+  'server:state': { request: void; response: ServerState };
   'settings:get': { request: void; response: Settings };
   'settings:set': { request: { settings: Partial<Settings> }; response: Settings };
 }
@@ -388,6 +422,7 @@ export interface Events {
   'model:opened': OpenedModel;
   /** Progress of 'model:tensorStats' (elements) or 'model:compare' (tensors). */
   'model:inspectProgress': { job: 'stats' | 'compare'; done: number; total: number };
+  'server:state': ServerState;
 }
 
 export type RequestChannel = keyof Requests;
@@ -399,10 +434,10 @@ export const REQUEST_CHANNELS = [
   'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
   'model:openDropped', 'model:close', 'model:metaArray', 'model:tensorStats', 'model:compare', 'model:cancelInspect', 'engine:load', 'engine:cancelLoad', 'engine:unload',
   'engine:state', 'engine:countTokens', 'remote:list', 'remote:add', 'remote:remove', 'remote:refresh', 'remote:open', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
-  'chats:delete', 'chats:import', 'settings:get', 'settings:set',
+  'chats:delete', 'chats:import', 'settings:get', 'settings:set', 'server:start', 'server:stop', 'server:state',
 ] as const satisfies readonly RequestChannel[];
 
-export const EVENT_CHANNELS = ['engine:state', 'library:changed', 'menu:command', 'model:opened', 'model:inspectProgress'] as const satisfies readonly EventChannel[];
+export const EVENT_CHANNELS = ['engine:state', 'library:changed', 'menu:command', 'model:opened', 'model:inspectProgress', 'server:state'] as const satisfies readonly EventChannel[];
 
 /** A running generation; `cancel` stops it within one token. */
 export interface GenerationHandle {

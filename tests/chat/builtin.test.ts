@@ -107,7 +107,7 @@ describe('built-in templates', () => {
   });
 
   it('rejects a message with an unknown role', () => {
-    expect(() => renderChat(info({}), [{ role: 'tool' as 'user', content: 'x' }])).toThrow(/role "tool"/);
+    expect(() => renderChat(info({}), [{ role: 'function' as 'user', content: 'x' }])).toThrow(/role "function"/);
   });
 });
 

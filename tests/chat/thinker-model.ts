@@ -25,13 +25,13 @@ export const THINKER_ANSWER = 'Hello! How can we help you today?';
 export const THINKER_REASONING_TOKENS = 12;
 
 // llama.cpp llama-vocab.h LLAMA_TOKEN_TYPE_*
-const NORMAL = 1;
+export const NORMAL = 1;
 const UNKNOWN = 2;
-const CONTROL = 3;
-const USER_DEFINED = 4;
+export const CONTROL = 3;
+export const USER_DEFINED = 4;
 const BYTE = 6;
 
-interface Script {
+export interface Script {
   name: string;
   template: string;
   /** Special tokens of the vocabulary, with their token type. */
@@ -43,7 +43,7 @@ interface Script {
   eos: string;
 }
 
-function scriptedGguf(sc: Script): Uint8Array {
+export function scriptedGguf(sc: Script): Uint8Array {
   const tokens: string[] = ['<unk>', '<s>', '</s>'];
   const types: number[] = [UNKNOWN, CONTROL, CONTROL];
   for (let b = 0; b < 256; b++) {
@@ -118,7 +118,7 @@ function scriptedGguf(sc: Script): Uint8Array {
   ], tensors);
 }
 
-const template = (name: string) => readFileSync(join(ROOT, 'tests', 'chat', 'templates', name), 'utf8');
+export const template = (name: string) => readFileSync(join(ROOT, 'tests', 'chat', 'templates', name), 'utf8');
 
 /** The Qwen3-style thinker: every prompt ends "<|im_start|>assistant\n", last token the byte <0x0A>. */
 export function thinkerGguf(): Uint8Array {

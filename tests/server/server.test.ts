@@ -12,7 +12,9 @@ import { LoadedModel, Session, type GenerateOptions } from '../../src/engine/ses
 import { reasoningSetup, renderChat, type ChatMessage } from '../../src/engine/chat/index.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { OpenAiServer, type RequestLogEntry } from '../../src/engine/server/server.js';
+import { embed } from '../../src/engine/embed.js';
 import { ROOT } from '../helpers.js';
+import { TOOL_CALL_ARGUMENTS, TOOL_CALL_NAME, writeToolCallerModel } from '../chat/tool-model.js';
 import { THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from '../chat/thinker-model.js';
 
 const MODEL = join(ROOT, 'resources/models/stories260K.gguf');
@@ -77,6 +79,8 @@ async function apiError(p: Promise<unknown>): Promise<APIError> {
 }
 
 const PROMPT = 'Once upon a time, there was a little girl';
+/** A message as both the engine and the openai client take it. */
+type Msg = { role: 'user' | 'system'; content: string };
 
 describe('pantheon serve: the openai client', () => {
   it('lists the loaded model, id = the file name without .gguf', async () => {
@@ -87,7 +91,7 @@ describe('pantheon serve: the openai client', () => {
   });
 
   it('chat: greedy non-streaming equals the engine, with usage and finish_reason length', async () => {
-    const messages: ChatMessage[] = [{ role: 'user', content: PROMPT }];
+    const messages: Msg[] = [{ role: 'user', content: PROMPT }];
     const want = await engineChat(messages, greedy(24));
     const r = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 24 });
     expect(r.object).toBe('chat.completion');
@@ -103,7 +107,7 @@ describe('pantheon serve: the openai client', () => {
   });
 
   it('chat: streaming gives the same text in chunks, then usage (include_usage) and [DONE]', async () => {
-    const messages: ChatMessage[] = [{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: [{ type: 'text', text: PROMPT }] as never }];
+    const messages: Msg[] = [{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: [{ type: 'text', text: PROMPT }] as never }];
     const want = await engineChat([{ role: 'system', content: 'Tell a story.' }, { role: 'user', content: PROMPT }], greedy(20));
     const stream = await client.chat.completions.create({ messages: messages as never, model: 'stories260K', temperature: 0, max_completion_tokens: 20, stream: true, stream_options: { include_usage: true } });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
@@ -137,6 +141,85 @@ describe('pantheon serve: the openai client', () => {
     expect(finish).toBe('length');
   });
 
+  it('logprobs: the engine\'s per-token log-probabilities, the same streamed and not, in both shapes', async () => {
+    // the truth: a Session's own top-3 at each greedy step (itself checked against llama.cpp: tests/model/logprobs.test.ts)
+    const tokens = reference.tokenizer.encode(PROMPT, { addSpecial: true, parseSpecial: true });
+    const want: { id: number; logprob: number; top: { id: number; logprob: number }[] }[] = [];
+    for await (const ev of new Session(reference).generate(tokens, greedy(10), undefined, { topLogprobs: 3 })) if (ev.kind === 'token') want.push(ev.logprobs!);
+    const piece = (id: number) => new TextDecoder().decode(reference.tokenizer.bytes(id));
+    const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 10, logprobs: 3 });
+    const lp = r.choices[0].logprobs!;
+    expect(lp.tokens).toEqual(want.map((w) => piece(w.id)));
+    expect(lp.token_logprobs).toEqual(want.map((w) => w.logprob));
+    expect(lp.top_logprobs).toEqual(want.map((w) => Object.fromEntries(w.top.map((t) => [piece(t.id), t.logprob]))));
+    expect(lp.text_offset![0]).toBe(0);
+    expect(lp.tokens!.join('')).toBe(r.choices[0].text);
+
+    const messages: Msg[] = [{ role: 'user', content: PROMPT }];
+    const c = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 4 });
+    const content = c.choices[0].logprobs!.content!;
+    expect(content).toHaveLength(c.usage!.completion_tokens);
+    for (const t of content) {
+      expect(t.top_logprobs).toHaveLength(4);
+      // greedy: the chosen token is the most likely one; probabilities sorted, each ≤ 0
+      expect(t.top_logprobs[0]).toEqual({ token: t.token, logprob: t.logprob, bytes: t.bytes });
+      expect(t.top_logprobs.every((x, i) => x.logprob <= 0 && (i === 0 || x.logprob <= t.top_logprobs[i - 1].logprob))).toBe(true);
+      expect(new TextDecoder().decode(Uint8Array.from(t.bytes!))).toBe(t.token);
+    }
+    expect(content.map((t) => t.token).join('')).toBe(c.choices[0].message.content);
+    const stream = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 12, logprobs: true, top_logprobs: 4, stream: true });
+    const streamed: OpenAI.Chat.Completions.ChatCompletionTokenLogprob[] = [];
+    for await (const ch of stream) streamed.push(...(ch.choices[0]?.logprobs?.content ?? []));
+    expect(streamed).toEqual(content);
+    // logprobs alone: no alternatives
+    const bare = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 3, logprobs: true });
+    expect(bare.choices[0].logprobs!.content!.map((t) => t.top_logprobs)).toEqual([[], [], []]);
+    expect((await apiError(client.chat.completions.create({ model: 'stories260K', messages, top_logprobs: 21, logprobs: true }))).param).toBe('top_logprobs');
+    expect((await apiError(client.chat.completions.create({ model: 'stories260K', messages, top_logprobs: 2 }))).param).toBe('top_logprobs');
+  });
+
+  it('logit_bias bans (-100) or forces (+100) a token; penalties equal the engine\'s', async () => {
+    const tokens = reference.tokenizer.encode(PROMPT, { addSpecial: true, parseSpecial: true });
+    const first: { id: number; top: { id: number; logprob: number }[] }[] = [];
+    for await (const ev of new Session(reference).generate(tokens, greedy(1), undefined, { topLogprobs: 2 })) if (ev.kind === 'token') first.push(ev.logprobs!);
+    const [best, second] = first[0].top.map((t) => t.id);
+    const ask = (bias: Record<string, number>, n = 4) => client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: n, logprobs: 0, logit_bias: bias });
+    const banned = (await ask({ [best]: -100 })).choices[0].logprobs!;
+    const piece = (id: number) => new TextDecoder().decode(reference.tokenizer.bytes(id));
+    expect(banned.tokens![0]).toBe(piece(second));
+    expect(banned.tokens).not.toContain(piece(best));
+    // the reported log-probabilities are the model's own, before the bias
+    expect(banned.token_logprobs![0]).toBe(first[0].top[1].logprob);
+    const forced = (await ask({ [second]: 100 })).choices[0].logprobs!;
+    expect(forced.tokens).toEqual([piece(second), piece(second), piece(second), piece(second)]);
+    expect((await apiError(ask({ 999999: 5 }))).param).toBe('logit_bias');
+    expect((await apiError(ask({ [best]: 101 }))).param).toBe(`logit_bias.${best}`);
+    // frequency and presence penalties: the engine's greedy text with the same penalties
+    const pen = { ...greedy(30), frequencyPenalty: 1.2, presencePenalty: 0.4 };
+    const want = await engineCompletion(PROMPT, pen);
+    expect(want.text).not.toBe((await engineCompletion(PROMPT, greedy(30))).text);
+    const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 30, frequency_penalty: 1.2, presence_penalty: 0.4 });
+    expect(r.choices[0].text).toBe(want.text);
+  });
+
+  it('embeddings: the engine\'s pooled vectors, as base64 (the client\'s default) or floats, with usage', async () => {
+    const texts = ['Once upon a time', 'The cat sat on the mat.'];
+    const want = texts.map((t) => Array.from(embed(reference, reference.tokenizer.encode(t, { addSpecial: true }))));
+    const r = await client.embeddings.create({ model: 'stories260K', input: texts });
+    expect(r.object).toBe('list');
+    expect(r.data.map((d) => d.index)).toEqual([0, 1]);
+    // (base64 carries the float32 bits exactly)
+    expect(r.data.map((d) => d.embedding)).toEqual(want.map((v) => v.map((x) => Math.fround(x))));
+    expect(r.usage.prompt_tokens).toBe(texts.reduce((n, t) => n + reference.tokenizer.encode(t, { addSpecial: true }).length, 0));
+    const f = await client.embeddings.create({ model: 'stories260K', input: texts[0], encoding_format: 'float' });
+    expect(f.data[0].embedding).toEqual(want[0]);
+    const ids = await client.embeddings.create({ model: 'stories260K', input: reference.tokenizer.encode(texts[1], { addSpecial: true }), encoding_format: 'float' });
+    expect(ids.data[0].embedding).toEqual(want[1]);
+    expect((await apiError(client.embeddings.create({ model: 'stories260K', input: '' }))).param).toBe('input');
+    expect((await apiError(client.embeddings.create({ model: 'stories260K', input: 'x'.repeat(2000) }))).code).toBe('context_length_exceeded');
+    expect((await apiError(client.embeddings.create({ model: 'other', input: 'x' }))).status).toBe(404);
+  });
+
   it('stop sequences end the text before the stop, which is not returned', async () => {
     // a word from the middle of the greedy continuation is the stop
     const stopIn = (full: string): { stop: string; cut: string } => {
@@ -148,7 +231,7 @@ describe('pantheon serve: the openai client', () => {
     const r = await client.completions.create({ model: 'stories260K', prompt: PROMPT, temperature: 0, max_tokens: 30, stop: a.stop });
     expect(r.choices[0].text).toBe(a.cut);
     expect(r.choices[0].finish_reason).toBe('stop');
-    const messages: ChatMessage[] = [{ role: 'user', content: PROMPT }];
+    const messages: Msg[] = [{ role: 'user', content: PROMPT }];
     const b = stopIn((await engineChat(messages, greedy(30))).text);
     const c = await client.chat.completions.create({ model: 'stories260K', messages, temperature: 0, max_tokens: 30, stop: ['zzzz', b.stop] });
     expect(c.choices[0].message.content).toBe(b.cut);
@@ -212,9 +295,9 @@ describe('pantheon serve: the openai client', () => {
     expect(await call('POST', '/completions', [1, 2])).toMatchObject({ status: 400, error: { code: 'invalid_json' } });
     // what is not implemented yet is refused by name, never silently ignored
     const hi = [{ role: 'user', content: 'hi' }];
-    for (const [param, extra] of [['response_format', { response_format: { type: 'json_object' } }], ['logprobs', { logprobs: true }], ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }]] as const) {
-      expect(await call('POST', '/chat/completions', { messages: hi, ...extra })).toMatchObject({ status: 400, error: { param, code: 'unsupported_parameter' } });
-    }
+    expect(await call('POST', '/chat/completions', { messages: hi, response_format: { type: 'json_object' } })).toMatchObject({ status: 400, error: { param: 'response_format', code: 'unsupported_parameter' } });
+    expect(await call('POST', '/chat/completions', { messages: hi, tools: [{ type: 'function', function: { name: 'f' } }] })).toMatchObject({ status: 400, error: { param: 'tools', code: 'tools_unsupported' } });
+    expect(await call('POST', '/chat/completions', { messages: hi, tools: [{ type: 'function' }] })).toMatchObject({ status: 400, error: { param: 'tools[0].function' } });
     expect((await client.chat.completions.create({ messages: hi as never, model: 'stories260K', max_tokens: 2, logprobs: false, response_format: { type: 'text' } })).choices).toHaveLength(1);
   });
 
@@ -299,7 +382,7 @@ describe('pantheon serve: a thinking model', () => {
     const s = await OpenAiServer.start(thinker, { port: 0 });
     try {
       const c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
-      const messages: ChatMessage[] = [{ role: 'user', content: 'hello' }];
+      const messages: Msg[] = [{ role: 'user', content: 'hello' }];
       const r = await c.chat.completions.create({ model: 'scripted-thinker', messages, temperature: 0, max_tokens: 60 });
       const msg = r.choices[0].message as typeof r.choices[0]['message'] & { reasoning_content?: string };
       expect(msg.content).toBe(THINKER_ANSWER);
@@ -321,5 +404,152 @@ describe('pantheon serve: a thinking model', () => {
       thinker.dispose();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('pantheon serve: CORS and --parallel', () => {
+  it('sends no CORS headers unless enabled; with cors, answers the preflight without a key', async () => {
+    const plain = await fetch(`${server.url}/models`, { headers: { Authorization: `Bearer ${KEY}`, Origin: 'http://example.test' } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+    const s = await OpenAiServer.start(model, { port: 0, apiKey: KEY, cors: 'http://example.test' });
+    try {
+      const pre = await fetch(`${s.url}/chat/completions`, { method: 'OPTIONS', headers: { Origin: 'http://example.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe('http://example.test');
+      expect(pre.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+      const r = await fetch(`${s.url}/models`, { headers: { Authorization: `Bearer ${KEY}` } });
+      expect(r.headers.get('access-control-allow-origin')).toBe('http://example.test');
+      // the key is still required for the request itself
+      expect((await fetch(`${s.url}/models`)).status).toBe(401);
+    } finally {
+      await s.close();
+    }
+  });
+
+  /** Two streams at once: whether the second's first text arrives before the first one's end. */
+  async function overlap(parallel: number): Promise<{ overlapped: boolean; texts: string[] }> {
+    const s = await OpenAiServer.start(model, { port: 0, parallel });
+    try {
+      const c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
+      const events: string[] = [];
+      const run = async (name: string, prompt: string, n: number) => {
+        const stream = await c.completions.create({ model: 'stories260K', prompt, temperature: 0, max_tokens: n, stream: true });
+        let text = '';
+        for await (const ch of stream) {
+          if (ch.choices[0]?.text) {
+            if (!text) events.push(`${name} first`);
+            text += ch.choices[0].text;
+          }
+        }
+        events.push(`${name} end`);
+        return text;
+      };
+      const a = run('a', PROMPT, 150);
+      await new Promise((r) => setTimeout(r, 5));
+      const texts = await Promise.all([a, run('b', 'Tom had a dog', 10), run('c', PROMPT, 10), run('d', 'The sun', 10)]);
+      return { overlapped: events.indexOf('b first') < events.indexOf('a end'), texts };
+    } finally {
+      await s.close();
+    }
+  }
+
+  it('--parallel 2 generates two requests at once, each text the engine\'s; --parallel 1 queues them', async () => {
+    const want = [(await engineCompletion(PROMPT, greedy(150))).text, ...(await Promise.all(['Tom had a dog', PROMPT, 'The sun'].map(async (p) => (await engineCompletion(p, greedy(10))).text)))];
+    const two = await overlap(2);
+    expect(two.texts).toEqual(want);
+    expect(two.overlapped).toBe(true);
+    const one = await overlap(1);
+    expect(one.texts).toEqual(want);
+    expect(one.overlapped).toBe(false);
+  });
+});
+
+describe('pantheon serve: tools', () => {
+  const WEATHER = { type: 'function' as const, function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+  const ask = [{ role: 'user' as const, content: 'Weather in Paris?' }];
+  let dir: string;
+  let caller: LoadedModel;
+  let s: OpenAiServer;
+  let c: OpenAI;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pantheon-tools-'));
+    caller = await LoadedModel.load(writeToolCallerModel(dir), { contextSize: 1024 });
+    s = await OpenAiServer.start(caller, { port: 0 });
+    c = new OpenAI({ baseURL: s.url, apiKey: 'none', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await s?.close();
+    caller?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('auto: the model\'s <tool_call> comes back as tool_calls, finish_reason tool_calls, streamed and not', async () => {
+    const r = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    expect(r.choices[0].message.content).toBeNull();
+    const call = r.choices[0].message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    expect(r.choices[0].message.tool_calls).toHaveLength(1);
+    expect(call.type).toBe('function');
+    expect(call.id).toMatch(/^call_/);
+    expect(call.function.name).toBe(TOOL_CALL_NAME);
+    expect(JSON.parse(call.function.arguments)).toEqual(TOOL_CALL_ARGUMENTS);
+
+    const stream = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], temperature: 0, stream: true });
+    let content = '';
+    let finish: string | null = null;
+    const deltas: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+    for await (const ch of stream) {
+      content += ch.choices[0]?.delta.content ?? '';
+      deltas.push(...(ch.choices[0]?.delta.tool_calls ?? []));
+      finish = ch.choices[0]?.finish_reason ?? finish;
+    }
+    expect(content).toBe('');
+    expect(finish).toBe('tool_calls');
+    expect(deltas).toHaveLength(1);
+    expect(deltas[0]).toMatchObject({ index: 0, type: 'function', function: { name: TOOL_CALL_NAME } });
+    expect(JSON.parse(deltas[0].function!.arguments!)).toEqual(TOOL_CALL_ARGUMENTS);
+  });
+
+  it('required continues a call the server opens; none leaves the tools out and returns text', async () => {
+    const r = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], tool_choice: 'required', temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    const call = r.choices[0].message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    expect([call.function.name, JSON.parse(call.function.arguments)]).toEqual([TOOL_CALL_NAME, TOOL_CALL_ARGUMENTS]);
+    // (the forced prefix is in the prompt: one token more, one generated token less)
+    const auto = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], temperature: 0 });
+    expect(r.usage!.prompt_tokens).toBe(auto.usage!.prompt_tokens + 1);
+    expect(r.usage!.completion_tokens).toBe(auto.usage!.completion_tokens - 1);
+    const none = await c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], tool_choice: 'none', temperature: 0 });
+    expect(none.choices[0].finish_reason).toBe('stop');
+    expect(none.choices[0].message.tool_calls).toBeUndefined();
+    expect(none.choices[0].message.content).toBe('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>');
+    expect(none.usage!.prompt_tokens).toBeLessThan(auto.usage!.prompt_tokens); // no tools in the prompt
+  });
+
+  it('a tool\'s result goes back through the template, as the template renders it', async () => {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      ...ask,
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_7', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_7', content: '{"temp": 21}' },
+    ];
+    const r = await c.chat.completions.create({ model: 'scripted-tool-caller', messages, tools: [WEATHER], temperature: 0 });
+    const rendered = renderChat(caller.templateInfo, [
+      ...ask,
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_7', name: 'get_weather', arguments: '{"city": "Paris"}' }] },
+      { role: 'tool', content: '{"temp": 21}', toolCallId: 'call_7', name: 'get_weather' },
+    ], { tools: [WEATHER] });
+    expect(rendered.text).toContain('<tool_response>\n{"temp": 21}\n</tool_response>');
+    expect(r.usage!.prompt_tokens).toBe(caller.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true }).length);
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+  });
+
+  it('errors: a model whose template takes no tools, an unknown named function, a tool message without its call id', async () => {
+    const e = await apiError(client.chat.completions.create({ model: 'stories260K', messages: ask, tools: [WEATHER] }));
+    expect([e.status, e.code, e.param]).toEqual([400, 'tools_unsupported', 'tools']);
+    const named = await apiError(c.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } }));
+    expect(named.param).toBe('tool_choice');
+    const noId = await apiError(c.chat.completions.create({ model: 'scripted-tool-caller', messages: [...ask, { role: 'tool', content: 'x' } as never] }));
+    expect(noId.param).toBe('messages[1].tool_call_id');
   });
 });

@@ -5,6 +5,7 @@ import { UsageError } from '../../shared/errors.js';
 import { LoadedModel, Session, type BackendKind, type GenerationStats, type LoadOptions } from '../../engine/session.js';
 import { Profile } from '../../engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index.js';
+import { MAX_TOP_LOGPROBS, type StepLogprobs } from '../../engine/sample/logprobs.js';
 import { optNumber, optString, parseArgs, type ParsedArgs } from '../args.js';
 import type { CliIo, Command } from '../command.js';
 
@@ -65,15 +66,18 @@ function writer(io: CliIo): { write: (t: string) => void; end: () => void } {
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile]',
+  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile]',
   summary: 'continue a prompt with the model (no chat template); --temp 0 is greedy',
   async run(argv, io) {
-    const args = parseArgs(argv, ['p', 'prompt', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['json', 'stop-at-eos', 'profile']);
+    const args = parseArgs(argv, ['p', 'prompt', 'top-logprobs', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['json', 'stop-at-eos', 'profile']);
     if (args.positionals.length !== 1) throw new UsageError('run takes one MODEL file');
     const prompt = optString(args, 'p') ?? optString(args, 'prompt');
     if (prompt === undefined) throw new UsageError('give the prompt with -p TEXT');
     const sampling = samplingOptions(args, 128);
     const json = args.options.has('json');
+    // --top-logprobs K (with --json): each token's log-probability and the K best, per step
+    const topLogprobs = args.options.has('top-logprobs') ? optNumber(args, 'top-logprobs', 0, { int: true, min: 0, max: MAX_TOP_LOGPROBS }) : undefined;
+    if (topLogprobs !== undefined && !json) throw new UsageError('--top-logprobs needs --json (the log-probabilities are printed in the JSON object)');
     // Greedy runs a fixed length unless asked to stop at end-of-generation (to compare engines).
     const stopAtEog = sampling.temperature > 0 || args.options.has('stop-at-eos');
 
@@ -85,14 +89,16 @@ export const runCommand: Command = {
       const promptTokens = model.tokenizer.encode(prompt, { addSpecial: true, parseSpecial: true });
       const out = writer(io);
       const tokens: number[] = [];
+      const logprobs: StepLogprobs[] = [];
       let text = '';
       let result: { reason: string; stats: GenerationStats } | null = null;
       const ac = new AbortController();
       await withSigint(ac, async () => {
-        for await (const ev of session.generate(promptTokens, sampling, ac.signal, { stopAtEog })) {
+        for await (const ev of session.generate(promptTokens, sampling, ac.signal, { stopAtEog, topLogprobs })) {
           if (ev.kind === 'prompt' && !json) out.write(prompt);
           else if (ev.kind === 'token') {
             tokens.push(ev.id);
+            if (ev.logprobs) logprobs.push(ev.logprobs);
             text += ev.text;
             if (!json && ev.text) out.write(ev.text);
           } else if (ev.kind === 'done') result = { reason: ev.reason, stats: ev.stats };
@@ -107,6 +113,7 @@ export const runCommand: Command = {
           ttft_ms: r ? Number(r.stats.ttftMs.toFixed(2)) : 0,
           tokens_per_s: r ? Number(r.stats.tokensPerS.toFixed(2)) : 0,
           stop_reason: r?.reason ?? null,
+          ...(topLogprobs === undefined ? {} : { logprobs }),
         }));
       } else {
         out.end();

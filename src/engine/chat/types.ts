@@ -3,7 +3,8 @@
 export type ChatRole = 'system' | 'user' | 'assistant';
 
 export interface ChatMessage {
-  role: ChatRole;
+  /** 'tool': a tool's result (OpenAI tool role), for the file's template; built-ins show it as a user turn. */
+  role: ChatRole | 'tool';
   /** For a reply of a reasoning model: its answer only (see reasoning.ts). */
   content: string;
   /**
@@ -12,6 +13,11 @@ export interface ChatMessage {
    * earlier turns they do not); the built-in templates never show it.
    */
   reasoning?: string;
+  /** An assistant turn's tool calls (arguments as JSON text; the template gets them parsed). */
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  /** A tool turn: the call it answers, and the function's name. */
+  toolCallId?: string;
+  name?: string;
 }
 
 /** What the renderer needs from a model file (see `templateInfoFromGguf`). */

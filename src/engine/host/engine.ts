@@ -5,7 +5,8 @@
 import { basename } from 'node:path';
 import { fitMessages, reasoningSetup, renderChat, type ChatMessage, type ContextPolicy } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
-import type { GenerationEvent, SamplingSettings } from '../../shared/contract.js';
+import type { GenerationEvent, SamplingSettings, ServerLogEntry } from '../../shared/contract.js';
+import { OpenAiServer } from '../server/server.js';
 import type { LoadedInfo } from './protocol.js';
 import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
 
@@ -28,6 +29,8 @@ export interface EngineModel {
   countTokens(messages: ChatMessage[]): number;
   /** Stream a reply to the conversation; ends with 'done' (or throws). */
   chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal, policy?: ContextPolicy): AsyncIterable<GenerationEvent>;
+  /** Serve the model over the OpenAI API on 127.0.0.1:port (its own session); resolves once it listens. */
+  serve(opts: { port: number; apiKey?: string; onRequest: (e: ServerLogEntry) => void }): Promise<{ url: string; close(): Promise<void> }>;
   dispose(): void;
 }
 
@@ -86,7 +89,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
             };
             break;
           case 'token':
-            yield e;
+            yield { kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top };
             break;
           case 'done': {
             // The reasoning's numbers only for a reply that had reasoning (they are stored with it).
@@ -97,6 +100,15 @@ export const loadSessionModel: EngineLoader = async (opts) => {
           }
         }
       }
+    },
+    async serve({ port, apiKey, onRequest }) {
+      const server = await OpenAiServer.start(model, {
+        host: '127.0.0.1',
+        port,
+        apiKey,
+        onRequest: (e) => onRequest({ time: Date.now(), method: e.method, path: e.path, status: e.status, promptTokens: e.promptTokens, completionTokens: e.completionTokens, tokensPerS: e.tokensPerS }),
+      });
+      return { url: server.url, close: () => server.close() };
     },
     dispose: () => model.dispose(),
   };

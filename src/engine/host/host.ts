@@ -27,6 +27,7 @@ export class EngineHost {
   private model: EngineModel | null = null;
   private loading: AbortController | null = null;
   private running: Running | null = null;
+  private server: { close(): Promise<void> } | null = null;
 
   constructor(
     private readonly control: HostChannel,
@@ -51,6 +52,8 @@ export class EngineHost {
       case 'attachPort': break;
       case 'shutdown': this.shutdown(); break;
       case 'ping': this.control.send({ kind: 'pong', id: m.id }); break;
+      case 'serverStart': void this.serverStart(m.port, m.apiKey); break;
+      case 'serverStop': void this.serverStop().then(() => this.control.send({ kind: 'serverState', url: null })); break;
       case 'generate':
       case 'cancel': this.onStream(this.control, m); break;
     }
@@ -109,7 +112,34 @@ export class EngineHost {
     }
   }
 
+  /** The local server over the loaded model (one at a time; a new start replaces it). */
+  private async serverStart(port: number, apiKey: string | undefined): Promise<void> {
+    await this.serverStop();
+    const model = this.model;
+    if (!model) return this.control.send({ kind: 'serverState', url: null, error: 'No model is loaded; load one to serve it.' });
+    try {
+      const s = await model.serve({ port, apiKey, onRequest: (entry) => this.control.send({ kind: 'serverRequest', entry }) });
+      if (this.model !== model) {
+        await s.close();
+        return this.control.send({ kind: 'serverState', url: null, error: 'The model was unloaded while the server started.' });
+      }
+      this.server = s;
+      this.control.send({ kind: 'serverState', url: s.url });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const error = code === 'EADDRINUSE' ? `Port ${port} is in use; choose another.` : code === 'EACCES' ? `Port ${port} needs privileges; choose one above 1023.` : `The server could not start (${err instanceof Error ? err.message : String(err)}).`;
+      this.control.send({ kind: 'serverState', url: null, error });
+    }
+  }
+
+  private async serverStop(): Promise<void> {
+    const s = this.server;
+    this.server = null;
+    await s?.close();
+  }
+
   private unload(): void {
+    void this.serverStop();
     this.running?.abort.abort();
     this.model?.dispose();
     this.model = null;

@@ -9,7 +9,7 @@
 //            never pass through main. Under Node the control channel doubles as the stream channel.
 
 import type { SerializedError } from '../../shared/errors.js';
-import type { GenerateRequest, GenerationEvent, RequestMessage } from '../../shared/contract.js';
+import type { GenerateRequest, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
 import type { RemoteTarget } from './remote-model.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -47,6 +47,9 @@ export type ToHost =
   | { kind: 'shutdown' }
   /** Heartbeat: the host answers 'pong' with the same id (the supervisor's hang check). */
   | { kind: 'ping'; id: number }
+  /** Serve the loaded model over the OpenAI API on 127.0.0.1:port (engine/server); 'serverState' answers. */
+  | { kind: 'serverStart'; port: number; apiKey?: string }
+  | { kind: 'serverStop' }
   | StreamRequest;
 
 // ---------------------------------------------------------------------------------------------
@@ -77,6 +80,10 @@ export type FromHost =
   | { kind: 'busy' }
   | { kind: 'idle'; contextUsed: number }
   | { kind: 'pong'; id: number }
+  /** The server listens at url, or does not (url null; error: why it could not start). */
+  | { kind: 'serverState'; url: string | null; error?: string }
+  /** A request the server answered. */
+  | { kind: 'serverRequest'; entry: ServerLogEntry }
   | StreamReply;
 
 /** True for a value shaped like a message with a string `kind` (a first check on untrusted input). */

@@ -178,6 +178,9 @@ export async function loadRemoteModel(t: RemoteTarget, contextSize: number, sign
         contextSize,
       };
     },
+    serve: async () => {
+      throw new ModelError('REMOTE_SERVE', `${t.model} already runs on ${t.baseUrl}; point clients at that server instead.`);
+    },
     dispose: () => {},
   };
 }

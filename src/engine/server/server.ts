@@ -2,9 +2,11 @@
 //   GET  /v1/models, /v1/models/ID     the loaded model (id = file name without .gguf)
 //   POST /v1/chat/completions          messages through the model's chat template; SSE when stream
 //   POST /v1/completions               a raw prompt continued (no template); SSE when stream
-// Requests run one at a time over the model's one Session (its KV cache keeps the shared prefix of
-// consecutive requests); the others wait their turn. A client that goes away cancels its request,
-// queued or generating (the session checks the signal before every token).
+//   POST /v1/embeddings                each input's pooled, normalised last hidden state (embed.ts)
+// Requests run on `parallel` Sessions (default 1; slots.ts), each keeping its KV cache for the
+// shared prefix of the next request; the others wait their turn. A client that goes away cancels
+// its request, queued or generating (the session checks the signal before every token).
+// CORS headers only when `cors` names the allowed origin (or '*').
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -12,10 +14,14 @@ import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import { UsageError } from '../../shared/errors.js';
 import { reasoningSetup, renderChat } from '../chat/index.js';
+import { toolCallPrefix, toolFormat, type ToolFormat } from '../chat/tools.js';
+import { apiToolCalls, ToolCallStream } from './tool-stream.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
-import { Session } from '../session.js';
+import { Slots } from './slots.js';
 import type { SamplingParams } from '../sample/index.js';
-import { ApiError, parseChatRequest, parseCompletionRequest, type GenerationRequest } from './request.js';
+import { LogprobsShaper } from './logprobs.js';
+import { embed } from '../embed.js';
+import { ApiError, parseChatRequest, parseCompletionRequest, parseEmbeddingRequest, type EmbeddingRequest, type GenerationRequest } from './request.js';
 
 export interface ServerOptions {
   /** Default 127.0.0.1. */
@@ -24,6 +30,10 @@ export interface ServerOptions {
   port?: number;
   /** When set, every request must send `Authorization: Bearer KEY`. */
   apiKey?: string;
+  /** Requests generating at once, each with its own KV cache (default 1). */
+  parallel?: number;
+  /** Send CORS headers allowing this origin ('*' for any); none when unset. */
+  cors?: string;
   /** Called once per finished request (the request log). */
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -79,28 +89,19 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** One request at a time: `turn()` resolves when the previous ones are done; call the release. */
-class Queue {
-  private tail: Promise<void> = Promise.resolve();
-  turn(): Promise<() => void> {
-    const prev = this.tail;
-    let release!: () => void;
-    this.tail = new Promise<void>((r) => (release = r));
-    return prev.then(() => release);
-  }
-}
 
 /** What one generation request becomes: the prompt's tokens and how to generate after them. */
 interface Job {
   tokens: number[];
   sampling: SamplingParams;
   opts: GenerateOptions;
+  /** Tools offered (chat): the reply's call format, and the call opening appended to the prompt. */
+  tools?: { format: ToolFormat; prefix: string };
 }
 
 export class OpenAiServer {
   readonly id: string;
-  private readonly session: Session;
-  private readonly queue = new Queue();
+  private readonly slots: Slots;
   private readonly created = Math.floor(Date.now() / 1000);
   /** Generations in progress or waiting, cancelled on close. */
   private readonly running = new Set<AbortController>();
@@ -111,7 +112,9 @@ export class OpenAiServer {
     private readonly opts: ServerOptions,
   ) {
     this.id = modelId(model.path);
-    this.session = new Session(model);
+    const n = opts.parallel ?? 1;
+    if (!Number.isInteger(n) || n < 1 || n > 64) throw new UsageError(`parallel must be a whole number from 1 to 64 (not ${n})`);
+    this.slots = new Slots(model, n);
   }
 
   /** Listens, and resolves once the port is bound. */
@@ -171,6 +174,16 @@ export class OpenAiServer {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
     const method = req.method ?? 'GET';
+    if (this.opts.cors !== undefined) {
+      res.setHeader('Access-Control-Allow-Origin', this.opts.cors);
+      if (this.opts.cors !== '*') res.setHeader('Vary', 'Origin');
+      // a browser's preflight carries no key: answer it before the check
+      if (method === 'OPTIONS') {
+        res.writeHead(204, { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '600' });
+        res.end();
+        return this.log(req, 204);
+      }
+    }
     if (this.opts.apiKey !== undefined) {
       const auth = req.headers.authorization ?? '';
       const m = /^Bearer\s+(.+)$/i.exec(auth);
@@ -198,17 +211,31 @@ export class OpenAiServer {
       const r = parseChatRequest(await readBody(req));
       this.checkModel(r);
       const m = this.model;
-      const rendered = renderChat(m.templateInfo, r.messages);
-      const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text) };
-      return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts });
+      // tools: into the template, and the reply read for calls in the template's format; a call
+      // required (or one function named) is started in the prompt, the model writes the rest
+      const offered = r.toolChoice !== 'none' && r.tools.length > 0;
+      const format = offered ? toolFormat(m.templateInfo) : null;
+      if (offered && !format) throw new ApiError(400, "this model's chat template takes no tools (it has no tool-call format Pantheon reads: Hermes <tool_call>, Llama 3 JSON, Mistral [TOOL_CALLS] or Harmony)", 'tools', 'tools_unsupported');
+      const rendered = renderChat(m.templateInfo, r.messages, { tools: offered ? r.tools : undefined });
+      const forced = format && r.toolChoice !== 'auto' ? toolCallPrefix(format, typeof r.toolChoice === 'object' ? r.toolChoice.name : undefined) : '';
+      // (hook for the grammar engine: constrain what follows to toolCallSchema(format, tools))
+      const tools = format ? { format, prefix: forced } : undefined;
+      const tokens = m.tokenizer.encode(rendered.text + forced, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias };
+      return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts, tools });
     }
     if (path === '/v1/completions') {
       need('POST');
       const r = parseCompletionRequest(await readBody(req));
       this.checkModel(r);
       const tokens = this.model.tokenizer.encode(r.prompt, { addSpecial: true, parseSpecial: true });
-      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: {} });
+      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs, logitBias: r.logitBias } });
+    }
+    if (path === '/v1/embeddings') {
+      need('POST');
+      const r = parseEmbeddingRequest(await readBody(req));
+      if (r.model !== undefined && r.model !== this.id) throw this.unknownModel(r.model);
+      return this.embeddings(req, res, r);
     }
     throw new ApiError(404, `Invalid URL (${method} ${req.url ?? '/'})`, null, 'unknown_url');
   }
@@ -223,6 +250,33 @@ export class OpenAiServer {
 
   private checkModel(r: GenerationRequest): void {
     if (r.model !== undefined && r.model !== this.id) throw this.unknownModel(r.model);
+    const nVocab = this.model.hparams.nVocab;
+    for (const t of r.logitBias?.keys() ?? []) {
+      if (t >= nVocab) throw new ApiError(400, `'logit_bias' names token ${t}, but the vocabulary has ids 0 to ${nVocab - 1}`, 'logit_bias', 'invalid_value');
+    }
+  }
+
+  /** Each input's embedding (embed.ts), as float arrays or base64 of little-endian float32. */
+  private embeddings(req: IncomingMessage, res: ServerResponse, r: EmbeddingRequest): void {
+    const m = this.model;
+    const nVocab = m.hparams.nVocab;
+    const tokens = r.inputs.map((x, i) => {
+      const t = typeof x === 'string' ? m.tokenizer.encode(x, { addSpecial: true, parseSpecial: false }) : x;
+      const param = r.inputs.length > 1 ? `input[${i}]` : 'input';
+      const badId = t.find((id) => id >= nVocab);
+      if (badId !== undefined) throw new ApiError(400, `'${param}' has token ${badId}, but the vocabulary has ids 0 to ${nVocab - 1}`, 'input', 'invalid_value');
+      if (t.length > m.contextSize) throw new ApiError(400, `'${param}' has ${t.length} tokens but the context holds ${m.contextSize}; shorten it, or start the server with a larger --ctx.`, 'input', 'context_length_exceeded');
+      return t;
+    });
+    let used = 0;
+    const data = tokens.map((t, index) => {
+      used += t.length;
+      const v = embed(m, t);
+      const embedding = r.encoding === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : Array.from(v);
+      return { object: 'embedding', index, embedding };
+    });
+    sendJson(res, 200, { object: 'list', data, model: this.id, usage: { prompt_tokens: used, total_tokens: used } });
+    this.log(req, 200, { promptTokens: used, generatedTokens: 0, ttftMs: 0, tokensPerS: 0, promptTokensPerS: 0, reasoningTokens: 0, reasoningMs: 0 });
   }
 
   private async generate(req: IncomingMessage, res: ServerResponse, kind: 'chat' | 'completion', r: GenerationRequest, job: Job): Promise<void> {
@@ -235,15 +289,21 @@ export class OpenAiServer {
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
-    const release = await this.queue.turn();
+    const session = await this.slots.acquire(job.tokens, ac.signal);
+    if (!session) {
+      this.running.delete(ac);
+      return this.log(req, 499, null, 'cancelled');
+    }
     try {
-      if (ac.signal.aborted) return this.log(req, 499, null, 'cancelled');
       const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID().replace(/-/g, '')}`;
       const created = Math.floor(Date.now() / 1000);
       const head = { id, object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion', created, model: this.id };
-      const events = this.session.generate(job.tokens, job.sampling, ac.signal, job.opts);
+      const events = session.generate(job.tokens, job.sampling, ac.signal, job.opts);
       let content = '';
       let reasoning = '';
+      // log-probabilities: all of them (non-stream), or those not yet sent (stream)
+      const lp = r.topLogprobs === undefined ? null : new LogprobsShaper(this.model.tokenizer, kind);
+      const calls = job.tools ? new ToolCallStream(job.tools.format, job.tools.prefix) : null;
       let done: { reason: DoneReason; stats: GenerationStats } | null = null;
       const send = (obj: Record<string, unknown>) => {
         if (!res.writableEnded && !res.destroyed) res.write(`data: ${JSON.stringify(r.includeUsage ? { ...obj, usage: null } : obj)}\n\n`);
@@ -255,16 +315,18 @@ export class OpenAiServer {
       }
       for await (const ev of events) {
         if (ev.kind === 'token') {
-          content += ev.text;
+          const text = calls ? calls.push(ev.text, ev.raw) : ev.text;
+          content += text;
           reasoning += ev.reasoning;
-          if (!r.stream || (!ev.text && !ev.reasoning)) continue;
+          if (lp && ev.logprobs) lp.push(ev.logprobs);
+          if (!r.stream || (!text && !ev.reasoning)) continue;
           if (kind === 'chat') {
             const delta: Record<string, string> = {};
             if (ev.reasoning) delta.reasoning_content = ev.reasoning;
-            if (ev.text) delta.content = ev.text;
-            send({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] });
+            if (text) delta.content = text;
+            send({ ...head, choices: [{ index: 0, delta, logprobs: lp?.take() ?? null, finish_reason: null }] });
           } else if (ev.text) {
-            send({ ...head, choices: [{ index: 0, text: ev.text, logprobs: null, finish_reason: null }] });
+            send({ ...head, choices: [{ index: 0, text: ev.text, logprobs: lp?.take() ?? null, finish_reason: null }] });
           }
         } else if (ev.kind === 'done') done = { reason: ev.reason, stats: ev.stats };
       }
@@ -272,23 +334,35 @@ export class OpenAiServer {
         if (!res.writableEnded) res.end();
         return this.log(req, 499, done?.stats ?? null, 'cancelled');
       }
-      const finish = finishReason(done.reason);
+      // the calls made, and the content held back while it might have been one
+      const made = calls?.finish() ?? { content: '', calls: [] };
+      const finish = made.calls.length ? 'tool_calls' : finishReason(done.reason);
+      if (r.stream && (made.content || made.calls.length)) {
+        const delta: Record<string, unknown> = {};
+        if (made.content) delta.content = made.content;
+        if (made.calls.length) delta.tool_calls = apiToolCalls(made.calls, true);
+        send({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] });
+      }
+      content += made.content;
       if (r.stream) {
-        if (kind === 'chat') send({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
-        else send({ ...head, choices: [{ index: 0, text: '', logprobs: null, finish_reason: finish }] });
+        // (the log-probabilities of tokens whose text never showed, e.g. the end of turn, go last)
+        const rest = lp?.pending ? lp.take() : null;
+        if (kind === 'chat') send({ ...head, choices: [{ index: 0, delta: {}, logprobs: rest, finish_reason: finish }] });
+        else send({ ...head, choices: [{ index: 0, text: '', logprobs: rest, finish_reason: finish }] });
         if (r.includeUsage && !res.writableEnded) res.write(`data: ${JSON.stringify({ ...head, choices: [], usage: usage(done.stats) })}\n\n`);
         res.end('data: [DONE]\n\n');
       } else if (kind === 'chat') {
-        const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
+        const message: Record<string, unknown> = { role: 'assistant', content: made.calls.length && !content ? null : content, refusal: null };
+        if (made.calls.length) message.tool_calls = apiToolCalls(made.calls, false);
         if (reasoning) message.reasoning_content = reasoning;
-        sendJson(res, 200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage: usage(done.stats) });
+        sendJson(res, 200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: lp?.take() ?? null, finish_reason: finish }], usage: usage(done.stats) });
       } else {
-        sendJson(res, 200, { ...head, choices: [{ index: 0, text: content, logprobs: null, finish_reason: finish }], usage: usage(done.stats) });
+        sendJson(res, 200, { ...head, choices: [{ index: 0, text: content, logprobs: lp?.take() ?? null, finish_reason: finish }], usage: usage(done.stats) });
       }
       this.log(req, 200, done.stats, done.reason);
     } finally {
       this.running.delete(ac);
-      release();
+      this.slots.release(session);
     }
   }
 }

@@ -64,6 +64,7 @@ export class Backend {
     this.engine = new EngineSupervisor(opts.transport, opts.log);
     this.remotes = new RemoteService(opts.userData, opts.platform.secrets ?? null, opts.log);
     this.engine.onState((s) => this.emit('engine:state', s));
+    this.engine.onServer((s) => this.emit('server:state', s));
     this.library.onChange((lib) => this.emit('library:changed', lib));
     this.handlers = this.makeHandlers();
   }
@@ -208,6 +209,9 @@ export class Backend {
         this.opened = null;
         return opened;
       },
+      'server:start': ({ port, apiKey }) => this.engine.serverStart(port, apiKey),
+      'server:stop': () => this.engine.serverStop(),
+      'server:state': async () => this.engine.server,
       'chats:list': () => this.chats.list(),
       'chats:get': ({ id }) => this.chats.get(id),
       'chats:create': (req) => this.chats.create(req ?? {}),

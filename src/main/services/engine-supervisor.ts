@@ -10,7 +10,7 @@
 // Each load starts a fresh process, so a crash, an unload or a new model always begins clean and
 // the operating system gets every byte of the old model back.
 
-import type { EngineExitReason, EngineState, GenerateRequest, GenerationEvent, GenerationHandle, RequestMessage } from '../../shared/contract.js';
+import { SERVER_LOG_SIZE, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
 import { CancelledError, EngineError, deserializeError, serializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { RemoteTarget } from '../../engine/host/remote-model.js';
@@ -92,6 +92,10 @@ export class EngineSupervisor {
   private readonly generations = new Map<number, (e: GenerationEvent) => void>();
   private readonly exitWaiters = new Set<() => void>();
   private readonly listeners = new Set<(s: EngineState) => void>();
+  /** The local server (run by the host over its model): what the panel shows. */
+  private serverState: ServerState = { running: false, url: null, port: 8080, apiKey: false, modelName: null, error: null, log: [] };
+  private readonly serverListeners = new Set<(s: ServerState) => void>();
+  private pendingServer: Pending<ServerState> | null = null;
   /** Processes we asked to go: their exit is not a crash. */
   private readonly expected = new WeakSet<HostProcess>();
   private queue: ToHost[] = [];
@@ -127,6 +131,51 @@ export class EngineSupervisor {
   onState(listener: (s: EngineState) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  get server(): ServerState {
+    return this.serverState;
+  }
+
+  onServer(listener: (s: ServerState) => void): () => void {
+    this.serverListeners.add(listener);
+    return () => this.serverListeners.delete(listener);
+  }
+
+  private setServer(patch: Partial<ServerState>): void {
+    this.serverState = { ...this.serverState, ...patch };
+    for (const l of this.serverListeners) l(this.serverState);
+  }
+
+  /** The server stops with its process (an unload, a new load, a crash). */
+  private serverGone(why: string | null): void {
+    const p = this.pendingServer;
+    this.pendingServer = null;
+    if (this.serverState.running || p) this.setServer({ running: false, url: null, modelName: null, error: why });
+    p?.resolve(this.serverState);
+  }
+
+  /** Serve the loaded model on 127.0.0.1:port; resolves with the state once it listens or failed. */
+  serverStart(port: number, apiKey?: string): Promise<ServerState> {
+    this.requireRunning();
+    this.pendingServer?.resolve(this.serverState);
+    this.setServer({ port, apiKey: apiKey !== undefined, error: null });
+    return new Promise((resolve, reject) => {
+      this.pendingServer = { resolve, reject };
+      this.send({ kind: 'serverStart', port, ...(apiKey === undefined ? {} : { apiKey }) });
+    });
+  }
+
+  serverStop(): Promise<ServerState> {
+    if (!this.proc || this.activity !== 'running') {
+      this.serverGone(null);
+      return Promise.resolve(this.serverState);
+    }
+    this.pendingServer?.resolve(this.serverState);
+    return new Promise((resolve, reject) => {
+      this.pendingServer = { resolve, reject };
+      this.send({ kind: 'serverStop' });
+    });
   }
 
   private setState(s: EngineState): void {
@@ -215,6 +264,7 @@ export class EngineSupervisor {
   }
 
   private forget(): void {
+    this.serverGone(null);
     this.stopHeartbeat();
     this.proc = null;
     this.hostReady = false;
@@ -306,6 +356,16 @@ export class EngineSupervisor {
         break;
       }
       case 'unloaded':
+        break;
+      case 'serverState': {
+        const p = this.pendingServer;
+        this.pendingServer = null;
+        this.setServer({ running: msg.url !== null, url: msg.url, modelName: msg.url !== null ? (this.params?.modelName ?? null) : null, error: msg.error ?? null });
+        p?.resolve(this.serverState);
+        break;
+      }
+      case 'serverRequest':
+        this.setServer({ log: [...this.serverState.log, msg.entry].slice(-SERVER_LOG_SIZE) });
         break;
       case 'tokenCount':
         this.counts.get(msg.id)?.resolve({ tokens: msg.tokens, contextSize: msg.contextSize });

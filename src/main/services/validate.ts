@@ -70,6 +70,13 @@ const validators: Validators = {
     const r = record(v, 'request');
     return { id: modelId(r.id), model: string(r.model, 'model', 1024) };
   },
+  'server:start': (v) => {
+    const r = record(v, 'request');
+    const key = r.apiKey === undefined || r.apiKey === null || r.apiKey === '' ? undefined : string(r.apiKey, 'apiKey', 256);
+    return { port: integer(r.port, 'port', 0, 65535), ...(key === undefined ? {} : { apiKey: key }) };
+  },
+  'server:stop': none,
+  'server:state': none,
   'chats:list': none,
   'chats:get': (v) => ({ id: chatId(record(v, 'request').id) }),
   'chats:create': (v) => {

@@ -5,7 +5,7 @@ import type { Library, OpenedModel } from '../../shared/contract.js';
 import { api } from '../api.js';
 import { errorLine } from '../lib/format.js';
 
-export type Tab = 'models' | 'chat' | 'metadata' | 'tensors';
+export type Tab = 'models' | 'chat' | 'metadata' | 'tensors' | 'server';
 
 // Where the user was, so a page reload comes back to the same model and tab.
 const LAST_MODEL_KEY = 'pantheon.lastModel';
@@ -143,7 +143,7 @@ export const useApp = create<AppState>()((set, get) => ({
     const entry = [lib.demo, ...lib.recent, ...lib.folderModels].find((m) => m?.id === id && !m.error);
     if (!entry) return;
     const tab = recall(LAST_TAB_KEY);
-    if (tab === 'chat' || tab === 'metadata' || tab === 'tensors') set({ tab });
+    if (tab === 'chat' || tab === 'metadata' || tab === 'tensors' || tab === 'server') set({ tab });
     await get().openById(entry.id, entry.fileName);
   },
 }));
