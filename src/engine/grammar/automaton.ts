@@ -43,8 +43,8 @@ export class GrammarAutomaton {
   private trans = new Int32Array(0); // (states) × 256: the next state on each byte
   /** The state before any text. */
   readonly start: number;
-  /** The last few token masks, by state (matcher.ts). */
-  readonly masks = new Map<number, Uint8Array>();
+  /** The last few token masks of each vocabulary, by state (matcher.ts). */
+  readonly masks = new WeakMap<object, Map<number, Uint8Array>>();
 
   constructor(readonly grammar: ParsedGrammar, root = 'root') {
     const rootId = grammar.ids.get(root);

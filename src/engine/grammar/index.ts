@@ -3,3 +3,4 @@ export * from './automaton.js';
 export * from './trie.js';
 export * from './matcher.js';
 export * from './json-schema.js';
+export * from './sampling.js';

@@ -76,7 +76,8 @@ export class GrammarMatcher {
 
   /** allowed[id] = 1 for each token that may come next, 0 otherwise (n_vocab entries; do not keep it). */
   mask(): Uint8Array {
-    const cache = this.a.masks;
+    let cache = this.a.masks.get(this.vocab);
+    if (!cache) this.a.masks.set(this.vocab, (cache = new Map()));
     const hit = cache.get(this.s);
     if (hit) {
       cache.delete(this.s); // most recent last

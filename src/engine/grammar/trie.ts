@@ -47,14 +47,14 @@ function buildTrie(vocab: GrammarVocab): TokenTrie {
     if (vocab.isEog(id)) eog.push(id);
     else if (b.length > 0) order.push(id);
   }
-  // Tokens sorted by their bytes: a preorder of the trie is then a single pass over them.
-  const cmp = (x: number, y: number): number => {
-    const a = tokenBytes[x], b = tokenBytes[y];
-    const m = Math.min(a.length, b.length);
-    for (let i = 0; i < m; i++) if (a[i] !== b[i]) return a[i] - b[i];
-    return a.length - b.length || x - y;
-  };
-  order.sort(cmp);
+  // Tokens sorted by their bytes (as latin-1 strings, whose code units order as the bytes do): a
+  // preorder of the trie is then a single pass over them.
+  const keys: string[] = new Array(n);
+  for (const id of order) keys[id] = String.fromCharCode.apply(null, tokenBytes[id] as unknown as number[]);
+  order.sort((x, y) => {
+    const a = keys[x], b = keys[y];
+    return a < b ? -1 : a > b ? 1 : x - y;
+  });
   let cap = 1;
   for (const id of order) cap += tokenBytes[id].length;
   const byte = new Uint8Array(cap);

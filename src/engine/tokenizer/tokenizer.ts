@@ -104,6 +104,10 @@ export class GgufTokenizer implements Tokenizer {
     return this.vocab.tokens[id];
   }
 
+  tokenBytes(id: number): Uint8Array {
+    return this.pieces.bytes(id, false);
+  }
+
   isEog(id: number): boolean {
     return this.vocab.eog.has(id);
   }

@@ -42,6 +42,8 @@ export interface Tokenizer {
   decode(ids: readonly number[], opts?: DecodeOptions): string;
   /** The raw vocab string of a token ("▁Hello", "Ġworld", "<0x0A>"). */
   piece(id: number): string;
+  /** The bytes a token adds to streamed output (skipSpecial: control tokens are empty); do not modify. */
+  tokenBytes(id: number): Uint8Array;
   /** End of generation: eos, eot, eom and the tokens llama.cpp recognises by text. */
   isEog(id: number): boolean;
   isControl(id: number): boolean;
