@@ -5,6 +5,7 @@
 
 import type { ChatMessage } from '../chat/index.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../sample/index.js';
+import { responseFormatGrammar } from './response-format.js';
 
 /** An error answered as `{"error": {message, type, param, code}}` with an HTTP status. */
 export class ApiError extends Error {
@@ -60,6 +61,8 @@ export interface GenerationRequest {
   stream: boolean;
   includeUsage: boolean;
   sampling: SamplingParams;
+  /** GBNF from response_format (response-format.ts), or undefined for free text. */
+  grammar?: string;
 }
 
 export interface ChatRequest extends GenerationRequest {
@@ -86,8 +89,6 @@ function unsupported(b: Body): void {
   if (b.logprobs === true || (typeof b.logprobs === 'number' && b.logprobs > 0)) no('logprobs');
   if (typeof b.top_logprobs === 'number' && b.top_logprobs > 0) no('top_logprobs');
   if (typeof b.logit_bias === 'object' && b.logit_bias !== null && Object.keys(b.logit_bias).length > 0) no('logit_bias');
-  const rf = b.response_format as Body | null | undefined;
-  if (rf !== undefined && rf !== null && (typeof rf !== 'object' || rf.type !== 'text')) no('response_format');
   if (Array.isArray(b.tools) && b.tools.length > 0 && b.tool_choice !== 'none') no('tools');
   if (b.echo === true) no('echo');
   if (typeof b.suffix === 'string' && b.suffix !== '') no('suffix');
@@ -125,7 +126,7 @@ function generation(b: Body, maxTokensField: string): GenerationRequest {
     maxTokens: maxTokens ?? -1,
     stop: stopList(b),
   };
-  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling };
+  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling, grammar: responseFormatGrammar(b.response_format) };
 }
 
 /** A message's content: a string, or an array of text parts (joined); null for an assistant turn. */

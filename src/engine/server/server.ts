@@ -200,7 +200,7 @@ export class OpenAiServer {
       const m = this.model;
       const rendered = renderChat(m.templateInfo, r.messages);
       const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text) };
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), grammar: r.grammar };
       return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts });
     }
     if (path === '/v1/completions') {
@@ -208,7 +208,7 @@ export class OpenAiServer {
       const r = parseCompletionRequest(await readBody(req));
       this.checkModel(r);
       const tokens = this.model.tokenizer.encode(r.prompt, { addSpecial: true, parseSpecial: true });
-      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: {} });
+      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { grammar: r.grammar } });
     }
     throw new ApiError(404, `Invalid URL (${method} ${req.url ?? '/'})`, null, 'unknown_url');
   }
