@@ -7,6 +7,7 @@ import { Profile } from '../../engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index.js';
 import { optNumber, optString, parseArgs, type ParsedArgs } from '../args.js';
 import type { CliIo, Command } from '../command.js';
+import { GRAMMAR_OPTIONS, grammarOption } from '../grammar-option.js';
 
 /** Options shared by `run` and `chat`. */
 export const MODEL_OPTIONS = ['threads', 'ctx', 'backend'];
@@ -65,15 +66,16 @@ function writer(io: CliIo): { write: (t: string) => void; end: () => void } {
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile]',
+  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile] [--json-schema FILE | --grammar FILE]',
   summary: 'continue a prompt with the model (no chat template); --temp 0 is greedy',
   async run(argv, io) {
-    const args = parseArgs(argv, ['p', 'prompt', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['json', 'stop-at-eos', 'profile']);
+    const args = parseArgs(argv, ['p', 'prompt', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS, ...GRAMMAR_OPTIONS], ['json', 'stop-at-eos', 'profile']);
     if (args.positionals.length !== 1) throw new UsageError('run takes one MODEL file');
     const prompt = optString(args, 'p') ?? optString(args, 'prompt');
     if (prompt === undefined) throw new UsageError('give the prompt with -p TEXT');
     const sampling = samplingOptions(args, 128);
     const json = args.options.has('json');
+    const grammar = grammarOption(args);
     // Greedy runs a fixed length unless asked to stop at end-of-generation (to compare engines).
     const stopAtEog = sampling.temperature > 0 || args.options.has('stop-at-eos');
 
@@ -89,7 +91,7 @@ export const runCommand: Command = {
       let result: { reason: string; stats: GenerationStats } | null = null;
       const ac = new AbortController();
       await withSigint(ac, async () => {
-        for await (const ev of session.generate(promptTokens, sampling, ac.signal, { stopAtEog })) {
+        for await (const ev of session.generate(promptTokens, sampling, ac.signal, { stopAtEog, grammar })) {
           if (ev.kind === 'prompt' && !json) out.write(prompt);
           else if (ev.kind === 'token') {
             tokens.push(ev.id);
