@@ -11,7 +11,7 @@ import { UsageError } from '../../shared/errors.js';
 import { ALT, CHAR, CHAR_ALT, CHAR_ANY, CHAR_NOT, CHAR_RNG_UPPER, END, leftRecursiveRule, RULE_REF, TOKEN, TOKEN_NOT, type ParsedGrammar } from './gbnf.js';
 
 /** A transition that has not been computed yet / one that no parse survives. */
-const UNKNOWN = -2;
+export const UNKNOWN = -2;
 export const DEAD = -1;
 
 /** A grammar state: the stacks alive and the partial UTF-8 character read so far. */
@@ -27,6 +27,12 @@ export interface GrammarState {
   endOk: boolean;
   /** Stack ids whose top is a token element (<[id]>, !<[id]>): matched by token id, not bytes. */
   tokenStacks: number[];
+  /** The state with the same stacks and no partial character (itself when it has none). */
+  base: number;
+  /** Distinct char-set positions on top of the stacks: the next state depends on c only through which match. */
+  tops: number[];
+  /** The next state for each match signature over `tops` (bit i: tops[i] matches). */
+  bySignature: Map<number, number>;
 }
 
 export class GrammarAutomaton {
@@ -40,7 +46,10 @@ export class GrammarAutomaton {
   private readonly advanced = new Map<number, number[]>(); // stack id → its advanced stack ids
   readonly states: GrammarState[] = [];
   private readonly stateIds = new Map<string, number>();
-  private trans = new Int32Array(0); // (states) × 256: the next state on each byte
+  /** (states) × 256: the next state on each byte (UNKNOWN: not computed yet; see next()). */
+  trans = new Int32Array(0);
+  /** states[s].endOk as an array (the mask's scan reads it per trie node). */
+  endOk = new Uint8Array(0);
   /** The state before any text. */
   readonly start: number;
   /** The last few token masks of each vocabulary, by state (matcher.ts). */
@@ -150,10 +159,26 @@ export class GrammarAutomaton {
   /** The interned state for these stacks and partial character. */
   state(stackIds: number[], partialValue: number, partialRemain: number): number {
     const ids = [...new Set(stackIds)].sort((a, b) => a - b);
-    const key = `${ids.join(',')}/${partialValue}/${partialRemain}`;
-    let id = this.stateIds.get(key);
+    const key = ids.join(',');
+    let base = this.stateIds.get(key);
+    if (base === undefined) base = this.intern(key, ids, 0, 0, -1);
+    return partialRemain === 0 ? base : this.partial(base, partialValue, partialRemain);
+  }
+
+  /** The state of `base`'s stacks with a partial character (interned by base id, a short key). */
+  private partial(base: number, value: number, remain: number): number {
+    const key = `${base}/${value}/${remain}`;
+    const id = this.stateIds.get(key);
     if (id !== undefined) return id;
-    id = this.states.length;
+    // No completion of the character can match any top: DEAD now rather than bytes later. (Only
+    // positive sets are decided by match_partial_char exactly; an inverse set always may match.)
+    const b = this.states[base];
+    if (b.tokenStacks.length === 0 && !b.tops.some((p) => this.types[p] === CHAR_NOT || this.matchPartial(p, value, remain))) return DEAD;
+    return this.intern(key, b.stacks, value, remain, base);
+  }
+
+  private intern(key: string, ids: number[], partialValue: number, partialRemain: number, base: number): number {
+    const id = this.states.length;
     let accepting = false;
     let complete = ids.length > 0;
     const tokenStacks: number[] = [];
@@ -176,14 +201,23 @@ export class GrammarAutomaton {
         }
       }
     }
-    this.states.push({ stacks: ids, partialValue, partialRemain, accepting, complete, endOk, tokenStacks });
+    const tops: number[] = [];
+    for (const s of ids) {
+      const st = this.stackList[s];
+      if (st.length > 0 && this.isCharTop(st[st.length - 1]) && !tops.includes(st[st.length - 1])) tops.push(st[st.length - 1]);
+    }
+    this.states.push({ stacks: ids, partialValue, partialRemain, accepting, complete, endOk, tokenStacks, base: base < 0 ? id : base, tops, bySignature: new Map() });
     this.stateIds.set(key, id);
     if (this.trans.length < this.states.length * 256) {
       const grown = new Int32Array(Math.max(this.states.length * 256, this.trans.length * 2));
       grown.fill(UNKNOWN);
       grown.set(this.trans);
       this.trans = grown;
+      const ok = new Uint8Array(grown.length / 256);
+      ok.set(this.endOk);
+      this.endOk = ok;
     }
+    this.endOk[id] = endOk ? 1 : 0;
     return id;
   }
 
@@ -210,6 +244,23 @@ export class GrammarAutomaton {
       }
     } while (types[pos] === CHAR_ALT);
     return [found === positive, pos];
+  }
+
+  /** matchChar's verdict alone, without allocating. */
+  private matches(pos: number, c: number): boolean {
+    const types = this.types, values = this.values;
+    let found = false;
+    const positive = types[pos] === CHAR || types[pos] === CHAR_ANY;
+    do {
+      if (types[pos + 1] === CHAR_RNG_UPPER) {
+        found = found || (values[pos] <= c && c <= values[pos + 1]);
+        pos += 2;
+      } else {
+        found = found || types[pos] === CHAR_ANY || values[pos] === c;
+        pos += 1;
+      }
+    } while (types[pos] === CHAR_ALT);
+    return found === positive;
   }
 
   /** llama_grammar_match_partial_char: whether some completion of the partial character could satisfy pos. */
@@ -269,16 +320,29 @@ export class GrammarAutomaton {
       if (b >> 6 !== 2) return DEAD;
       const v = s.partialValue * 64 + (b & 0x3f);
       const remain = s.partialRemain - 1;
-      return remain > 0 ? this.state(s.stacks, v, remain) : this.afterChar(s.stacks, v);
+      return remain > 0 ? this.partial(s.base, v, remain) : this.afterChar(s.base, v);
     }
-    if (b < 0x80) return this.afterChar(s.stacks, b);
+    if (b < 0x80) return this.afterChar(s.base, b);
     const high = b >> 4;
     if (high < 0xc) return DEAD; // a continuation byte with nothing to continue
     const remain = high === 0xf ? 3 : high === 0xe ? 2 : 1;
-    return this.state(s.stacks, b & ((1 << (7 - remain)) - 1), remain);
+    return this.partial(s.base, b & ((1 << (7 - remain)) - 1), remain);
   }
 
-  private afterChar(stacks: readonly number[], c: number): number {
+  /** The state after code point c from base state `from`, cached by which of its top char sets c matches. */
+  private afterChar(from: number, c: number): number {
+    const st = this.states[from];
+    const tops = st.tops;
+    if (tops.length > 30) return this.acceptState(st.stacks, c);
+    let sig = 0;
+    for (let i = 0; i < tops.length; i++) if (this.matches(tops[i], c)) sig |= 1 << i;
+    if (sig === 0) return DEAD;
+    let next = st.bySignature.get(sig);
+    if (next === undefined) st.bySignature.set(sig, (next = this.acceptState(st.stacks, c)));
+    return next;
+  }
+
+  private acceptState(stacks: readonly number[], c: number): number {
     const next = this.acceptChar(stacks, c);
     return next.length === 0 ? DEAD : this.state(next, 0, 0);
   }

@@ -7,7 +7,7 @@
 // automaton's transitions cached across tokens, and the last masks are kept per state.
 
 import { UsageError } from '../../shared/errors.js';
-import { DEAD, GrammarAutomaton } from './automaton.js';
+import { DEAD, GrammarAutomaton, UNKNOWN } from './automaton.js';
 import { parseGbnf, type ParseOptions } from './gbnf.js';
 import { tokenTrie, type GrammarVocab, type TokenTrie } from './trie.js';
 
@@ -89,19 +89,25 @@ export class GrammarMatcher {
     const stateAt = this.stateAt;
     stateAt[0] = this.s;
     const { byte, depth, end, tokenHead, tokenNext } = t;
-    const states = a.states;
     const n = byte.length;
+    let trans = a.trans, endOk = a.endOk;
     for (let i = 1; i < n; ) {
-      const s = a.next(stateAt[depth[i] - 1], byte[i]);
+      const from = stateAt[depth[i] - 1];
+      let s = trans[from * 256 + byte[i]];
+      if (s === UNKNOWN) {
+        s = a.next(from, byte[i]); // computes the transition (the tables may grow)
+        trans = a.trans;
+        endOk = a.endOk;
+      }
       if (s === DEAD) {
         i = end[i];
         continue;
       }
       stateAt[depth[i]] = s;
-      if (states[s].endOk) for (let id = tokenHead[i]; id >= 0; id = tokenNext[id]) allowed[id] = 1;
+      if (endOk[s]) for (let id = tokenHead[i]; id >= 0; id = tokenNext[id]) allowed[id] = 1;
       i++;
     }
-    const st = states[this.s];
+    const st = a.states[this.s];
     for (const id of t.eog) allowed[id] = st.accepting ? 1 : 0;
     if (st.tokenStacks.length > 0) {
       for (let id = 0; id < allowed.length; id++) if (!allowed[id] && a.acceptTokenElement(this.s, id).length > 0) allowed[id] = 1;

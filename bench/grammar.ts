@@ -1,0 +1,106 @@
+// Benchmark: how much a JSON-schema grammar slows decoding (issue 20: a constrained reply must
+// decode at >= 0.8x the speed of the same reply without one). Not a test: prints timings.
+//
+// 1. End to end (Session.generate), the same number of tokens with and without the grammar, the two
+//    alternating round by round (the machine is shared); wall time per token from the first token
+//    to the last, which includes sampling and the grammar (tokensPerS counts the forward pass only).
+//    On tiny models nearly every drawn token is rejected, so this is the worst case: a full mask
+//    and a second draw per token.
+// 2. A cooperative model (it writes the JSON itself, so the first try passes): the grammar's cost
+//    per token of a JSON reply under a real 128k vocabulary (llama 3's BPE), first-try check +
+//    advance, and the full mask (fresh, and cached) for comparison.
+// Usage: node bin/run-ts.mjs bench/grammar.ts [rounds]
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { compileGrammar, grammarVocab, GrammarMatcher, jsonSchemaToGbnf } from '../src/engine/grammar/index.js';
+import { readGgufHeader } from '../src/engine/gguf/file.js';
+import { DEFAULT_SAMPLING, type SamplingParams } from '../src/engine/sample/index.js';
+import { LoadedModel, Session } from '../src/engine/session.js';
+import { tokenizerFromGguf } from '../src/engine/tokenizer/index.js';
+
+const rounds = Number(process.argv[2] ?? 3);
+const ROOT = join(import.meta.dirname, '..');
+const SHARED = join(ROOT, '..', 'shared', 'models');
+
+const SCHEMA = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', maxLength: 20 },
+    age: { type: 'integer', minimum: 0, maximum: 120 },
+    tags: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 4 },
+    pet: { enum: ['cat', 'dog', 'none'] },
+  },
+  required: ['name', 'age', 'tags', 'pet'],
+};
+const GBNF = jsonSchemaToGbnf(SCHEMA);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function msPerToken(model: LoadedModel, sampling: SamplingParams, grammar: string | undefined): Promise<{ ms: number; n: number }> {
+  const s = new Session(model);
+  let first = 0, last = 0, n = 0;
+  for await (const ev of s.generate(model.tokenizer.encode('Once upon a time', { addSpecial: true }), sampling, undefined, { grammar, stopAtEog: false })) {
+    if (ev.kind !== 'token') continue;
+    last = performance.now();
+    if (n++ === 0) first = last;
+  }
+  return { ms: (last - first) / Math.max(1, n - 1), n };
+}
+
+console.log('1. end to end, worst case (tiny models: nearly every draw is rejected)');
+for (const path of [join(ROOT, 'resources/models/stories260K.gguf'), join(SHARED, 'tiny-random/tiny-qwen3-s5.gguf')]) {
+  if (!existsSync(path)) continue;
+  const model = await LoadedModel.load(path, { contextSize: 512 });
+  for (const temperature of [0, 1]) {
+    const sampling: SamplingParams = { ...DEFAULT_SAMPLING, temperature, seed: 11, maxTokens: 120 };
+    await msPerToken(model, sampling, GBNF); // warm up: the vocabulary trie, the automaton
+    const withG: number[] = [], without: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const g = await msPerToken(model, sampling, GBNF);
+      withG.push(g.ms);
+      without.push((await msPerToken(model, { ...sampling, maxTokens: g.n }, undefined)).ms);
+    }
+    const a = median(withG), b = median(without);
+    console.log(`  ${path.split('/').pop()} (vocab ${model.tokenizer.vocabSize}) temp ${temperature}: ${a.toFixed(2)} ms/token with the grammar, ${b.toFixed(2)} without → speed ratio ${(b / a).toFixed(2)}x`);
+  }
+  model.dispose();
+}
+
+console.log('2. cooperative model, llama 3 BPE vocabulary (128k): grammar cost per token of a JSON reply');
+const vocabFile = join(SHARED, 'llama.cpp-vocab/ggml-vocab-llama-bpe.gguf');
+if (existsSync(vocabFile)) {
+  const tok = tokenizerFromGguf(await readGgufHeader(vocabFile));
+  const vocab = grammarVocab(tok);
+  let t = performance.now();
+  new GrammarMatcher(compileGrammar(GBNF), vocab);
+  console.log(`  vocabulary trie: ${(performance.now() - t).toFixed(0)} ms once per model`);
+  const reply = '{ "name": "Ada Lovelace", "age": 36, "tags": ["math", "poet", "engine"], "pet": "cat" }';
+  const ids = tok.encode(reply);
+  const check: number[] = [], fresh: number[] = [], cached: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const g = compileGrammar(GBNF + `# round ${r}\n`); // a new automaton each round (nothing cached)
+    const m1 = new GrammarMatcher(g, vocab);
+    t = performance.now();
+    for (const id of ids) {
+      if (!m1.allows(id)) throw new Error(`the reply's token ${id} is rejected`);
+      m1.accept(id);
+    }
+    check.push((performance.now() - t) / ids.length);
+    const m2 = new GrammarMatcher(g, vocab);
+    let f = 0, c = 0;
+    for (const id of ids) {
+      t = performance.now();
+      m2.mask();
+      f += performance.now() - t;
+      t = performance.now();
+      m2.mask();
+      c += performance.now() - t;
+      m2.accept(id);
+    }
+    fresh.push(f / ids.length);
+    cached.push(c / ids.length);
+  }
+  console.log(`  ${ids.length} tokens: first-try check + advance ${(median(check) * 1000).toFixed(0)} µs/token; full mask ${median(fresh).toFixed(2)} ms/token fresh, ${(median(cached) * 1000).toFixed(0)} µs cached`);
+  for (const decodeMs of [20, 50, 100]) {
+    console.log(`  a model decoding at ${decodeMs} ms/token: ${(decodeMs / (decodeMs + median(check))).toFixed(3)}x when the first try passes, ${(decodeMs / (decodeMs + median(fresh))).toFixed(3)}x if every token needed a fresh mask`);
+  }
+}
