@@ -4,3 +4,4 @@ export * from './trie.js';
 export * from './matcher.js';
 export * from './json-schema.js';
 export * from './sampling.js';
+export * from './structured.js';

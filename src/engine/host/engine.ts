@@ -5,7 +5,8 @@
 import { basename } from 'node:path';
 import { reasoningSetup, renderChat, type ChatMessage } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
-import type { GenerationEvent, SamplingSettings } from '../../shared/contract.js';
+import type { GenerationEvent, SamplingSettings, StructuredOutput } from '../../shared/contract.js';
+import { structuredGrammar } from '../grammar/structured.js';
 import type { LoadedInfo } from './protocol.js';
 
 export interface LoaderOptions {
@@ -24,7 +25,7 @@ export interface EngineModel {
   /** Tokens the conversation takes once rendered with the model's chat template. */
   countTokens(messages: ChatMessage[]): number;
   /** Stream a reply to the conversation; ends with 'done' (or throws). */
-  chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal): AsyncIterable<GenerationEvent>;
+  chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal, structured?: StructuredOutput): AsyncIterable<GenerationEvent>;
   dispose(): void;
 }
 
@@ -66,10 +67,11 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       return session.used;
     },
     countTokens: (messages) => render(messages).tokens.length,
-    async *chat(messages, sampling, signal) {
+    async *chat(messages, sampling, signal, structured) {
       const { rendered, tokens } = render(messages);
       const reasoning = reasoningSetup(model.templateInfo, rendered.text);
-      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
+      const grammar = structuredGrammar(structured);
+      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar });
       for await (const e of events) {
         switch (e.kind) {
           case 'prompt':
