@@ -132,4 +132,22 @@ describe('token mask', () => {
     expect(m.accepting).toBe(true);
     expect(() => m.accept(0)).toThrow(/does not allow/);
   });
+
+  it('starting a fresh automaton when the old one grows too big keeps the parse where it was', () => {
+    const saved = GrammarMatcher.maxStates;
+    GrammarMatcher.maxStates = 4;
+    try {
+      const g = compileGrammar('root ::= "{" ( "\\"" [a-z]+ "\\":" " "? [0-9]+ )? "}" # rebase\n');
+      const m = new GrammarMatcher(g, vocab);
+      const before = g.automaton;
+      for (const t of [2, 4, 5, 6]) m.accept(t); // {"aab":
+      expect(g.automaton).not.toBe(before);
+      expect(allowedIds(m.mask())).toEqual([7, 8, 9]);
+      m.accept(8);
+      m.accept(1);
+      expect(m.complete).toBe(true);
+    } finally {
+      GrammarMatcher.maxStates = saved;
+    }
+  });
 });

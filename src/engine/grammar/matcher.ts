@@ -11,8 +11,6 @@ import { DEAD, GrammarAutomaton, UNKNOWN } from './automaton.js';
 import { parseGbnf, type ParseOptions } from './gbnf.js';
 import { tokenTrie, type GrammarVocab, type TokenTrie } from './trie.js';
 
-/** Past this many automaton states, a matcher starts a fresh automaton (bounds memory). */
-const MAX_STATES = 50_000;
 /** Masks kept per automaton, most recent first. */
 const MASK_CACHE = 16;
 
@@ -37,6 +35,8 @@ export function compileGrammar(text: string, opts: ParseOptions = {}): CompiledG
 }
 
 export class GrammarMatcher {
+  /** Past this many automaton states (about 1 KiB each), a matcher starts a fresh automaton. */
+  static maxStates = 50_000;
   private readonly trie: TokenTrie;
   private a: GrammarAutomaton;
   private s: number;
@@ -128,7 +128,7 @@ export class GrammarMatcher {
     const next = a.acceptToken(this.s, id, this.trie.tokenBytes[id] ?? new Uint8Array(0));
     if (next === DEAD || !a.states[next].endOk) throw new UsageError(`the grammar does not allow token ${id} here`);
     this.s = next;
-    if (a.size > MAX_STATES) this.rebase();
+    if (a.size > GrammarMatcher.maxStates) this.rebase();
   }
 
   /** A fresh automaton holding only the current state (the old one's cached transitions are dropped). */
