@@ -52,10 +52,12 @@ describe.each(MODELS)('constrained generation on %s', (path) => {
   });
   afterAll(() => model?.dispose());
 
-  // the demo model is fast: both temperatures; the 50k-vocabulary random model: one of each schema
+  // the demo model is fast: both temperatures, both schemas; the (slower) 50k-vocabulary random
+  // model: one schema at temperature 1 (its greedy and $ref paths are the demo model's too)
   const demo = path.endsWith('stories260K.gguf');
   for (const [name, schema] of Object.entries(SCHEMAS)) {
-    it.each(demo ? [[0, 1], [1, 7]] : name === 'person' ? [[0, 1]] : [[1, 7]])(`schema ${name}: temperature %d seed %d → parses and validates`, async (temp, seed) => {
+    const cases = demo ? [[0, 1], [1, 7]] : name === 'person' ? [[1, 7]] : [];
+    if (cases.length > 0) it.each(cases)(`schema ${name}: temperature %d seed %d → parses and validates`, async (temp, seed) => {
       const { text, reason } = await run(model, jsonSchemaToGbnf(schema), sampling(temp, seed));
       expect(reason).toBe('eos'); // bounded schema: the grammar completes well within 200 tokens
       const value = JSON.parse(text) as unknown;
@@ -65,7 +67,7 @@ describe.each(MODELS)('constrained generation on %s', (path) => {
 
   it('json_object at temperature 1: an object, or (cut at max tokens) a prefix of one', async () => {
     for (const seed of [3, 4]) {
-      const { text, reason } = await run(model, JSON_OBJECT_GBNF, sampling(1, seed, demo ? 40 : 16));
+      const { text, reason } = await run(model, JSON_OBJECT_GBNF, sampling(1, seed, demo ? 40 : 8));
       expect(text.trimStart().startsWith('{')).toBe(true);
       if (reason === 'eos') expect(typeof JSON.parse(text)).toBe('object');
       else expect(reason).toBe('length');
