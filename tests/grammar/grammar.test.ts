@@ -4,8 +4,9 @@
 // bench/extract-grammar-cases.mjs; and the token mask against hand-worked vocabularies.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createRng, DEFAULT_SAMPLING, Sampler, type SamplingParams } from '../../src/engine/sample/index.js';
 import { describe, expect, it } from 'vitest';
-import { compileGrammar, DEAD, GrammarAutomaton, GrammarMatcher, JSON_OBJECT_GBNF, jsonSchemaToGbnf, parseGbnf, printGrammar, type GrammarVocab } from '../../src/engine/grammar/index.js';
+import { ConstrainedSampler, compileGrammar, DEAD, GrammarAutomaton, GrammarMatcher, JSON_OBJECT_GBNF, jsonSchemaToGbnf, parseGbnf, printGrammar, type GrammarVocab } from '../../src/engine/grammar/index.js';
 
 const FIX = join(__dirname, 'fixtures');
 const enc = new TextEncoder();
@@ -149,5 +150,57 @@ describe('token mask', () => {
     } finally {
       GrammarMatcher.maxStates = saved;
     }
+  });
+});
+
+describe('constrained sampling', () => {
+  // 600 random tokens over a JSON-ish alphabet, and EOS
+  const rnd = createRng(9);
+  const alphabet = ['{', '}', '"', ':', ',', ' ', 'a', 'b', '1', '2', '[', ']', 'é', '\n'];
+  const pieces: string[] = [];
+  for (let i = 0; i < 600; i++) {
+    let t = '';
+    const len = 1 + Math.floor(rnd() * 4);
+    for (let j = 0; j < len; j++) t += alphabet[Math.floor(rnd() * alphabet.length)];
+    pieces.push(t);
+  }
+  pieces.push('</s>');
+  const vocab = fakeVocab(pieces, [600]);
+  const gbnf = jsonSchemaToGbnf({ type: 'object', properties: { ab: { type: 'array', items: { type: 'integer' }, minItems: 6 }, b: { type: 'string', minLength: 20 } }, required: ['ab', 'b'] });
+
+  /** llama.cpp's way: draw; if rejected, mask every rejected token and draw again. */
+  function reference(p: SamplingParams, steps: number, seed: number): number[] {
+    const sampler = new Sampler(p);
+    const m = new GrammarMatcher(compileGrammar(gbnf), vocab);
+    const r = createRng(seed);
+    const out: number[] = [];
+    for (let s = 0; s < steps && !m.complete; s++) {
+      const logits = Float32Array.from({ length: vocab.size }, () => (r() - 0.5) * 12);
+      let id = sampler.sample(logits, []).id;
+      if (!m.allows(id)) {
+        const mask = m.mask();
+        id = sampler.sample(logits.map((l, i) => (mask[i] ? l : -Infinity)), []).id;
+      }
+      m.accept(id);
+      out.push(id);
+    }
+    return out;
+  }
+
+  it.each([
+    ['greedy', { ...DEFAULT_SAMPLING, temperature: 0 }],
+    ['top-k 40, temperature 1', { ...DEFAULT_SAMPLING, temperature: 1, seed: 5 }],
+    ['top-k 4, top-p 0.5', { ...DEFAULT_SAMPLING, temperature: 0.7, topK: 4, topP: 0.5, seed: 6 }],
+    ['top-k off (whole mask)', { ...DEFAULT_SAMPLING, temperature: 1, topK: 0, seed: 7 }],
+    ['repeat penalty (whole mask)', { ...DEFAULT_SAMPLING, temperature: 1, repeatPenalty: 1.3, seed: 8 }],
+  ] as const)('%s: the same tokens as masking the whole vocabulary every time', (_name, p) => {
+    const want = reference(p, 80, 3);
+    const cs = new ConstrainedSampler(new Sampler(p), new GrammarMatcher(compileGrammar(gbnf), vocab));
+    const r = createRng(3);
+    const got: number[] = [];
+    for (let s = 0; s < want.length; s++) got.push(cs.sample(Float32Array.from({ length: vocab.size }, () => (r() - 0.5) * 12), [], null).id);
+    expect(got).toEqual(want);
+    expect(cs.redrawn).toBeGreaterThan(10);
+    if (p.topK > 0 && p.repeatPenalty === 1) expect(cs.masks).toBeLessThan(cs.redrawn);
   });
 });
