@@ -154,18 +154,18 @@ describe('token mask', () => {
 });
 
 describe('constrained sampling', () => {
-  // 600 random tokens over a JSON-ish alphabet, and EOS
+  // 6000 random tokens over a JSON-ish alphabet, and EOS (large enough for the checking path)
   const rnd = createRng(9);
   const alphabet = ['{', '}', '"', ':', ',', ' ', 'a', 'b', '1', '2', '[', ']', 'é', '\n'];
   const pieces: string[] = [];
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 6000; i++) {
     let t = '';
     const len = 1 + Math.floor(rnd() * 4);
     for (let j = 0; j < len; j++) t += alphabet[Math.floor(rnd() * alphabet.length)];
     pieces.push(t);
   }
   pieces.push('</s>');
-  const vocab = fakeVocab(pieces, [600]);
+  const vocab = fakeVocab(pieces, [6000]);
   const gbnf = jsonSchemaToGbnf({ type: 'object', properties: { ab: { type: 'array', items: { type: 'integer' }, minItems: 6 }, b: { type: 'string', minLength: 20 } }, required: ['ab', 'b'] });
 
   /** llama.cpp's way: draw; if rejected, mask every rejected token and draw again. */

@@ -74,6 +74,11 @@ export class GrammarMatcher {
     return false;
   }
 
+  /** Whether mask() for the current state would come from the cache. */
+  hasCachedMask(): boolean {
+    return this.a.masks.get(this.vocab)?.has(this.s) ?? false;
+  }
+
   /** allowed[id] = 1 for each token that may come next, 0 otherwise (n_vocab entries; do not keep it). */
   mask(): Uint8Array {
     let cache = this.a.masks.get(this.vocab);

@@ -51,7 +51,8 @@ export class ConstrainedSampler {
       this.redrawn++;
       const n = logits.length;
       if (this.masked.length !== n) this.masked = new Float32Array(n);
-      if (!this.maskByChecking(logits)) {
+      // (a small vocabulary's mask, or one cached for this state, is cheaper than checking)
+      if (n < 16 * CHECKED || this.matcher.hasCachedMask() || !this.maskByChecking(logits)) {
         this.masks++;
         const mask = this.matcher.mask();
         const m = this.masked;
