@@ -9,12 +9,15 @@
 // 2. A cooperative model (it writes the JSON itself, so the first try passes): the grammar's cost
 //    per token of a JSON reply under a real 128k vocabulary (llama 3's BPE), first-try check +
 //    advance, and the full mask (fresh, and cached) for comparison.
+// 3. Worst case on the 128k vocabulary: random logits (the draw is almost always rejected), the
+//    grammar's extra sampling time per token (second draws by checking the likeliest tokens, the
+//    whole mask when needed) against the plain sampler's.
 // Usage: node bin/run-ts.mjs bench/grammar.ts [rounds]
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileGrammar, grammarVocab, GrammarMatcher, jsonSchemaToGbnf } from '../src/engine/grammar/index.js';
+import { compileGrammar, ConstrainedSampler, grammarVocab, GrammarMatcher, jsonSchemaToGbnf } from '../src/engine/grammar/index.js';
 import { readGgufHeader } from '../src/engine/gguf/file.js';
-import { DEFAULT_SAMPLING, type SamplingParams } from '../src/engine/sample/index.js';
+import { createRng, DEFAULT_SAMPLING, Sampler, sharedWasmPasses, type SamplingParams } from '../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../src/engine/session.js';
 import { tokenizerFromGguf } from '../src/engine/tokenizer/index.js';
 
@@ -102,5 +105,36 @@ if (existsSync(vocabFile)) {
   console.log(`  ${ids.length} tokens: first-try check + advance ${(median(check) * 1000).toFixed(0)} µs/token; full mask ${median(fresh).toFixed(2)} ms/token fresh, ${(median(cached) * 1000).toFixed(0)} µs cached`);
   for (const decodeMs of [20, 50, 100]) {
     console.log(`  a model decoding at ${decodeMs} ms/token: ${(decodeMs / (decodeMs + median(check))).toFixed(3)}x when the first try passes, ${(decodeMs / (decodeMs + median(fresh))).toFixed(3)}x if every token needed a fresh mask`);
+  }
+}
+
+console.log('3. worst case on the llama 3 vocabulary (128k): random logits, every draw rejected');
+if (existsSync(vocabFile)) {
+  const tok = tokenizerFromGguf(await readGgufHeader(vocabFile));
+  const vocab = grammarVocab(tok);
+  const steps = 60;
+  const rng = createRng(1);
+  const logits = Array.from({ length: steps }, () => Float32Array.from({ length: tok.vocabSize }, () => (rng() - 0.5) * 16));
+  for (const [name, p] of [['greedy', { ...DEFAULT_SAMPLING, temperature: 0 }], ['top-k 40, temperature 1', { ...DEFAULT_SAMPLING, temperature: 1, seed: 2 }]] as const) {
+    const extra: number[] = [];
+    let masks = 0, redrawn = 0;
+    for (let r = 0; r < rounds; r++) {
+      const plain = new Sampler(p, sharedWasmPasses() ?? undefined);
+      let t = performance.now();
+      for (const l of logits) plain.sample(l, []);
+      const a = performance.now() - t;
+      const cs = new ConstrainedSampler(new Sampler(p, sharedWasmPasses() ?? undefined), new GrammarMatcher(compileGrammar(GBNF), vocab));
+      t = performance.now();
+      let n = 0;
+      for (const l of logits) {
+        if (cs.matcher.complete) break;
+        cs.sample(l, [], null);
+        n++;
+      }
+      extra.push((performance.now() - t) / n - a / steps);
+      masks = cs.masks;
+      redrawn = cs.redrawn;
+    }
+    console.log(`  ${name}: +${median(extra).toFixed(2)} ms/token over the plain sampler (last round: ${redrawn} second draws, ${masks} of them with the whole mask)`);
   }
 }
