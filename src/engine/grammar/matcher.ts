@@ -22,13 +22,13 @@ export interface CompiledGrammar {
 
 const compiled = new Map<string, CompiledGrammar>();
 
-/** Parse and check GBNF text (throws UsageError), reusing the last few compiled grammars. */
+/** Parse and check GBNF text (throws UsageError), reusing the last 4 compiled grammars (each automaton stays under GrammarMatcher.maxStates states, ~1 KiB each). */
 export function compileGrammar(text: string, opts: ParseOptions = {}): CompiledGrammar {
   const hit = opts.tokenId ? undefined : compiled.get(text);
   if (hit) return hit;
   const g: CompiledGrammar = { text, automaton: new GrammarAutomaton(parseGbnf(text, opts)) };
   if (!opts.tokenId) {
-    if (compiled.size >= 8) compiled.delete(compiled.keys().next().value!);
+    if (compiled.size >= 4) compiled.delete(compiled.keys().next().value!);
     compiled.set(text, g);
   }
   return g;
@@ -36,7 +36,7 @@ export function compileGrammar(text: string, opts: ParseOptions = {}): CompiledG
 
 export class GrammarMatcher {
   /** Past this many automaton states (about 1 KiB each), a matcher starts a fresh automaton. */
-  static maxStates = 50_000;
+  static maxStates = 20_000;
   private readonly trie: TokenTrie;
   private a: GrammarAutomaton;
   private s: number;
