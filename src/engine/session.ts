@@ -18,6 +18,7 @@ import { createRunState, forward, MAX_BATCH, type Model, type RunState } from '.
 import type { ModelHparams } from './model/hparams.js';
 import type { Profile } from './model/profile.js';
 import { estimateMemory, loadModelFile, modelInfo, type MemoryEstimate } from './model/load.js';
+import { ConstrainedSampler, grammarMatcher } from './grammar/sampling.js';
 import { Sampler, sharedWasmPasses, StopStringMatcher, type SamplingParams } from './sample/index.js';
 import { stepLogprobs, type StepLogprobs } from './sample/logprobs.js';
 import { tokenizerFromGguf, type Tokenizer } from './tokenizer/index.js';
@@ -192,6 +193,8 @@ export interface GenerateOptions {
   topLogprobs?: number;
   /** Added to the logits before sampling (OpenAI logit_bias: token id → bias; -Infinity bans). */
   logitBias?: ReadonlyMap<number, number>;
+  /** GBNF the output must match (grammar/): tokens it rejects are masked; it ends when the grammar is complete. */
+  grammar?: string;
 }
 
 /** Adds the bias to the logits; returns the logits it changed, to put back. */
@@ -271,12 +274,12 @@ export class Session {
   }
 
   /** Render `messages` with the model's chat template, then generate the assistant's reply. */
-  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
+  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal, extra: Pick<GenerateOptions, 'grammar'> = {}): AsyncGenerator<GenerationEvent> {
     const m = this.model;
     const rendered = renderChat(m.templateInfo, messages);
     const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
     const reasoning = reasoningSetup(m.templateInfo, rendered.text);
-    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
+    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar: extra.grammar });
   }
 
   /**
@@ -307,6 +310,7 @@ export class Session {
     // The sampler's whole-vocabulary passes on the WebAssembly kernels when the model runs on them
     // (not on the scalar reference backend, which keeps everything in TypeScript).
     const sampler = new Sampler(sampling, lm.model.backend.kernels ? sharedWasmPasses() : undefined);
+    const constrained = opts.grammar !== undefined ? new ConstrainedSampler(sampler, grammarMatcher(opts.grammar, tok)) : null;
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
@@ -376,7 +380,8 @@ export class Session {
       if (P) P.begin();
       // (the bias goes onto the logits for the sampler, and comes off again for the log-probabilities)
       const saved = bias ? applyBias(logits, bias) : null;
-      const { id, top } = sampler.sample(logits, history, bias ? null : state.logitStats);
+      const found = bias ? null : state.logitStats;
+      const { id, top } = constrained ? constrained.sample(logits, history, found) : sampler.sample(logits, history, found);
       if (saved) for (const [t, l] of saved) logits[t] = l;
       const logprobs = topLogprobs === undefined ? undefined : stepLogprobs(logits, id, topLogprobs);
       if (P) P.mark('sampling');
@@ -387,13 +392,14 @@ export class Session {
       const eog = tok.isEog(id);
       let reason: DoneReason | null = null;
       let text: string;
-      if (eog && stopAtEog) {
+      if (eog && (stopAtEog || constrained)) {
         reason = 'eos';
         text = stops.push(decoder.flush()).text;
       } else {
         const s = stops.push(decoder.push(id));
         text = s.text;
         if (s.stopped) reason = 'stop';
+        else if (constrained?.matcher.complete) reason = 'eos'; // nothing may follow: as if EOS were drawn
         else if (stats.generatedTokens >= limit) reason = 'length';
         else if (this.cached.length >= size) reason = 'context';
       }

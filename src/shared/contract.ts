@@ -304,12 +304,20 @@ export interface RequestMessage {
  */
 export type ContextPolicy = 'stop' | 'truncate-middle' | 'rolling';
 
+/**
+ * Structured output: the reply is constrained to a grammar (the engine's grammar/). 'json': any
+ * JSON object; 'json-schema': a JSON schema (its text); 'gbnf': a grammar in llama.cpp's GBNF.
+ */
+export type StructuredOutput = { kind: 'off' } | { kind: 'json' } | { kind: 'json-schema'; schema: string } | { kind: 'gbnf'; grammar: string };
+
 export interface GenerateRequest {
   /** The conversation to continue, system prompt first if any; the last message is the user's. */
   messages: RequestMessage[];
   sampling: SamplingSettings;
   /** Default 'stop'. */
   contextPolicy?: ContextPolicy;
+  /** Constrain the reply (absent: free text). */
+  structured?: StructuredOutput;
 }
 
 export type GenerationEvent =

@@ -57,7 +57,7 @@ describe('context policy through the engine host', () => {
       long.push(u('What happened next?'));
       expect(model.countTokens(long)).toBeGreaterThan(96);
       const events: GenerationEvent[] = [];
-      for await (const e of model.chat(long, SAMPLING, new AbortController().signal, 'rolling')) events.push(e);
+      for await (const e of model.chat(long, SAMPLING, new AbortController().signal, { policy: 'rolling' })) events.push(e);
       const prompt = events.find((e) => e.kind === 'prompt');
       if (prompt?.kind !== 'prompt') throw new Error('no prompt event');
       expect(prompt.dropped).toBeGreaterThan(0);
@@ -70,7 +70,7 @@ describe('context policy through the engine host', () => {
       expect(events.at(-1)?.kind).toBe('done');
 
       await expect(async () => {
-        for await (const e of model.chat(long, SAMPLING, new AbortController().signal, 'stop')) void e;
+        for await (const e of model.chat(long, SAMPLING, new AbortController().signal, { policy: 'stop' })) void e;
       }).rejects.toThrow(/context/i);
     } finally {
       model.dispose();

@@ -17,6 +17,7 @@ import { renderChat } from '../../src/engine/chat/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { ROOT } from '../helpers.js';
 
+import { validate } from '../grammar/validate.js';
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
 
 const GREEDY: SamplingSettings = {
@@ -118,6 +119,15 @@ describe('engine host under Node (child_process.fork)', () => {
     if (done.kind === 'done') expect(done.contextUsed).toBeLessThan(256);
     // The host reports idle just before the stream's last event.
     expect(sup.current.status).toBe('ready');
+  });
+
+  it('structured output crosses the process: the reply follows the JSON schema; a bad one is one error', async () => {
+    const schema = { type: 'object', properties: { mood: { enum: ['happy', 'sad'] }, n: { type: 'integer', minimum: 1, maximum: 3 } }, required: ['mood', 'n'] };
+    const events = await collect(sup, { messages: MESSAGES, sampling: { ...GREEDY, maxTokens: 100 }, structured: { kind: 'json-schema', schema: JSON.stringify(schema) } });
+    const text = events.flatMap((e) => (e.kind === 'token' ? [e.text] : [])).join('');
+    expect(validate(JSON.parse(text), schema), text).toBeNull();
+    const bad = await collect(sup, { messages: MESSAGES, sampling: GREEDY, structured: { kind: 'json-schema', schema: '{"type":' } });
+    expect(bad.at(-1)).toMatchObject({ kind: 'error', error: { name: 'UsageError' } });
   });
 
   it('rejects a malformed generate request with a one-line error', async () => {

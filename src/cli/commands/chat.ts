@@ -9,6 +9,7 @@ import { renderChat, type ChatMessage } from '../../engine/chat/index.js';
 import { LoadedModel, Session } from '../../engine/session.js';
 import { optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
+import { GRAMMAR_OPTIONS, grammarOption } from '../grammar-option.js';
 import { MODEL_OPTIONS, SAMPLING_OPTIONS, loadOptions, samplingOptions, statsLine } from './run.js';
 
 const DIM = '\x1b[2m';
@@ -43,14 +44,15 @@ export function replyPrinter(write: (text: string) => void, tty: boolean): { tok
 
 export const chatCommand: Command = {
   name: 'chat',
-  usage: 'chat MODEL [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--backend scalar|wasm|pool] [--show-prompt]',
+  usage: 'chat MODEL [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--backend scalar|wasm|pool] [--show-prompt] [--json-schema FILE | --grammar FILE]',
   summary: 'chat with the model in the terminal (its chat template; /exit, /reset; Ctrl+C stops a reply)',
   async run(argv, io) {
-    const args = parseArgs(argv, ['system', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['show-prompt']);
+    const args = parseArgs(argv, ['system', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS, ...GRAMMAR_OPTIONS], ['show-prompt']);
     if (args.positionals.length !== 1) throw new UsageError('chat takes one MODEL file');
     const sampling = samplingOptions(args, -1);
     const system = optString(args, 'system');
     const showPrompt = args.options.has('show-prompt');
+    const grammar = grammarOption(args);
     const write = io.write ?? ((t: string) => io.out(t));
 
     const model = await LoadedModel.load(args.positionals[0], loadOptions(args));
@@ -109,7 +111,7 @@ export const chatCommand: Command = {
         const printer = replyPrinter(write, io.isTty);
         replying = new AbortController();
         try {
-          for await (const ev of session.chat(messages, sampling, replying.signal)) {
+          for await (const ev of session.chat(messages, sampling, replying.signal, { grammar })) {
             if (ev.kind === 'prompt' && showPrompt) io.err(`--- prompt (${ev.tokens.length} tokens) ---\n${ev.text}\n---`);
             else if (ev.kind === 'token') {
               reply += ev.text;

@@ -8,6 +8,7 @@ import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index
 import { MAX_TOP_LOGPROBS, type StepLogprobs } from '../../engine/sample/logprobs.js';
 import { optNumber, optString, parseArgs, type ParsedArgs } from '../args.js';
 import type { CliIo, Command } from '../command.js';
+import { GRAMMAR_OPTIONS, grammarOption } from '../grammar-option.js';
 
 /** Options shared by `run` and `chat`. */
 export const MODEL_OPTIONS = ['threads', 'ctx', 'backend'];
@@ -66,10 +67,10 @@ function writer(io: CliIo): { write: (t: string) => void; end: () => void } {
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile]',
+  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile] [--json-schema FILE | --grammar FILE]',
   summary: 'continue a prompt with the model (no chat template); --temp 0 is greedy',
   async run(argv, io) {
-    const args = parseArgs(argv, ['p', 'prompt', 'top-logprobs', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS], ['json', 'stop-at-eos', 'profile']);
+    const args = parseArgs(argv, ['p', 'prompt', 'top-logprobs', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS, ...GRAMMAR_OPTIONS], ['json', 'stop-at-eos', 'profile']);
     if (args.positionals.length !== 1) throw new UsageError('run takes one MODEL file');
     const prompt = optString(args, 'p') ?? optString(args, 'prompt');
     if (prompt === undefined) throw new UsageError('give the prompt with -p TEXT');
@@ -78,6 +79,7 @@ export const runCommand: Command = {
     // --top-logprobs K (with --json): each token's log-probability and the K best, per step
     const topLogprobs = args.options.has('top-logprobs') ? optNumber(args, 'top-logprobs', 0, { int: true, min: 0, max: MAX_TOP_LOGPROBS }) : undefined;
     if (topLogprobs !== undefined && !json) throw new UsageError('--top-logprobs needs --json (the log-probabilities are printed in the JSON object)');
+    const grammar = grammarOption(args);
     // Greedy runs a fixed length unless asked to stop at end-of-generation (to compare engines).
     const stopAtEog = sampling.temperature > 0 || args.options.has('stop-at-eos');
 
@@ -94,7 +96,7 @@ export const runCommand: Command = {
       let result: { reason: string; stats: GenerationStats } | null = null;
       const ac = new AbortController();
       await withSigint(ac, async () => {
-        for await (const ev of session.generate(promptTokens, sampling, ac.signal, { stopAtEog, topLogprobs })) {
+        for await (const ev of session.generate(promptTokens, sampling, ac.signal, { stopAtEog, topLogprobs, grammar })) {
           if (ev.kind === 'prompt' && !json) out.write(prompt);
           else if (ev.kind === 'token') {
             tokens.push(ev.id);

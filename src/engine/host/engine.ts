@@ -5,8 +5,9 @@
 import { basename } from 'node:path';
 import { fitMessages, reasoningSetup, renderChat, type ChatMessage, type ContextPolicy } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
-import type { GenerationEvent, SamplingSettings, ServerLogEntry } from '../../shared/contract.js';
+import type { GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
 import { OpenAiServer } from '../server/server.js';
+import { structuredGrammar } from '../grammar/structured.js';
 import type { LoadedInfo } from './protocol.js';
 import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
 
@@ -20,6 +21,12 @@ export interface LoaderOptions {
   remote?: RemoteTarget;
 }
 
+/** How a chat request is run: the context policy (default 'stop') and structured output (none). */
+export interface ChatOptions {
+  policy?: ContextPolicy;
+  structured?: StructuredOutput;
+}
+
 /** One loaded model with its conversation cache, as the host uses it. */
 export interface EngineModel {
   readonly info: Omit<LoadedInfo, 'loadMs'>;
@@ -28,7 +35,7 @@ export interface EngineModel {
   /** Tokens the conversation takes once rendered with the model's chat template. */
   countTokens(messages: ChatMessage[]): number;
   /** Stream a reply to the conversation; ends with 'done' (or throws). */
-  chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal, policy?: ContextPolicy): AsyncIterable<GenerationEvent>;
+  chat(messages: ChatMessage[], sampling: SamplingSettings, signal: AbortSignal, opts?: ChatOptions): AsyncIterable<GenerationEvent>;
   /** Serve the model over the OpenAI API on 127.0.0.1:port (its own session); resolves once it listens. */
   serve(opts: { port: number; apiKey?: string; onRequest: (e: ServerLogEntry) => void }): Promise<{ url: string; close(): Promise<void> }>;
   dispose(): void;
@@ -73,13 +80,14 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       return session.used;
     },
     countTokens: (messages) => render(messages).tokens.length,
-    async *chat(messages, sampling, signal, policy = 'stop') {
+    async *chat(messages, sampling, signal, { policy = 'stop', structured } = {}) {
       // Room for the reply: its max tokens, at most a quarter of the context (256 when unlimited).
       const reserve = Math.min(sampling.maxTokens > 0 ? sampling.maxTokens : 256, Math.floor(model.contextSize / 4));
       const fitted = fitMessages(messages, (m) => render(m).tokens.length, model.contextSize - reserve, policy);
       const { rendered, tokens } = render(fitted.messages);
       const reasoning = reasoningSetup(model.templateInfo, rendered.text);
-      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
+      const grammar = structuredGrammar(structured);
+      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar });
       for await (const e of events) {
         switch (e.kind) {
           case 'prompt':

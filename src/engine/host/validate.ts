@@ -4,7 +4,7 @@
 // requests) and by main's request handlers (src/main/services/validate.ts).
 
 import { UsageError } from '../../shared/errors.js';
-import type { ChatRole, GenerateRequest, RequestMessage, SamplingSettings } from '../../shared/contract.js';
+import type { ChatRole, GenerateRequest, RequestMessage, SamplingSettings, StructuredOutput } from '../../shared/contract.js';
 import { CONTEXT_POLICIES } from '../chat/context-policy.js';
 
 export type Fields = Record<string, unknown>;
@@ -85,5 +85,23 @@ export function generateRequest(v: unknown): GenerateRequest {
   const messages = chatMessages(r.messages);
   if (messages.length === 0) throw new UsageError('messages must hold at least one message.');
   const policy = r.contextPolicy === undefined ? {} : { contextPolicy: oneOf(r.contextPolicy, 'contextPolicy', CONTEXT_POLICIES) };
-  return { messages, sampling: samplingSettings(r.sampling), ...policy };
+  const structured = r.structured === undefined ? undefined : structuredOutput(r.structured);
+  return { messages, sampling: samplingSettings(r.sampling), ...policy, ...(structured ? { structured } : {}) };
+}
+
+const MAX_GRAMMAR_CHARS = 1 << 20;
+
+export function structuredOutput(v: unknown): StructuredOutput {
+  const s = record(v, 'structured');
+  switch (s.kind) {
+    case 'off':
+    case 'json':
+      return { kind: s.kind };
+    case 'json-schema':
+      return { kind: 'json-schema', schema: string(s.schema, 'structured.schema', MAX_GRAMMAR_CHARS) };
+    case 'gbnf':
+      return { kind: 'gbnf', grammar: string(s.grammar, 'structured.grammar', MAX_GRAMMAR_CHARS) };
+    default:
+      throw new UsageError('structured.kind must be off, json, json-schema or gbnf.');
+  }
 }

@@ -7,6 +7,7 @@ import type { ChatMessage } from '../chat/index.js';
 import type { ToolChoice, ToolDefinition } from '../chat/tools.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../sample/index.js';
 import { MAX_TOP_LOGPROBS } from '../sample/logprobs.js';
+import { responseFormatGrammar } from './response-format.js';
 
 /** An error answered as `{"error": {message, type, param, code}}` with an HTTP status. */
 export class ApiError extends Error {
@@ -66,6 +67,8 @@ export interface GenerationRequest {
   topLogprobs: number | undefined;
   /** logit_bias: token id → bias added to its logit (-100 bans it: -Infinity); undefined for none. */
   logitBias: Map<number, number> | undefined;
+  /** GBNF from response_format (response-format.ts), or undefined for free text. */
+  grammar?: string;
 }
 
 export interface ChatRequest extends GenerationRequest {
@@ -92,8 +95,6 @@ function unsupported(b: Body): void {
   const no = (param: string) => {
     throw new ApiError(400, `'${param}' is not supported by this server yet`, param, 'unsupported_parameter');
   };
-  const rf = b.response_format as Body | null | undefined;
-  if (rf !== undefined && rf !== null && (typeof rf !== 'object' || rf.type !== 'text')) no('response_format');
   if (b.echo === true) no('echo');
   if (typeof b.suffix === 'string' && b.suffix !== '') no('suffix');
 }
@@ -144,7 +145,7 @@ function generation(b: Body, maxTokensField: string): GenerationRequest {
     maxTokens: maxTokens ?? -1,
     stop: stopList(b),
   };
-  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling, topLogprobs: undefined, logitBias: logitBias(b) };
+  return { model: typeof model === 'string' ? model : undefined, stream, includeUsage, sampling, topLogprobs: undefined, logitBias: logitBias(b), grammar: responseFormatGrammar(b.response_format) };
 }
 
 /** A message's content: a string, or an array of text parts (joined); null for an assistant turn. */

@@ -221,7 +221,7 @@ export class OpenAiServer {
       // (hook for the grammar engine: constrain what follows to toolCallSchema(format, tools))
       const tools = format ? { format, prefix: forced } : undefined;
       const tokens = m.tokenizer.encode(rendered.text + forced, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias };
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias, grammar: r.grammar };
       return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts, tools });
     }
     if (path === '/v1/completions') {
@@ -229,7 +229,7 @@ export class OpenAiServer {
       const r = parseCompletionRequest(await readBody(req));
       this.checkModel(r);
       const tokens = this.model.tokenizer.encode(r.prompt, { addSpecial: true, parseSpecial: true });
-      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs, logitBias: r.logitBias } });
+      return this.generate(req, res, 'completion', r, { tokens, sampling: r.sampling, opts: { topLogprobs: r.topLogprobs, logitBias: r.logitBias, grammar: r.grammar } });
     }
     if (path === '/v1/embeddings') {
       need('POST');

@@ -108,6 +108,10 @@ export class GgufTokenizer implements Tokenizer {
     return this.pieces.bytes(id, true);
   }
 
+  tokenBytes(id: number): Uint8Array {
+    return this.pieces.bytes(id, false);
+  }
+
   isEog(id: number): boolean {
     return this.vocab.eog.has(id);
   }

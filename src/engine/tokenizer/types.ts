@@ -44,6 +44,8 @@ export interface Tokenizer {
   piece(id: number): string;
   /** The bytes token `id` adds to the text (control tokens included); may be part of a UTF-8 character. */
   bytes(id: number): Uint8Array;
+  /** The bytes a token adds to streamed output (skipSpecial: control tokens are empty); do not modify. */
+  tokenBytes(id: number): Uint8Array;
   /** End of generation: eos, eot, eom and the tokens llama.cpp recognises by text. */
   isEog(id: number): boolean;
   isControl(id: number): boolean;

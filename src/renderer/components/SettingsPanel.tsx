@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import type { ContextPolicy, SamplingSettings } from '../../shared/contract.js';
 import { POLICY_LABEL, useChat } from '../store/chat.js';
 import { useSettings } from '../store/settings.js';
+import { StructuredOutputField } from './StructuredOutput.js';
 
 interface FieldSpec {
   key: string;
@@ -71,6 +72,7 @@ export function SettingsPanel() {
       {FIELDS.map((f) => (
         <NumberField key={f.key} spec={f} value={settings.sampling[f.key] as number} onCommit={(n) => void update({ sampling: { ...settings.sampling, [f.key]: n } })} />
       ))}
+      <StructuredOutputField />
       <h2>Engine</h2>
       <NumberField
         spec={{ key: 'maxTokens', label: 'Context size', min: 16, max: 1_048_576, step: 1, hint: 'tokens; applies the next time the model loads' }}

@@ -8,6 +8,7 @@ import { errorLine } from '../lib/format.js';
 import { useApp } from './app.js';
 import { engineHas, useEngine } from './engine.js';
 import { useSettings } from './settings.js';
+import { structuredRequest, useStructured } from './structured.js';
 
 const LAST_CHAT_KEY = 'pantheon.lastChat';
 export const NEW_CHAT_TITLE = 'New chat';
@@ -152,7 +153,8 @@ export const useChat = create<ChatState>()((set, get) => {
     if (!chat) return;
     const engine = useEngine.getState().state;
     const reply: StoredMessage = { id: newId(), role: 'assistant', content: '', createdAt: Date.now(), modelName: engine.status === 'ready' || engine.status === 'busy' ? engine.modelName : model.entry.fileName };
-    const request = { messages: requestMessages(chat), sampling: settings.sampling, contextPolicy: settings.contextPolicy ?? 'stop' };
+    const structured = structuredRequest(useStructured.getState());
+    const request = { messages: requestMessages(chat), sampling: settings.sampling, contextPolicy: settings.contextPolicy ?? 'stop', ...(structured ? { structured } : {}) };
     set({ chat: { ...chat, messages: [...chat.messages, reply] }, streaming: { messageId: reply.id, handle: null, stopping: false }, notice: null, error: null });
 
     // Tokens arrive faster than the screen refreshes: gather them and paint a few times a second.
