@@ -1,0 +1,36 @@
+// ggml's quantisers with an importance matrix: Pantheon's bytes against ggml_quantize_chunk's
+// (tests/quant/fixtures/imatrix-quant.gguf, made by bench/make-imatrix-fixture.ts from
+// node-llama-cpp's libggml-base), for two importance matrices: the mean square of each source
+// column (+1e-6, as the shared fixture's IQ types were made) and log-normal numbers spanning six decades.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
+import { ggmlTypeName } from '../../src/engine/gguf/ggml-types.js';
+import { quantizeRows, usesImportance } from '../../src/engine/quant/index.js';
+
+const FIXTURE = join(import.meta.dirname, 'fixtures', 'imatrix-quant.gguf');
+const h = readGgufHeaderSync(FIXTURE);
+const f32 = (name: string) => new Float32Array(readTensorBytes(FIXTURE, h, name).slice().buffer);
+const source = f32('source');
+const [cols, rows] = h.tensors.find((t) => t.name === 'source')!.dims;
+
+const cases = h.tensors.filter((t) => t.name.startsWith('q.') || t.name.startsWith('qr.'));
+
+describe('quantising with an importance matrix (ggml quantize_*_impl)', () => {
+  it('covers every type whose ggml quantiser reads one', () => {
+    expect(cases.length).toBe(22);
+    for (const t of cases) expect(usesImportance(t.type), ggmlTypeName(t.type)).toBe(true);
+  });
+  for (const t of cases) {
+    it(`${t.name} is byte-identical to ggml`, () => {
+      const imatrix = f32(t.name.startsWith('q.') ? 'imatrix.mean' : 'imatrix.rand');
+      const mine = quantizeRows(t.type, source, rows, cols, imatrix);
+      const theirs = readTensorBytes(FIXTURE, h, t.name);
+      expect(Buffer.compare(mine, theirs)).toBe(0);
+    });
+  }
+  it('differs from the unweighted quantiser (the weights are used)', () => {
+    const t = cases.find((c) => c.name === 'qr.q4_K')!;
+    expect(Buffer.compare(quantizeRows(t.type, source, rows, cols), readTensorBytes(FIXTURE, h, t.name))).not.toBe(0);
+  });
+});
