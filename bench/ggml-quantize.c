@@ -1,6 +1,6 @@
 // ggml-quantize TYPE ROWS COLS SRC.f32 IMATRIX.f32|- OUT.bin: ggml_quantize_chunk (libggml-base from node-llama-cpp)
 // with an optional importance matrix; prints the seconds the quantisation took on stderr.
-// Built by bench/ggml-quantize.ts (gcc); the truth for tests/quant/imatrix-quant.test.ts and the
+// Built by bench/llama-tools.ts (gcc); the truth for tests/quant/imatrix-quant.test.ts and the
 // llama.cpp side of `npm run bench:quantize`.
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { readGgufHeaderSync, readTensorBytes } from '../src/engine/gguf/file.js';
 import { GgmlType, ggmlTypeName } from '../src/engine/gguf/ggml-types.js';
 import { kv, writeGguf, type WriterTensor } from '../src/engine/gguf/writer.js';
-import { ggmlQuantize } from './ggml-quantize.js';
+import { ggmlQuantize } from './llama-tools.js';
 import { fillNormal, fnv1a, uniform } from './random-weights.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

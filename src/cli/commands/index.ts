@@ -2,6 +2,7 @@
 
 import type { Command } from '../command.js';
 import { dumpCommand } from './dump.js';
+import { imatrixCommand } from './imatrix.js';
 import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
 import { quantizeCommand } from './quantize.js';
@@ -16,6 +17,7 @@ export const commands: Command[] = [
   tensorsCommand,
   dumpCommand,
   quantizeCommand,
+  imatrixCommand,
   tokenizeCommand,
   templateCommand,
   runCommand,
