@@ -43,29 +43,34 @@ export function ggmlQuantize(type: number, x: Float32Array, rows: number, cols: 
   return { bytes: new Uint8Array(readFileSync(out)), seconds: Number.parseFloat(r.stderr) };
 }
 
-let imatrixBinary: string | undefined;
+const tools = new Map<string, string>();
 
 /**
- * llama-imatrix, built once per process (about 30 s): linked against node-llama-cpp's libraries,
- * which it loads its CPU backend from (symlinked beside the binary, where ggml looks).
+ * llama.cpp's tool `name` (imatrix, quantize), built once per process (10-30 s) from
+ * tools/<name>/*.cpp and linked against node-llama-cpp's libraries, which it loads its CPU
+ * backend from (symlinked beside the binary, where ggml looks).
  */
-export function llamaImatrixBinary(): string {
-  if (imatrixBinary) return imatrixBinary;
+export function llamaToolBinary(name: 'imatrix' | 'quantize'): string {
+  const have = tools.get(name);
+  if (have) return have;
   const src = process.env.LLAMA_CPP_SRC ?? '/tmp/llama.cpp';
-  if (!existsSync(join(src, 'tools', 'imatrix', 'imatrix.cpp'))) throw new Error(`no llama.cpp source at ${src} (set LLAMA_CPP_SRC)`);
+  const dirSrc = join(src, 'tools', name);
+  if (!existsSync(dirSrc)) throw new Error(`no llama.cpp source at ${src} (set LLAMA_CPP_SRC)`);
   const dir = workDir();
-  const out = join(dir, 'llama-imatrix');
+  const out = join(dir, `llama-${name}`);
+  const sources = readdirSync(dirSrc).filter((f) => f.endsWith('.cpp')).map((f) => join(dirSrc, f));
   execFileSync('g++', [
-    '-O1', '-std=c++17', join(src, 'tools', 'imatrix', 'imatrix.cpp'), `-I${join(src, 'common')}`, `-I${join(src, 'include')}`,
+    '-O1', '-std=c++17', ...sources, `-I${dirSrc}`, `-I${join(src, 'common')}`, `-I${join(src, 'include')}`,
     `-I${join(src, 'ggml', 'include')}`, `-I${join(src, 'vendor')}`, '-o', out, `-L${LIB_DIR}`, '-l:libllama-common.so', '-l:libllama.v0.4.0.so',
     '-l:libggml.v0.4.0.so', '-l:libggml-base.so', `-Wl,-rpath,${LIB_DIR}`,
   ], { stdio: 'inherit' });
   for (const f of readdirSync(LIB_DIR)) if (f.endsWith('.so') && !existsSync(join(dir, f))) symlinkSync(join(LIB_DIR, f), join(dir, f));
-  return (imatrixBinary = out);
+  tools.set(name, out);
+  return out;
 }
 
-/** Run llama-imatrix with these arguments (e.g. -m MODEL -f TEXT -o OUT -c 64 --chunks 4 -t 1). */
-export function llamaImatrix(args: string[]): void {
-  const r = spawnSync(llamaImatrixBinary(), args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`llama-imatrix ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr.split('\n').slice(-5).join(' | ')}`);
+/** Run llama-<name> with these arguments (imatrix: -m MODEL -f TEXT -o OUT -c 64 …; quantize: [--imatrix F] IN OUT TYPE N). */
+export function llamaTool(name: 'imatrix' | 'quantize', args: string[]): void {
+  const r = spawnSync(llamaToolBinary(name), args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`llama-${name} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr.split('\n').slice(-5).join(' | ')}`);
 }

@@ -242,7 +242,12 @@ function readDatImatrix(path: string, b: Uint8Array): Imatrix {
 
 /** Read an importance matrix in either of llama.cpp's formats (GGUF, or legacy .dat). */
 export function readImatrix(path: string): Imatrix {
-  const b = new Uint8Array(readFileSync(path));
+  let b: Uint8Array;
+  try {
+    b = new Uint8Array(readFileSync(path));
+  } catch (e) {
+    throw new ModelError('IMATRIX_UNREADABLE', `cannot read the importance matrix ${path}: ${(e as Error).message}`);
+  }
   const isGguf = b.length >= 4 && b[0] === 0x47 && b[1] === 0x47 && b[2] === 0x55 && b[3] === 0x46;
   return isGguf ? readGgufImatrix(path) : readDatImatrix(path, b);
 }
