@@ -24,8 +24,8 @@ import { PoolBackend } from '../src/engine/backend/pool.js';
 import { ScalarBackend } from '../src/engine/backend/scalar.js';
 import type { MatBackend } from '../src/engine/backend/types.js';
 import { WasmBackend } from '../src/engine/backend/wasm.js';
-import { ggmlTypeByName, ggmlTypeName, rowBytes } from '../src/engine/gguf/ggml-types.js';
-import { quantizeRows } from '../src/engine/quant/index.js';
+import { GgmlType, ggmlTypeByName, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../src/engine/gguf/ggml-types.js';
+import { canQuantize, quantizeRows } from '../src/engine/quant/index.js';
 import { newSharedMemory } from '../src/engine/wasm/arena.js';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { KERNEL_TYPES } from '../src/engine/wasm/layout.js';
@@ -124,9 +124,23 @@ async function dotPeak(n: number): Promise<[number, number]> {
 
 // ---- matvec per type -------------------------------------------------------------------------
 
-/** A [rows, COLS] matrix of the type: 16 rows quantised by ggml's reference quantiser, repeated. */
+/**
+ * 16 rows of the type: quantised by ggml's reference quantiser where Pantheon has one, else (the
+ * i-quants, which need an importance matrix) random block bytes with a small f16 d at byte 0.
+ */
+function tileOf(type: number): Uint8Array {
+  if (canQuantize(type)) return quantizeRows(type, new Float32Array(16 * COLS).map((_, i) => Math.sin(i * 0.37) * Math.cos(i * 0.011)), 16, COLS);
+  const tile = new Uint8Array(16 * rowBytes(type, COLS));
+  let s = 1;
+  for (let i = 0; i < tile.length; i++) tile[i] = (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) >>> 24;
+  const bs = ggmlTypeInfo(type)!.typeSize;
+  if (type !== GgmlType.IQ1_M) for (let b = 0; b < tile.length; b += bs) [tile[b], tile[b + 1]] = [0x1f, 0x21]; // d = 0.0101
+  return tile;
+}
+
+/** A [rows, COLS] matrix of the type: 16 rows (tileOf), repeated. */
 function matrix(type: number, rows: number): { fill: (dst: Uint8Array, from: number) => void; bytes: number } {
-  const tile = quantizeRows(type, new Float32Array(16 * COLS).map((_, i) => Math.sin(i * 0.37) * Math.cos(i * 0.011)), 16, COLS);
+  const tile = tileOf(type);
   return {
     bytes: rowBytes(type, COLS) * rows,
     fill: (dst, from) => {

@@ -29,6 +29,8 @@ const HALF_FIELDS: Partial<Record<number, number[]>> = {
   [GgmlType.Q4_0]: [0], [GgmlType.Q4_1]: [0, 2], [GgmlType.Q5_0]: [0], [GgmlType.Q5_1]: [0, 2], [GgmlType.Q8_0]: [0],
   [GgmlType.Q2_K]: [80, 82], [GgmlType.Q3_K]: [108], [GgmlType.Q4_K]: [0, 2], [GgmlType.Q5_K]: [0, 2], [GgmlType.Q6_K]: [208],
   [GgmlType.IQ4_NL]: [0], [GgmlType.IQ4_XS]: [0], [GgmlType.TQ1_0]: [52], [GgmlType.TQ2_0]: [64],
+  [GgmlType.IQ2_XXS]: [0], [GgmlType.IQ2_XS]: [0], [GgmlType.IQ2_S]: [0], [GgmlType.IQ3_XXS]: [0], [GgmlType.IQ3_S]: [0],
+  [GgmlType.IQ1_S]: [0],
 };
 
 /**
@@ -52,6 +54,11 @@ export function randomBlocks(type: number, rows: number, cols: number, seed: num
   for (let b = 0; b < bytes.length; b += info.typeSize) {
     for (const off of HALF_FIELDS[type] ?? []) dv.setUint16(b + off, f32ToF16((r() * 2 - 1) * 0.05), true);
     if (type === GgmlType.MXFP4) bytes[b] = 112 + ((r() * 16) | 0); // E8M0 scale 2^-16 … 2^-1
+    if (type === GgmlType.IQ1_M) {
+      // IQ1_M's f16 d is the top nibbles of its four u16 scale words (bytes 48..55)
+      const h = f32ToF16((r() * 2 - 1) * 0.05);
+      for (let k = 0; k < 4; k++) bytes[b + 49 + 2 * k] = (bytes[b + 49 + 2 * k] & 0x0f) | (((h >> (4 * k)) & 0xf) << 4);
+    }
   }
   return bytes;
 }

@@ -1,10 +1,13 @@
-// Every block format Pantheon computes, indexed by ggml type id. A type missing here (IQ1_*, IQ2_*,
-// IQ3_*, integer types) is one the engine cannot compute yet.
+// Every block format Pantheon computes, indexed by ggml type id. A type missing here (the integer
+// types) is one the engine cannot compute yet.
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import { BF16_FORMAT, F16_FORMAT, F32_FORMAT } from './float.js';
 import type { BlockFormat, DequantizeFn, QuantizeFn } from './format.js';
 import { fr } from './half.js';
+import { IQ1_M_FORMAT, IQ1_S_FORMAT } from './iq1.js';
+import { IQ2_S_FORMAT, IQ2_XS_FORMAT, IQ2_XXS_FORMAT } from './iq2.js';
+import { IQ3_S_FORMAT, IQ3_XXS_FORMAT } from './iq3.js';
 import { IQ4_NL_FORMAT, IQ4_XS_FORMAT } from './iq4.js';
 import { dequantizeQ8_1, Q4_0_FORMAT, Q4_1_FORMAT, Q5_0_FORMAT, Q5_1_FORMAT, Q8_0_FORMAT, quantizeQ8_1 } from './legacy.js';
 import { MXFP4_FORMAT } from './mxfp4.js';
@@ -43,6 +46,7 @@ export const FORMATS: readonly (BlockFormat | undefined)[] = (() => {
     Q2_K_FORMAT, Q3_K_FORMAT, Q4_K_FORMAT, Q5_K_FORMAT, Q6_K_FORMAT,
     viaF32(GgmlType.Q8_K, Q8_K_DEQUANT.dequantize, Q8_K_DEQUANT.quantize),
     IQ4_NL_FORMAT, IQ4_XS_FORMAT, TQ1_0_FORMAT, TQ2_0_FORMAT, MXFP4_FORMAT,
+    IQ1_S_FORMAT, IQ1_M_FORMAT, IQ2_XXS_FORMAT, IQ2_XS_FORMAT, IQ2_S_FORMAT, IQ3_XXS_FORMAT, IQ3_S_FORMAT,
   ]) {
     t[f.type] = f;
   }

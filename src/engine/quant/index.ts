@@ -18,7 +18,7 @@ export type { QWeight } from './qweight.js';
 export type { BlockFormat } from './format.js';
 export { f16ToF32, f32ToF16, bf16ToF32, f32ToBf16 } from './half.js';
 
-const SUPPORTED = 'F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K-Q6_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4';
+const SUPPORTED = 'F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K-Q6_K, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4';
 
 /** The format for a ggml type, or a ModelError naming the type (the caller adds the tensor name). */
 export function blockFormat(type: number): BlockFormat {

@@ -9,6 +9,7 @@ export * from './deltanet';
 export * from './ffn';
 export * from './float';
 export * from './gemm';
+export * from './iquants';
 export * from './layout';
 export * from './legacy';
 export * from './kquants';
