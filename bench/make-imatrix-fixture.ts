@@ -3,7 +3,8 @@
 // whose quantiser reads one (quantize_q4_0 … quantize_iq4_xs in ggml-quants.c). Two matrices:
 //   imatrix.mean  mean square of each source column over its rows + 1e-6 (as the shared fixture's IQ types)
 //   imatrix.rand  log-normal numbers spanning ~6 decades, as a real imatrix does
-// and per type `q.<type>` / `qr.<type>` made by ggml_quantize_chunk with each.
+// and per type `q.<type>` / `qr.<type>` made by ggml_quantize_chunk with each (and `q0.<type>`
+// without one, for the i-quants whose reference quantiser Pantheon has).
 // Run: npx tsx bench/make-imatrix-fixture.ts (needs gcc and bench/node_modules).
 
 import { writeFileSync } from 'node:fs';
@@ -23,8 +24,11 @@ const COLS = 512;
 
 export const IMATRIX_TYPES = [
   GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K,
-  GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS,
+  GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.IQ3_S,
 ];
+
+/** The i-quants Pantheon quantises that also run without an importance matrix (`q0.<type>`). */
+export const PLAIN_TYPES = [GgmlType.IQ3_S];
 
 const h = readGgufHeaderSync(SHARED);
 const srcBytes = readTensorBytes(SHARED, h, 'source');
@@ -48,6 +52,7 @@ for (const type of IMATRIX_TYPES) {
   const name = ggmlTypeName(type).toLowerCase().replace(/_k$/, '_K');
   tensors.push({ name: `q.${name}`, dims: [COLS, ROWS], type, data: ggmlQuantize(type, src, ROWS, COLS, mean).bytes });
   tensors.push({ name: `qr.${name}`, dims: [COLS, ROWS], type, data: ggmlQuantize(type, src, ROWS, COLS, rand).bytes });
+  if (PLAIN_TYPES.includes(type)) tensors.push({ name: `q0.${name}`, dims: [COLS, ROWS], type, data: ggmlQuantize(type, src, ROWS, COLS).bytes });
 }
 writeFileSync(OUT, writeGguf([kv.str('general.architecture', 'quant-fixture'), kv.str('fixture.maker', 'ggml_quantize_chunk with imatrix (node-llama-cpp libggml-base, llama.cpp v0.4.0)')], tensors));
 console.log(`wrote ${OUT} (${tensors.length} tensors)`);
