@@ -24,11 +24,11 @@ const COLS = 512;
 
 export const IMATRIX_TYPES = [
   GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K,
-  GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.IQ3_S,
+  GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.IQ3_S, GgmlType.IQ3_XXS,
 ];
 
 /** The i-quants Pantheon quantises that also run without an importance matrix (`q0.<type>`). */
-export const PLAIN_TYPES = [GgmlType.IQ3_S];
+export const PLAIN_TYPES = [GgmlType.IQ3_S, GgmlType.IQ3_XXS];
 
 const h = readGgufHeaderSync(SHARED);
 const srcBytes = readTensorBytes(SHARED, h, 'source');

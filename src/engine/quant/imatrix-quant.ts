@@ -7,7 +7,7 @@
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import { F16, fr, nearestInt, putF16 } from './half.js';
-import { quantizeIq3SRow } from './iq3s-quant.js';
+import { quantizeIq3SRow, quantizeIq3XxsRow } from './iq3-quant.js';
 import { bestIndexInt8, KVALUES_IQ4NL } from './iq4.js';
 import { GROUP_MAX_EPS, makeQxQuants, signedMax } from './kscales.js';
 import { makeQkx3Quants, makeQpQuants } from './kscales-weighted.js';
@@ -340,4 +340,5 @@ export const WEIGHTED_QUANTIZERS: Partial<Record<number, WeightedQuantizeFn>> = 
   [GgmlType.IQ4_NL]: quantizeIq4NlWeighted,
   [GgmlType.IQ4_XS]: quantizeIq4XsWeighted,
   [GgmlType.IQ3_S]: quantizeIq3SRow,
+  [GgmlType.IQ3_XXS]: quantizeIq3XxsRow,
 };
