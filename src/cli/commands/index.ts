@@ -3,6 +3,7 @@
 import type { Command } from '../command.js';
 import { diffCommand } from './diff.js';
 import { dumpCommand } from './dump.js';
+import { imatrixCommand } from './imatrix.js';
 import { chatCommand } from './chat.js';
 import { inspectCommand } from './inspect.js';
 import { quantizeCommand } from './quantize.js';
@@ -20,6 +21,7 @@ export const commands: Command[] = [
   statsCommand,
   diffCommand,
   quantizeCommand,
+  imatrixCommand,
   tokenizeCommand,
   templateCommand,
   runCommand,

@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { GgufError, UsageError } from '../../shared/errors.js';
 import { ggmlTypeName } from '../../engine/gguf/ggml-types.js';
+import { readImatrix } from '../../engine/quant/imatrix.js';
 import { quantizeModelFileThreaded, type QuantizedTensor } from '../../engine/quant/model.js';
 import { fileTypeByName, fileTypeNames } from '../../engine/quant/recipe.js';
 import { optNumber, optString, parseArgs } from '../args.js';
@@ -32,10 +33,10 @@ function summaryTable(tensors: QuantizedTensor[]): string {
 
 export const quantizeCommand: Command = {
   name: 'quantize',
-  usage: 'quantize IN.gguf OUT.gguf --type Q4_0|Q4_1|Q5_0|Q5_1|Q8_0|Q2_K|Q3_K_S|Q3_K_M|Q3_K_L|Q4_K_S|Q4_K_M|Q5_K_S|Q5_K_M|Q6_K|IQ4_NL|IQ4_XS|TQ1_0|TQ2_0|F16|BF16|F32 [--threads N]',
-  summary: "quantise a model with llama.cpp's per-tensor recipe (Q3_K, Q4_K, Q5_K mean the _M mixes, as in llama-quantize), each tensor's rows split over --threads N (default: all cores)",
+  usage: `quantize IN.gguf OUT.gguf --type ${fileTypeNames().join('|')} [--imatrix FILE] [--threads N]`,
+  summary: "quantise a model with llama.cpp's per-tensor recipe (Q3_K, Q4_K, Q5_K mean the _M mixes, as in llama-quantize), weighting by an importance matrix with --imatrix (from `pantheon imatrix` or llama-imatrix, GGUF or .dat), each tensor's rows split over --threads N (default: all cores)",
   async run(argv, io) {
-    const args = parseArgs(argv, ['type', 'threads'], []);
+    const args = parseArgs(argv, ['type', 'threads', 'imatrix'], []);
     if (args.positionals.length !== 2) throw new UsageError('quantize takes IN.gguf and OUT.gguf');
     const [inPath, outPath] = args.positionals;
     const typeName = optString(args, 'type');
@@ -44,11 +45,14 @@ export const quantizeCommand: Command = {
     if (!ft) throw new UsageError(`--type must be one of ${fileTypeNames().join(', ')} (not "${typeName}")`);
     if (inPath === outPath) throw new UsageError('OUT.gguf must be a different file from IN.gguf');
     const threads = optNumber(args, 'threads', availableParallelism(), { int: true, min: 1, max: 256 });
+    const imatrixPath = optString(args, 'imatrix');
+    const imatrix = imatrixPath !== undefined ? { imatrix: readImatrix(imatrixPath), path: imatrixPath } : undefined;
     const tty = io.isTty && Boolean(process.stderr.isTTY);
     let summary;
     try {
       summary = await quantizeModelFileThreaded(inPath, outPath, ft, {
         threads,
+        imatrix,
         onTensor: (done, total, t) => {
           if (tty) process.stderr.write(progressLine(done, total, t.name));
         },
@@ -57,7 +61,7 @@ export const quantizeCommand: Command = {
       if (tty) process.stderr.write(`\r${' '.repeat(100)}\r`);
     }
     if (summary.elements === 0) throw new GgufError('GGUF_BAD_TENSOR', 'the input has no tensors to quantise');
-    io.out(`${inPath} → ${outPath} (${ft.name}, general.file_type ${ft.ftype})`);
+    io.out(`${inPath} → ${outPath} (${ft.name}, general.file_type ${ft.ftype}${imatrix ? `, importance matrix ${imatrixPath}: ${imatrix.imatrix.entries.size} entries` : ''})`);
     io.out(summaryTable(summary.tensors));
     const bpw = (bytes: number) => ((bytes * 8) / summary.elements).toFixed(2);
     io.out(`size ${formatBytes(summary.bytesIn)} (${bpw(summary.bytesIn)} bits/weight) → ${formatBytes(summary.bytesOut)} (${bpw(summary.bytesOut)} bits/weight)`);

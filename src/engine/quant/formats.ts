@@ -9,6 +9,7 @@ import { IQ1_M_FORMAT, IQ1_S_FORMAT } from './iq1.js';
 import { IQ2_S_FORMAT, IQ2_XS_FORMAT, IQ2_XXS_FORMAT } from './iq2.js';
 import { IQ3_S_FORMAT, IQ3_XXS_FORMAT } from './iq3.js';
 import { IQ4_NL_FORMAT, IQ4_XS_FORMAT } from './iq4.js';
+import { quantizeIq3SRow, quantizeIq3XxsRow } from './iq3-quant.js';
 import { dequantizeQ8_1, Q4_0_FORMAT, Q4_1_FORMAT, Q5_0_FORMAT, Q5_1_FORMAT, Q8_0_FORMAT, quantizeQ8_1 } from './legacy.js';
 import { MXFP4_FORMAT } from './mxfp4.js';
 import { Q2_K_FORMAT } from './q2k.js';
@@ -46,7 +47,9 @@ export const FORMATS: readonly (BlockFormat | undefined)[] = (() => {
     Q2_K_FORMAT, Q3_K_FORMAT, Q4_K_FORMAT, Q5_K_FORMAT, Q6_K_FORMAT,
     viaF32(GgmlType.Q8_K, Q8_K_DEQUANT.dequantize, Q8_K_DEQUANT.quantize),
     IQ4_NL_FORMAT, IQ4_XS_FORMAT, TQ1_0_FORMAT, TQ2_0_FORMAT, MXFP4_FORMAT,
-    IQ1_S_FORMAT, IQ1_M_FORMAT, IQ2_XXS_FORMAT, IQ2_XS_FORMAT, IQ2_S_FORMAT, IQ3_XXS_FORMAT, IQ3_S_FORMAT,
+    IQ1_S_FORMAT, IQ1_M_FORMAT, IQ2_XXS_FORMAT, IQ2_XS_FORMAT, IQ2_S_FORMAT, // with ggml's quantisers (quantize_iq3_* without an importance matrix: weights x²)
+    { ...IQ3_XXS_FORMAT, quantize: (x: Float32Array, dst: Uint8Array, off: number, n: number) => quantizeIq3XxsRow(x, dst, off, n, null) },
+    { ...IQ3_S_FORMAT, quantize: (x: Float32Array, dst: Uint8Array, off: number, n: number) => quantizeIq3SRow(x, dst, off, n, null) },
   ]) {
     t[f.type] = f;
   }

@@ -9,6 +9,7 @@ import { ModelError } from '../../shared/errors.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { FORMATS } from './formats.js';
+import { WEIGHTED_QUANTIZERS } from './imatrix-quant.js';
 import { quantizeActQ8_0, quantizeActQ8_1 } from './legacy.js';
 import { quantizeQ8K } from './q8k.js';
 import type { QWeight } from './qweight.js';
@@ -87,10 +88,26 @@ export function bytesFor(type: number, n: number): number {
   return Math.ceil(n / blockSize) * typeSize;
 }
 
-/** Quantise a [rows, cols] float matrix row by row; returns rows × rowBytes bytes. */
-export function quantizeRows(type: number, x: Float32Array, rows: number, cols: number): Uint8Array {
+/** True when ggml's quantiser for this type reads an importance matrix (the others ignore one). */
+export function usesImportance(type: number): boolean {
+  return WEIGHTED_QUANTIZERS[type] !== undefined;
+}
+
+/**
+ * Quantise a [rows, cols] float matrix row by row; returns rows × rowBytes bytes. With `imatrix`
+ * (one importance per column, llama-imatrix's mean squared activations) the types that read one
+ * use ggml's weighted quantisers (ggml_quantize_chunk with quant_weights); the others ignore it.
+ */
+export function quantizeRows(type: number, x: Float32Array, rows: number, cols: number, imatrix?: Float32Array): Uint8Array {
   const rb = bytesFor(type, cols);
   const out = new Uint8Array(rb * rows);
+  const weighted = imatrix ? WEIGHTED_QUANTIZERS[type] : undefined;
+  if (weighted && imatrix) {
+    if (imatrix.length !== cols) throw new RangeError(`an importance matrix of ${imatrix.length} values cannot weight rows of ${cols}`);
+    checkSpan(type, cols, out.length, 0, 'destination');
+    for (let r = 0; r < rows; r++) weighted(x.subarray(r * cols, (r + 1) * cols), out, r * rb, cols, imatrix);
+    return out;
+  }
   for (let r = 0; r < rows; r++) quantizeRow(type, x.subarray(r * cols, (r + 1) * cols), out, r * rb, cols);
   return out;
 }

@@ -25,8 +25,9 @@ export function signedMax(x: ArrayLike<number>, xo: number, n: number): number {
   return max;
 }
 
-/** Scratch for makeQxQuants' trial levels. */
+/** Scratch for makeQxQuants' trial levels and weights. */
 let trialLevels = new Int8Array(32);
+let weights = new Float32Array(32);
 
 /**
  * Symmetric levels L ∈ [0, 2·nmax) for x ≈ scale·(L - nmax), searching 19 scales around
@@ -55,11 +56,13 @@ export function makeQxQuants(
     rmseType = -rmseType;
     returnEarly = true;
   }
-  const weight = (i: number): number => {
+  // the weights once per group (the trials below read each one 19 times)
+  if (weights.length < n) weights = new Float32Array(n);
+  const W = weights;
+  for (let i = 0; i < n; i++) {
     const v = x[xo + i];
-    if (qw) return qw[qo + i];
-    return rmseType === 1 ? fr(v * v) : rmseType === 2 ? 1 : rmseType === 3 ? Math.abs(v) : fr(Math.sqrt(Math.abs(v)));
-  };
+    W[i] = qw ? qw[qo + i] : rmseType === 1 ? fr(v * v) : rmseType === 2 ? 1 : rmseType === 3 ? Math.abs(v) : fr(Math.sqrt(Math.abs(v)));
+  }
   let sumlx = 0;
   let suml2 = 0;
   for (let i = 0; i < n; i++) {
@@ -67,7 +70,7 @@ export function makeQxQuants(
     let l = nearestInt(fr(iscale * v));
     l = Math.max(-nmax, Math.min(nmax - 1, l));
     L[lo + i] = l + nmax;
-    const w = weight(i);
+    const w = W[i];
     sumlx = fr(sumlx + fr(fr(w * v) * l));
     suml2 = fr(suml2 + fr(fr(w * l) * l));
   }
@@ -82,7 +85,8 @@ export function makeQxQuants(
     iscale = fr(-fr(nmax + fr(F01 * is)) / max);
     let same = havePrev;
     for (let i = 0; i < n; i++) {
-      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(fr(iscale * x[xo + i]))));
+      let l = fr(fr(iscale * x[xo + i]) + 12582912) - 12582912; // nearestInt
+      l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
       if (l !== prev[i]) same = false;
       prev[i] = l;
     }
@@ -93,7 +97,7 @@ export function makeQxQuants(
     for (let i = 0; i < n; i++) {
       const v = x[xo + i];
       const l = prev[i];
-      const w = weight(i);
+      const w = W[i];
       sumlx = fr(sumlx + fr(fr(w * v) * l));
       suml2 = fr(suml2 + fr(fr(w * l) * l));
     }

@@ -10,9 +10,10 @@ import { getNumber, getString } from '../gguf/keys.js';
 import { ggufHeaderFor, writeGgufToFile, tensorBytes } from '../gguf/stream-writer.js';
 import { GGUF_DEFAULT_ALIGNMENT, GgufType, type GgufHeader } from '../gguf/types.js';
 import type { WriterKv } from '../gguf/writer.js';
+import { importanceOf, type Imatrix } from './imatrix.js';
 import { canQuantize, dequantizeTensor, isSupportedType, quantizeRows } from './index.js';
 import { QuantizePool } from './quantize-pool.js';
-import { planQuantization, type FileType, type RecipeModel, type TensorPlan } from './recipe.js';
+import { planQuantization, requiresImatrix, type FileType, type RecipeModel, type TensorPlan } from './recipe.js';
 
 /** ggml.h GGML_QNT_VERSION, written as general.quantization_version. */
 export const GGML_QNT_VERSION = 2;
@@ -44,8 +45,17 @@ export function recipeModel(h: GgufHeader): RecipeModel {
   };
 }
 
-/** The metadata for the output: everything from the input, split keys dropped, file type and version set. */
-function outputMetadata(h: GgufHeader, ft: FileType): WriterKv[] {
+/** An importance matrix to quantise with, and the file it came from (recorded as quantize.imatrix.file). */
+export interface ImatrixInput {
+  imatrix: Imatrix;
+  path: string;
+}
+
+/**
+ * The metadata for the output: everything from the input, split keys dropped, file type and
+ * version set, and with an importance matrix the quantize.imatrix.* keys llama-quantize writes.
+ */
+function outputMetadata(h: GgufHeader, ft: FileType, im?: ImatrixInput): WriterKv[] {
   const drop = new Set(['split.no', 'split.count', 'split.tensors.count']);
   const kvs: WriterKv[] = [];
   for (const kv of h.metadata.values()) if (!drop.has(kv.key)) kvs.push({ key: kv.key, type: kv.type, value: kv.value });
@@ -57,18 +67,39 @@ function outputMetadata(h: GgufHeader, ft: FileType): WriterKv[] {
   };
   set('general.quantization_version', GGML_QNT_VERSION);
   set('general.file_type', ft.ftype);
+  if (im) {
+    const put = (kv: WriterKv) => {
+      const i = kvs.findIndex((k) => k.key === kv.key);
+      if (i >= 0) kvs[i] = kv;
+      else kvs.push(kv);
+    };
+    put({ key: 'quantize.imatrix.file', type: GgufType.STRING, value: im.path });
+    if (im.imatrix.datasets.length) put({ key: 'quantize.imatrix.dataset', type: GgufType.STRING, value: im.imatrix.datasets[0] });
+    put({ key: 'quantize.imatrix.entries_count', type: GgufType.INT32, value: im.imatrix.entries.size });
+    if (im.imatrix.chunkCount > 0) put({ key: 'quantize.imatrix.chunks_count', type: GgufType.INT32, value: im.imatrix.chunkCount });
+  }
   return kvs;
 }
 
-/** What the recipe does with each tensor of `h`, checked to be possible. */
-function planTensors(h: GgufHeader, ft: FileType): QuantizedTensor[] {
+/** What the recipe does with each tensor of `h`, checked to be possible (with `im` where a type needs one). */
+function planTensors(h: GgufHeader, ft: FileType, im?: ImatrixInput): QuantizedTensor[] {
   const byName = new Map(h.tensors.map((t) => [t.name, t]));
-  const plans = planQuantization(ft, recipeModel(h), h.tensors);
+  const plans = planQuantization(ft, recipeModel(h), h.tensors, { hasImatrix: im !== undefined });
   return plans.map((p) => {
     const info = byName.get(p.name)!;
     if (p.to !== p.from) {
       if (!isSupportedType(p.from)) throw new ModelError('UNSUPPORTED_TYPE', `tensor "${p.name}" is ${ggmlTypeName(p.from)}, which Pantheon cannot dequantise, so it cannot be converted to ${ggmlTypeName(p.to)}`);
+      const entry = im?.imatrix.entries.get(p.name);
+      if (requiresImatrix(p.name, p.to, ft) && !entry) {
+        throw new ModelError('IMATRIX_REQUIRED', im
+          ? `the importance matrix ${im.path} has no entry for tensor "${p.name}", which ${ggmlTypeName(p.to)} cannot do without`
+          : `${ft.name} needs an importance matrix for its ${ggmlTypeName(p.to)} tensors: make one with \`pantheon imatrix MODEL TEXT -o FILE\` and pass --imatrix FILE`);
+      }
       if (!canQuantize(p.to)) throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(p.to)} (tensor "${p.name}")`);
+      const want = info.dims[0] * (info.dims[2] ?? 1);
+      if (entry && entry.sums.length !== want) {
+        throw new ModelError('IMATRIX_MISMATCH', `the importance matrix has ${entry.sums.length} values for tensor "${p.name}", which needs ${want} (was it made for another model?)`);
+      }
     }
     const bytesOut = tensorBytes({ name: p.name, dims: [...info.dims], type: p.to });
     return { ...p, dims: info.dims, bytesIn: info.bytes, bytesOut };
@@ -90,14 +121,14 @@ function summarize(h: GgufHeader, ft: FileType, tensors: QuantizedTensor[]): Qua
  * each tensor (for a progress bar). Returns what happened to every tensor.
  */
 export function quantizeModelFile(
-  inPath: string, outPath: string, ft: FileType, onTensor?: (done: number, total: number, t: QuantizedTensor) => void,
+  inPath: string, outPath: string, ft: FileType, onTensor?: (done: number, total: number, t: QuantizedTensor) => void, im?: ImatrixInput,
 ): QuantizeSummary {
   const h = readGgufHeaderSync(inPath);
   const byName = new Map(h.tensors.map((t) => [t.name, t]));
-  const tensors = planTensors(h, ft);
+  const tensors = planTensors(h, ft, im);
   const fd = openSync(inPath, 'r');
   try {
-    writeGgufToFile(outPath, outputMetadata(h, ft), tensors.map((t) => ({ name: t.name, dims: [...t.dims], type: t.to })), (i) => {
+    writeGgufToFile(outPath, outputMetadata(h, ft, im), tensors.map((t) => ({ name: t.name, dims: [...t.dims], type: t.to })), (i) => {
       const t = tensors[i];
       const info = byName.get(t.name)!;
       const src = readTensorBytesSync(fd, h, info);
@@ -105,9 +136,7 @@ export function quantizeModelFile(
       if (t.to === t.from) {
         out = src;
       } else {
-        const f32 = dequantizeTensor(info, src);
-        const cols = info.dims[0];
-        out = quantizeRows(t.to, f32, info.elements / cols, cols);
+        out = quantizeMatrices(t.to, dequantizeTensor(info, src), info.dims, im && importanceOf(im.imatrix, t.name), (type, x, rows, cols, w) => quantizeRows(type, x, rows, cols, w));
       }
       onTensor?.(i + 1, tensors.length, t);
       return out;
@@ -118,9 +147,40 @@ export function quantizeModelFile(
   return summarize(h, ft, tensors);
 }
 
+type RowsQuantizer<R> = (type: number, x: Float32Array, rows: number, cols: number, imatrix?: Float32Array) => R;
+
+/**
+ * A tensor's rows quantised to `type`, matrix by matrix (an expert tensor [cols, rows, nMat] is
+ * nMat matrices), each with its own slice of the importance `imp` ([nMat, cols]) when given, as
+ * llama_tensor_quantize_impl hands ggml_quantize_chunk `imatrix + expert·n_per_row`.
+ */
+function quantizeMatrices(type: number, f32: Float32Array, dims: readonly number[], imp: Float32Array | undefined, q: RowsQuantizer<Uint8Array>): Uint8Array;
+function quantizeMatrices(type: number, f32: Float32Array, dims: readonly number[], imp: Float32Array | undefined, q: RowsQuantizer<Promise<Uint8Array>>): Promise<Uint8Array>;
+function quantizeMatrices(type: number, f32: Float32Array, dims: readonly number[], imp: Float32Array | undefined, q: RowsQuantizer<Uint8Array | Promise<Uint8Array>>): Uint8Array | Promise<Uint8Array> {
+  const cols = dims[0];
+  const rowsAll = f32.length / cols;
+  if (!imp) return q(type, f32, rowsAll, cols);
+  const nMat = imp.length / cols;
+  const rows = rowsAll / nMat;
+  const parts = Array.from({ length: nMat }, (_, m) => q(type, f32.subarray(m * rows * cols, (m + 1) * rows * cols), rows, cols, imp.subarray(m * cols, (m + 1) * cols)));
+  const join = (ps: Uint8Array[]) => {
+    if (ps.length === 1) return ps[0];
+    const out = new Uint8Array(ps.reduce((a, p) => a + p.length, 0));
+    let o = 0;
+    for (const p of ps) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return out;
+  };
+  return parts.some((p) => p instanceof Promise) ? Promise.all(parts).then(join) : join(parts as Uint8Array[]);
+}
+
 export interface QuantizeFileOptions {
   /** Threads that quantise, the calling thread included (default os.availableParallelism()). */
   threads?: number;
+  /** Quantise with this importance matrix (pantheon quantize --imatrix). */
+  imatrix?: ImatrixInput;
   onTensor?: (done: number, total: number, t: QuantizedTensor) => void;
 }
 
@@ -132,8 +192,8 @@ export interface QuantizeFileOptions {
 export async function quantizeModelFileThreaded(inPath: string, outPath: string, ft: FileType, opts: QuantizeFileOptions = {}): Promise<QuantizeSummary> {
   const h = readGgufHeaderSync(inPath);
   const byName = new Map(h.tensors.map((t) => [t.name, t]));
-  const tensors = planTensors(h, ft);
-  const kvs = outputMetadata(h, ft);
+  const tensors = planTensors(h, ft, opts.imatrix);
+  const kvs = outputMetadata(h, ft, opts.imatrix);
   const layout = tensors.map((t) => ({ name: t.name, dims: [...t.dims], type: t.to }));
   const alignKv = kvs.find((k) => k.key === 'general.alignment');
   const alignment = alignKv ? Number(alignKv.value) : GGUF_DEFAULT_ALIGNMENT;
@@ -156,8 +216,8 @@ export async function quantizeModelFileThreaded(inPath: string, outPath: string,
       if (t.to === t.from) {
         data = src;
       } else {
-        const cols = info.dims[0];
-        data = await pool.quantizeRows(t.to, dequantizeTensor(info, src), info.elements / cols, cols);
+        const imp = opts.imatrix && importanceOf(opts.imatrix.imatrix, t.name);
+        data = await quantizeMatrices(t.to, dequantizeTensor(info, src), info.dims, imp, (type, x, rows, cols, w) => pool.quantizeRows(type, x, rows, cols, w));
       }
       if (data.length !== t.bytesOut) throw new ModelError('BAD_TENSOR', `tensor "${t.name}": ${data.length} bytes produced, ${t.bytesOut} expected`);
       put(data);

@@ -47,13 +47,17 @@ function dequantizeQ6K(src: Uint8Array, off: number, dst: Float32Array, n: numbe
   }
 }
 
-/** ggml-quants.c quantize_row_q6_K_ref: make_qx_quants per group, scales relative to the largest (-128). */
-function quantizeQ6K(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
+/**
+ * ggml-quants.c quantize_row_q6_K_ref: make_qx_quants per group, scales relative to the largest
+ * (-128). With an importance matrix qw (quantize_row_q6_K_impl) the groups are fitted with qw as
+ * the weights; the rest is the same.
+ */
+function quantizeQ6K(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null = null): void {
   const L = new Uint8Array(QK_K);
   const scales = new Float32Array(16);
   const d8 = asI8(dst);
   for (let i = 0, o = off; i < n; i += QK_K, o += BYTES) {
-    for (let ib = 0; ib < 16; ib++) scales[ib] = makeQxQuants(16, 32, x, i + 16 * ib, L, 16 * ib, 1, null);
+    for (let ib = 0; ib < 16; ib++) scales[ib] = makeQxQuants(16, 32, x, i + 16 * ib, L, 16 * ib, 1, qw, i + 16 * ib);
     const maxScale = signedMax(scales, 0, 16);
     if (Math.abs(maxScale) < GROUP_MAX_EPS) {
       dst.fill(0, o, o + BYTES);
@@ -84,6 +88,11 @@ function quantizeQ6K(x: Float32Array, dst: Uint8Array, off: number, n: number): 
   }
 }
 
+/** quantize_row_q6_K_impl: one row x[0..n) with column importances qw[0..n). */
+export function quantizeQ6KWeighted(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+  quantizeQ6K(x, dst, off, n, qw);
+}
+
 const sums = new Float32Array(8);
 
 /** ggml_vec_dot_q6_K_q8_K_generic: 8 integer lanes (element j in lane j % 8), float lane sums across blocks. */
@@ -99,5 +108,5 @@ function vecDotQ6K(n: number, w: Uint8Array, wOff: number, a: Uint8Array, aOff: 
 }
 
 export const Q6_K_FORMAT: BlockFormat = {
-  type: GgmlType.Q6_K, dequantize: dequantizeQ6K, quantize: quantizeQ6K, vecDotType: GgmlType.Q8_K, vecDot: vecDotQ6K,
+  type: GgmlType.Q6_K, dequantize: dequantizeQ6K, quantize: (x, dst, off, n) => quantizeQ6K(x, dst, off, n), vecDotType: GgmlType.Q8_K, vecDot: vecDotQ6K,
 };

@@ -19,6 +19,8 @@ export interface QuantizeJob {
   x: Float32Array;
   rows: number;
   cols: number;
+  /** One importance per column (quantize --imatrix), or none. */
+  imatrix?: Float32Array;
 }
 
 export type QuantizeReply =
@@ -106,10 +108,10 @@ export class QuantizePool {
   }
 
   /** Rows of x (rows × cols) quantised to `type`: the same bytes as quantizeRows. */
-  async quantizeRows(type: number, x: Float32Array, rows: number, cols: number): Promise<Uint8Array> {
+  async quantizeRows(type: number, x: Float32Array, rows: number, cols: number, imatrix?: Float32Array): Promise<Uint8Array> {
     if (this.failure) throw this.failure;
     const parts = Math.min(this.threads, rows, Math.max(1, Math.floor((rows * cols) / this.minPerThread)));
-    if (parts <= 1) return quantizeRows(type, x, rows, cols);
+    if (parts <= 1) return quantizeRows(type, x, rows, cols, imatrix);
     this.start();
     const rb = bytesFor(type, cols);
     const out = new Uint8Array(rb * rows);
@@ -121,7 +123,7 @@ export class QuantizePool {
       const r1 = Math.min(rows, r0 + per);
       const id = this.nextId++;
       this.rowsInWorkers += r1 - r0;
-      const job: QuantizeJob = { id, type, x: x.slice(r0 * cols, r1 * cols), rows: r1 - r0, cols };
+      const job: QuantizeJob = { id, type, x: x.slice(r0 * cols, r1 * cols), rows: r1 - r0, cols, imatrix };
       jobs.push(new Promise<Uint8Array>((resolve, reject) => {
         this.pending.set(id, { resolve, reject });
         this.workers[p - 1].ref();
@@ -132,7 +134,7 @@ export class QuantizePool {
         out.set(data, r0 * rb);
       }));
     }
-    out.set(quantizeRows(type, x.subarray(0, per * cols), per, cols), 0);
+    out.set(quantizeRows(type, x.subarray(0, per * cols), per, cols, imatrix), 0);
     await Promise.all(jobs);
     return out;
   }

@@ -10,7 +10,7 @@ if (port) {
   port.on('message', (job: QuantizeJob) => {
     let reply: QuantizeReply;
     try {
-      const data = quantizeRows(job.type, job.x, job.rows, job.cols);
+      const data = quantizeRows(job.type, job.x, job.rows, job.cols, job.imatrix);
       reply = { id: job.id, kind: 'done', data };
       port.postMessage(reply, [data.buffer as ArrayBuffer]);
     } catch (e) {

@@ -1,7 +1,6 @@
 // Which type each tensor gets when a model is quantised to a file type: llama.cpp's rules
 // (src/llama-quant.cpp: tensor_allows_quantization, llama_tensor_get_type_impl,
-// tensor_type_fallback, llama_ftype_get_default_type), for the file types Pantheon can write
-// without an importance matrix.
+// tensor_type_fallback, llama_ftype_get_default_type, tensor_requires_imatrix).
 
 import { GgmlType, ggmlTypeInfo } from '../gguf/ggml-types.js';
 
@@ -31,10 +30,22 @@ const FILE_TYPES: FileType[] = [
   { name: 'Q5_K_S', ftype: 16, base: GgmlType.Q5_K },
   { name: 'Q5_K_M', ftype: 17, base: GgmlType.Q5_K },
   { name: 'Q6_K', ftype: 18, base: GgmlType.Q6_K },
+  { name: 'Q2_K_S', ftype: 21, base: GgmlType.Q2_K },
+  { name: 'IQ2_XXS', ftype: 19, base: GgmlType.IQ2_XXS },
+  { name: 'IQ2_XS', ftype: 20, base: GgmlType.IQ2_XS },
+  { name: 'IQ3_XS', ftype: 22, base: GgmlType.IQ3_S },
+  { name: 'IQ3_XXS', ftype: 23, base: GgmlType.IQ3_XXS },
+  { name: 'IQ1_S', ftype: 24, base: GgmlType.IQ1_S },
   { name: 'IQ4_NL', ftype: 25, base: GgmlType.IQ4_NL },
+  { name: 'IQ3_S', ftype: 26, base: GgmlType.IQ3_S },
+  { name: 'IQ3_M', ftype: 27, base: GgmlType.IQ3_S },
+  { name: 'IQ2_S', ftype: 28, base: GgmlType.IQ2_XS },
+  { name: 'IQ2_M', ftype: 29, base: GgmlType.IQ2_S },
   { name: 'IQ4_XS', ftype: 30, base: GgmlType.IQ4_XS },
+  { name: 'IQ1_M', ftype: 31, base: GgmlType.IQ1_M },
   { name: 'TQ1_0', ftype: 36, base: GgmlType.TQ1_0 },
   { name: 'TQ2_0', ftype: 37, base: GgmlType.TQ2_0 },
+  { name: 'MXFP4_MOE', ftype: 38, base: GgmlType.MXFP4 },
 ];
 
 /** llama-quantize's short names (tools/quantize/quantize.cpp QUANT_OPTIONS): Q3_K, Q4_K, Q5_K mean the _M mixes. */
@@ -133,7 +144,9 @@ export function llamaTensorOrder<T extends { name: string }>(tensors: readonly T
 
 /** tensor_type_fallback: a type whose block does not divide the row length falls back. */
 const FALLBACK: Partial<Record<number, number>> = {
-  [GgmlType.IQ4_XS]: GgmlType.IQ4_NL,
+  [GgmlType.IQ4_XS]: GgmlType.IQ4_NL, [GgmlType.IQ1_S]: GgmlType.IQ4_NL, [GgmlType.IQ1_M]: GgmlType.IQ4_NL,
+  [GgmlType.IQ2_XXS]: GgmlType.IQ4_NL, [GgmlType.IQ2_XS]: GgmlType.IQ4_NL, [GgmlType.IQ2_S]: GgmlType.IQ4_NL,
+  [GgmlType.IQ3_XXS]: GgmlType.IQ4_NL, [GgmlType.IQ3_S]: GgmlType.IQ4_NL,
   [GgmlType.Q2_K]: GgmlType.Q4_0, [GgmlType.Q3_K]: GgmlType.Q4_0, [GgmlType.TQ1_0]: GgmlType.Q4_0, [GgmlType.TQ2_0]: GgmlType.Q4_0,
   [GgmlType.Q4_K]: GgmlType.Q5_0, [GgmlType.Q5_K]: GgmlType.Q5_1, [GgmlType.Q6_K]: GgmlType.Q8_0,
 };
@@ -142,11 +155,16 @@ function blockSize(type: number): number {
   return ggmlTypeInfo(type)!.blockSize;
 }
 
+export interface PlanOptions {
+  /** An importance matrix is given (llama.cpp's qs.has_imatrix changes a few choices). */
+  hasImatrix?: boolean;
+}
+
 /**
  * The type of every tensor when quantising to `ft`, in llama.cpp's tensor order. Layer counters
  * (attn_v, ffn_down…) advance in that order, as in llama_model_quantize_impl.
  */
-export function planQuantization(ft: FileType, model: RecipeModel, tensors: readonly RecipeTensor[]): TensorPlan[] {
+export function planQuantization(ft: FileType, model: RecipeModel, tensors: readonly RecipeTensor[], opts: PlanOptions = {}): TensorPlan[] {
   const ordered = llamaTensorOrder(tensors);
   const ftype = ft.ftype;
   const quantized = (ggmlTypeInfo(ft.base)?.blockSize ?? 1) > 1;
@@ -161,16 +179,49 @@ export function planQuantization(ft: FileType, model: RecipeModel, tensors: read
 
   const layerInfo = (counter: number, name: string): number => (nExpert > 1 ? Math.max(0, layerOf(name)) : counter);
 
-  // llama_tensor_get_type_impl, for the file types in FILE_TYPES.
+  const isIq12 = [F.IQ2_XXS, F.IQ2_XS, F.IQ1_S, F.IQ2_S, F.IQ2_M, F.IQ1_M].includes(ftype);
+  const iq2s = ftype === F.IQ2_S || ftype === F.IQ2_M;
+  const hasIm = opts.hasImatrix ?? false;
+  let iFfnGate = 0;
+  let iFfnUp = 0;
+
+  // llama_tensor_get_type_impl, for the file types in FILE_TYPES (in its order of cases).
   const choose = (t: RecipeTensor, c: Category): number => {
     let type = ft.base;
+    const n = model.nLayer;
     if (c === 'output' || (tiedEmbeddings && c === 'token_embd')) {
-      if (isFalcon || t.dims[0] % blockSize(type) !== 0) type = GgmlType.Q8_0;
+      if (ftype === F.MXFP4_MOE) type = GgmlType.Q8_0;
+      else if (isFalcon || t.dims[0] % blockSize(type) !== 0) type = GgmlType.Q8_0;
+      else if ([F.IQ2_XXS, F.IQ2_XS, F.IQ3_XXS, F.IQ1_S, F.IQ2_S, F.IQ2_M, F.IQ1_M].includes(ftype)) type = GgmlType.Q5_K;
       else if (type !== GgmlType.Q8_0) type = GgmlType.Q6_K;
+    } else if (ftype === F.MXFP4_MOE) {
+      // expert tensors MXFP4, the rest Q8_0
+      type = (t.dims[2] ?? 1) > 1 ? GgmlType.MXFP4 : GgmlType.Q8_0;
     } else if (c === 'token_embd') {
-      if (ftype === F.TQ1_0 || ftype === F.TQ2_0) type = GgmlType.Q4_K;
+      if ([F.IQ2_XXS, F.IQ2_XS, F.IQ1_S, F.IQ1_M].includes(ftype)) type = GgmlType.Q2_K;
+      else if (iq2s || ftype === F.IQ3_XXS) type = GgmlType.IQ3_S;
+      else if (ftype === F.TQ1_0 || ftype === F.TQ2_0) type = GgmlType.Q4_K;
+    } else if (isIq12) {
+      if (isAttnV(c)) {
+        if (nGqa >= 4 || model.nExpert >= 4) type = GgmlType.Q4_K;
+        else type = iq2s ? GgmlType.IQ3_S : GgmlType.Q2_K;
+        iAttnV++;
+      } else if (model.nExpert === 8 && c === 'attn_k') {
+        type = GgmlType.Q4_K;
+      } else if (c === 'ffn_down') {
+        if (iFfnDown < Math.trunc(n / 8)) type = iq2s ? GgmlType.IQ3_S : GgmlType.Q2_K;
+        iFfnDown++;
+      } else if (c === 'attn_output') {
+        if (model.nExpert === 8) type = GgmlType.Q5_K;
+        else if (ftype === F.IQ1_S || ftype === F.IQ1_M) type = GgmlType.IQ2_XXS;
+        else if (iq2s) type = GgmlType.IQ3_S;
+      }
     } else if (isAttnV(c)) {
       if (ftype === F.Q2_K) type = nGqa >= 4 ? GgmlType.Q4_K : GgmlType.Q3_K;
+      else if (ftype === F.Q2_K_S && nGqa >= 4) type = GgmlType.Q4_K;
+      else if (ftype === F.IQ3_XXS) type = nGqa >= 4 ? GgmlType.Q4_K : !hasIm ? GgmlType.IQ3_S : GgmlType.IQ3_XXS;
+      else if ((ftype === F.IQ3_XS || ftype === F.IQ3_S) && nGqa >= 4) type = GgmlType.Q4_K;
+      else if (ftype === F.IQ3_M) type = GgmlType.Q4_K;
       else if (ftype === F.Q3_K_M) type = iAttnV < 2 ? GgmlType.Q5_K : GgmlType.Q4_K;
       else if (ftype === F.Q3_K_L) type = GgmlType.Q5_K;
       else if ((ftype === F.IQ4_NL || ftype === F.IQ4_XS) && nGqa >= 4) type = GgmlType.Q5_K;
@@ -181,28 +232,44 @@ export function planQuantization(ft: FileType, model: RecipeModel, tensors: read
       iAttnV++;
     } else if (c === 'attn_k') {
       if (model.nExpert === 8) type = GgmlType.Q8_0;
+      else if (ftype === F.IQ3_XS) type = GgmlType.IQ3_XXS;
+      else if (ftype === F.IQ3_XXS) type = GgmlType.IQ2_S;
+    } else if (c === 'attn_q') {
+      if (ftype === F.IQ3_XS) type = GgmlType.IQ3_XXS;
+      else if (ftype === F.IQ3_XXS) type = GgmlType.IQ2_S;
     } else if (c === 'ffn_down') {
       const i = layerInfo(iFfnDown, t.name);
-      const n = model.nLayer;
       const e8 = Math.trunc(n / 8);
       if (ftype === F.Q2_K) type = GgmlType.Q3_K;
+      else if (ftype === F.Q2_K_S) {
+        if (i < e8) type = GgmlType.Q4_K;
+      } else if (ftype === F.IQ3_XXS && !hasIm) type = i < e8 ? GgmlType.Q4_K : GgmlType.Q3_K;
       else if (ftype === F.Q3_K_M) type = i < Math.trunc(n / 16) ? GgmlType.Q5_K : !isFalcon || useMoreBits(i, n) ? GgmlType.Q4_K : GgmlType.Q3_K;
+      else if (ftype === F.IQ3_M && (i < e8 || (model.nExpert === 8 && useMoreBits(i, n)))) type = GgmlType.Q4_K;
       else if (ftype === F.Q3_K_L) type = isFalcon ? GgmlType.Q4_K : GgmlType.Q5_K;
       else if (ftype === F.Q4_K_M) {
         if (isFalcon) type = i < Math.trunc(n / 16) ? GgmlType.Q6_K : useMoreBits(i, n) ? GgmlType.Q5_K : GgmlType.Q4_K;
         else if (useMoreBits(i, n)) type = GgmlType.Q6_K;
-      } else if (i < e8 && (ftype === F.IQ4_NL || ftype === F.IQ4_XS)) type = GgmlType.Q5_K;
+      } else if (i < e8 && (ftype === F.IQ4_NL || ftype === F.IQ4_XS) && !hasIm) type = GgmlType.Q5_K;
       else if (ftype === F.Q5_K_M && useMoreBits(i, n)) type = GgmlType.Q6_K;
       else if (ftype === F.Q4_K_S && !isFalcon && i < e8) type = GgmlType.Q5_K;
+      else if ((ftype === F.Q4_0 || ftype === F.Q5_0) && hasIm && i < e8) type = ftype === F.Q4_0 ? GgmlType.Q4_1 : GgmlType.Q5_1;
       iFfnDown++;
     } else if (c === 'attn_output') {
       if (!isFalcon) {
         if (model.nExpert === 8) {
-          if ([F.Q2_K, F.Q3_K_S, F.Q3_K_M, F.IQ4_NL, F.Q4_K_S, F.Q4_K_M, F.IQ4_XS].includes(ftype)) type = GgmlType.Q5_K;
+          if ([F.Q2_K, F.IQ3_XS, F.IQ3_XXS, F.Q3_K_S, F.Q3_K_M, F.IQ4_NL, F.Q4_K_S, F.Q4_K_M, F.IQ3_S, F.IQ3_M, F.IQ4_XS].includes(ftype)) type = GgmlType.Q5_K;
         } else if (ftype === F.Q2_K) type = GgmlType.Q3_K;
+        else if (ftype === F.IQ3_XXS) type = GgmlType.IQ3_S;
         else if (ftype === F.Q3_K_M) type = GgmlType.Q4_K;
         else if (ftype === F.Q3_K_L) type = GgmlType.Q5_K;
+        else if (ftype === F.IQ3_M) type = GgmlType.Q4_K;
       } else if (ftype === F.Q3_K_L) type = GgmlType.Q4_K;
+    } else if (c === 'ffn_gate' || c === 'ffn_up') {
+      const i = layerInfo(c === 'ffn_gate' ? iFfnGate : iFfnUp, t.name);
+      if (ftype === F.IQ3_XS && i >= Math.trunc(n / 8) && i < Math.trunc((7 * n) / 8)) type = GgmlType.IQ3_XXS;
+      if (c === 'ffn_gate') iFfnGate++;
+      else iFfnUp++;
     }
     return type;
   };
@@ -218,4 +285,14 @@ export function planQuantization(ft: FileType, model: RecipeModel, tensors: read
     if (t.dims[0] % blockSize(to) !== 0) to = GgmlType.F16;
     return { name: t.name, from: t.type, to, wanted };
   });
+}
+
+/**
+ * tensor_requires_imatrix: the i-quants below 3 bits (and Q2_K in a Q2_K_S file) are unusable
+ * without an importance matrix; token_embd and output never need one.
+ */
+export function requiresImatrix(name: string, type: number, ft: FileType): boolean {
+  if (name === 'token_embd.weight' || name === 'per_layer_token_embd.weight' || name === 'output.weight') return false;
+  if ([GgmlType.IQ3_XXS, GgmlType.IQ2_XXS, GgmlType.IQ2_XS, GgmlType.IQ2_S, GgmlType.IQ1_M, GgmlType.IQ1_S].includes(type)) return true;
+  return type === GgmlType.Q2_K && ft.ftype === F.Q2_K_S;
 }
