@@ -3,6 +3,7 @@
 //
 //   npm run bench:models [-- --only llama110m|qwen2-0.5b] [--types F16,Q8_0,Q6_K,Q4_K_M,Q4_0] [--force] [--no-check]
 //   npm run bench:models -- --only qwen3moe-30b-a3b-4l --types Q8_0    # the MoE shape, on request only
+//   npm run bench:models -- --only llama31-8b-4l --types Q4_K_M         # the 8B's shapes, on request only
 //
 // Writes bench/models/<shape>-<type>.gguf (git-ignored). The F16 file is written once in a stream
 // (never the whole model in memory) and every other type is made from it by `pantheon quantize`.
@@ -84,7 +85,18 @@ const QWEN3MOE_30B_A3B_4L: Shape = {
   vocabFile: 'ggml-vocab-gpt-2.gguf', headDim: 128, moe: { nExpert: 128, nUsed: 8, nFfExp: 768 },
 };
 
-export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L];
+// Llama-3.1-8B's layer shapes (config.json: hidden 4096, 32 heads of 128, 8 KV heads, intermediate
+// 14336, vocab 128256, rope_theta 5e5, rms_norm_eps 1e-5) with 4 of its 32 layers: the matrices the
+// kernels and the loader meet in the 8B, in a file of about 1.1 GB as Q4_K_M. On request only.
+const LLAMA31_8B_4L: Shape = {
+  name: 'llama31-8b-4l', arch: 'llama', nLayer: 4, nEmbd: 4096, nHead: 32, nHeadKv: 8, nFf: 14336, nVocab: 128256,
+  tied: false, qkvBias: false, ropeBase: 5e5, rmsEps: 1e-5, contextLength: 8192,
+  vocabFile: 'ggml-vocab-llama-bpe.gguf',
+};
+
+export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L, LLAMA31_8B_4L];
+/** Shapes made only when --only names them (several GB each). */
+const ON_REQUEST = new Set(['qwen3moe-30b-a3b-4l', 'llama31-8b-4l']);
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
@@ -281,8 +293,8 @@ function describe(path: string): string {
 // Main
 
 function parseArgs(argv: string[]): { shapes: Shape[]; types: string[]; force: boolean; check: boolean } {
-  // the MoE shape (5.4 GB in F16, about 15 min to write here) only when asked for by --only
-  let shapes = SHAPES.filter((s) => !s.moe);
+  // the MoE shape (5.4 GB in F16, about 15 min to write here) and the 8B's only when asked for by --only
+  let shapes = SHAPES.filter((s) => !ON_REQUEST.has(s.name));
   let types: string[] = BENCH_TYPES.slice();
   let force = false;
   let check = true;
