@@ -2,10 +2,14 @@
 // thread is one of them), each thread with its own WebAssembly instance and memory, so no single
 // 4 GiB wasm32 memory has to hold the model and every core streams its own share of the weights.
 //
-// Design (see pool-worker.ts for the worker's side):
+// Files: worker-pool.ts (the threads, memories, control blocks), pool-worker.ts (the worker's
+// side), pool-plan.ts (where rows go, and each round trip's layout), pool-attention.ts.
+//
+// Design:
 // - The parent creates every memory (shared, SharedArrayBuffer-backed) and runs every allocator,
-//   so loading is synchronous and needs no messages: fill() writes straight into the memory of
-//   the worker that will compute on those rows.
+//   so loading is synchronous: each thread reads its own rows of a weight from the model file
+//   straight into its memory, all threads at once (addWeight; fill() on this thread when the
+//   bytes are not in a file).
 // - Per matvec the calling thread quantises the activation once, copies the few KiB of quantised
 //   activation into each worker's memory, bumps each worker's job word (Atomics.notify), computes
 //   its own rows, then waits (Atomics.wait) for the workers and gathers their outputs. The forward
