@@ -25,7 +25,7 @@ interface ChildArgs {
 // The facade's planned API (the engine issue): only what this script calls.
 interface DoneStats { promptTokens: number; generatedTokens: number; ttftMs: number; tokensPerS: number; promptTokensPerS: number }
 interface EngineEvent { kind: string; id?: number; reason?: string; stats?: DoneStats }
-interface LoadedModelLike { dispose?(): void; backendName?: string }
+interface LoadedModelLike { dispose?(): void; backendName?: string; loadMs?: number }
 interface SessionModule {
   LoadedModel: { load(path: string, opts: Record<string, unknown>): Promise<LoadedModelLike> };
   Session: new (model: LoadedModelLike) => {
@@ -72,7 +72,8 @@ const model = await LoadedModel.load(args.model, {
   threads: args.threads ?? 1,
   backend: args.backend,
 });
-const loadMs = performance.now() - t0;
+// the engine's own load_ms (`pantheon run --json`) when it has one, else the wall time around load
+const loadMs = model.loadMs ?? performance.now() - t0;
 
 async function run(prompt: number[], n: number) {
   const session = new Session(model);

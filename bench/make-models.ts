@@ -3,6 +3,8 @@
 //
 //   npm run bench:models [-- --only llama110m|qwen2-0.5b] [--types F16,Q8_0,Q6_K,Q4_K_M,Q4_0] [--force] [--no-check]
 //   npm run bench:models -- --only qwen3moe-30b-a3b-4l --types Q8_0    # the MoE shape, on request only
+//   npm run bench:models -- --only llama31-8b-4l --types Q4_K_M         # the 8B's shapes, on request only
+//   … --random-blocks: Q4_K_M as random blocks in ggml's Q4_K_M type mix, not quantised (seconds, not an hour)
 //
 // Writes bench/models/<shape>-<type>.gguf (git-ignored). The F16 file is written once in a stream
 // (never the whole model in memory) and every other type is made from it by `pantheon quantize`.
@@ -84,7 +86,18 @@ const QWEN3MOE_30B_A3B_4L: Shape = {
   vocabFile: 'ggml-vocab-gpt-2.gguf', headDim: 128, moe: { nExpert: 128, nUsed: 8, nFfExp: 768 },
 };
 
-export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L];
+// Llama-3.1-8B's layer shapes (config.json: hidden 4096, 32 heads of 128, 8 KV heads, intermediate
+// 14336, vocab 128256, rope_theta 5e5, rms_norm_eps 1e-5) with 4 of its 32 layers: the matrices the
+// kernels and the loader meet in the 8B, in a file of about 1.1 GB as Q4_K_M. On request only.
+const LLAMA31_8B_4L: Shape = {
+  name: 'llama31-8b-4l', arch: 'llama', nLayer: 4, nEmbd: 4096, nHead: 32, nHeadKv: 8, nFf: 14336, nVocab: 128256,
+  tied: false, qkvBias: false, ropeBase: 5e5, rmsEps: 1e-5, contextLength: 8192,
+  vocabFile: 'ggml-vocab-llama-bpe.gguf',
+};
+
+export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L, LLAMA31_8B_4L];
+/** Shapes made only when --only names them (several GB each). */
+const ON_REQUEST = new Set(['qwen3moe-30b-a3b-4l', 'llama31-8b-4l']);
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
@@ -243,6 +256,69 @@ function writeF16Model(s: Shape, path: string): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Random K-quant blocks (--random-blocks): a Q4_K_M-typed file without quantising
+
+/** ggml's Q4_K_M recipe for the weights (llama-quant.cpp): Q6_K for output, and for attn_v/ffn_down of layers that use_more_bits. */
+function q4kmType(name: string, nLayer: number): number {
+  if (name === 'output.weight') return GgmlType.Q6_K;
+  const m = /^blk\.(\d+)\.(attn_v|ffn_down)\.weight$/.exec(name);
+  if (m) {
+    const i = Number(m[1]), n8 = Math.floor(nLayer / 8);
+    if (i < n8 || i >= Math.floor((7 * nLayer) / 8) || (i - n8) % 3 === 2) return GgmlType.Q6_K;
+  }
+  return GgmlType.Q4_K;
+}
+
+/**
+ * The Q4_K_M file of `s` as random blocks: random quants and sub-block scales, each block's f16
+ * scale (Q4_K d and dmin, Q6_K d) set small so weights stay near ±0.02. For the loading and speed
+ * benchmarks only (what the weights compute is gibberish either way); Pantheon's quantiser took
+ * over 40 min for the 8B shapes on a busy 2-core machine, this takes seconds.
+ */
+function writeRandomQ4KM(s: Shape, path: string): void {
+  const tensors = shapeTensors(s).map((t) => (t.type === GgmlType.F16 ? { ...t, type: q4kmType(t.name, s.nLayer) } : t));
+  const kvs = shapeKvs(s).map((e) => (e.key === 'general.file_type' ? kv.u32('general.file_type', 15) : e)); // LLAMA_FTYPE_MOSTLY_Q4_K_M
+  const header = ggufHeaderFor(kvs, tensors);
+  const tmp = `${path}.part`;
+  const fd = openSync(tmp, 'w');
+  const h16 = (x: number) => f16Bytes(new Float32Array([x]));
+  const d4 = h16(0.02 / 16), m4 = h16(0.02 / 16), d6 = h16(0.02 / 2048);
+  try {
+    writeAll(fd, header);
+    for (const t of tensors) {
+      const size = tensorBytes(t);
+      if (t.type === GgmlType.F32) {
+        const n = t.dims.reduce((a, b) => a * b, 1);
+        writeAll(fd, new Uint8Array(new Float32Array(n).fill(1).buffer));
+      } else {
+        const block = t.type === GgmlType.Q4_K ? 144 : 210;
+        const CHUNK = block * 8192;
+        let x = fnv1a(`${s.name}/${t.name}`) | 1;
+        for (let at = 0; at < size; at += CHUNK) {
+          const n = Math.min(CHUNK, size - at);
+          const u32 = new Uint32Array(Math.ceil(n / 4));
+          for (let i = 0; i < u32.length; i++) {
+            x ^= x << 13; x ^= x >>> 17; x ^= x << 5; // xorshift32
+            u32[i] = x >>> 0;
+          }
+          const b = new Uint8Array(u32.buffer, 0, n);
+          for (let o = 0; o < n; o += block) {
+            if (t.type === GgmlType.Q4_K) { b.set(d4, o); b.set(m4, o + 2); } // d, dmin first
+            else b.set(d6, o + 208); // Q6_K: d last
+          }
+          writeAll(fd, b);
+        }
+      }
+      const pad = (ALIGNMENT - (size % ALIGNMENT)) % ALIGNMENT;
+      if (pad) writeAll(fd, new Uint8Array(pad));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Quantising (pantheon quantize) and checking (llama.cpp)
 
 const QUANTIZE_CMD = join(ROOT, 'src', 'cli', 'commands', 'quantize.ts');
@@ -280,12 +356,13 @@ function describe(path: string): string {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-function parseArgs(argv: string[]): { shapes: Shape[]; types: string[]; force: boolean; check: boolean } {
-  // the MoE shape (5.4 GB in F16, about 15 min to write here) only when asked for by --only
-  let shapes = SHAPES.filter((s) => !s.moe);
+function parseArgs(argv: string[]): { shapes: Shape[]; types: string[]; force: boolean; check: boolean; randomBlocks: boolean } {
+  // the MoE shape (5.4 GB in F16, about 15 min to write here) and the 8B's only when asked for by --only
+  let shapes = SHAPES.filter((s) => !ON_REQUEST.has(s.name));
   let types: string[] = BENCH_TYPES.slice();
   let force = false;
   let check = true;
+  let randomBlocks = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--only') {
@@ -295,9 +372,10 @@ function parseArgs(argv: string[]): { shapes: Shape[]; types: string[]; force: b
     } else if (a === '--types') types = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--force') force = true;
     else if (a === '--no-check') check = false;
-    else throw new Error(`unknown argument ${a}; usage: npm run bench:models [-- --only NAME] [--types F16,Q8_0,…] [--force] [--no-check]`);
+    else if (a === '--random-blocks') randomBlocks = true;
+    else throw new Error(`unknown argument ${a}; usage: npm run bench:models [-- --only NAME] [--types F16,Q8_0,…] [--force] [--no-check] [--random-blocks]`);
   }
-  return { shapes, types, force, check };
+  return { shapes, types, force, check, randomBlocks };
 }
 
 export function modelPath(shape: string, type: string): string {
@@ -316,6 +394,7 @@ function main(): number {
       let made = false;
       if (opts.force || !existsSync(path)) {
         if (type === 'F16') writeF16Model(s, path);
+        else if (type === 'Q4_K_M' && opts.randomBlocks) writeRandomQ4KM(s, path);
         else {
           if (!existsSync(f16)) writeF16Model(s, f16);
           const err = quantize(f16, path, type);

@@ -7,6 +7,11 @@ export interface CliIo {
   write?: (text: string) => void;
   /** True when stdout is a terminal (progress bars, streaming). */
   isTty: boolean;
+  /**
+   * Where stderr is a terminal: draws a one-line status in place (progress while loading), '' clears
+   * it; absent otherwise.
+   */
+  status?: (line: string) => void;
 }
 
 export interface Command {

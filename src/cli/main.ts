@@ -16,6 +16,7 @@ const defaultIo: CliIo = {
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
   write: (t) => process.stdout.write(t),
   isTty: Boolean(process.stdout.isTTY),
+  status: process.stderr.isTTY ? (line) => process.stderr.write(`\r${line}\x1b[K`) : undefined,
 };
 
 export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {

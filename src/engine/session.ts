@@ -95,6 +95,8 @@ function checkContextSize(n: number): number {
 
 export class LoadedModel {
   private disposed = false;
+  /** Milliseconds load() took, from opening the file to a model ready to run (`pantheon run --json` load_ms). */
+  loadMs = 0;
 
   private constructor(
     readonly path: string,
@@ -122,6 +124,7 @@ export class LoadedModel {
       if (opts.signal?.aborted) throw new CancelledError('Loading was cancelled.');
     };
     stop();
+    const t0 = performance.now();
     const header = await readGgufHeader(path);
     const { hp } = modelInfo(header); // unsupported architecture / bad keys fail here, before any weight is read
     const contextSize = checkContextSize(opts.contextSize ?? Math.min(hp.nCtxTrain || DEFAULT_CONTEXT, DEFAULT_CONTEXT));
@@ -137,7 +140,9 @@ export class LoadedModel {
     const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, plan);
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
-      return new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
+      const lm = new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
+      lm.loadMs = performance.now() - t0;
+      return lm;
     } catch (err) {
       backend.dispose();
       throw err;

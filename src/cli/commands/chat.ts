@@ -6,11 +6,11 @@
 import { createInterface } from 'node:readline';
 import { ContextFullError, UsageError } from '../../shared/errors.js';
 import { renderChat, type ChatMessage } from '../../engine/chat/index.js';
-import { LoadedModel, Session } from '../../engine/session.js';
+import { Session } from '../../engine/session.js';
 import { optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { GRAMMAR_OPTIONS, grammarOption } from '../grammar-option.js';
-import { MODEL_OPTIONS, SAMPLING_OPTIONS, loadOptions, samplingOptions, statsLine } from './run.js';
+import { MODEL_OPTIONS, SAMPLING_OPTIONS, loadModel, samplingOptions, statsLine } from './run.js';
 
 const DIM = '\x1b[2m';
 const UNDIM = '\x1b[22m';
@@ -55,7 +55,7 @@ export const chatCommand: Command = {
     const grammar = grammarOption(args);
     const write = io.write ?? ((t: string) => io.out(t));
 
-    const model = await LoadedModel.load(args.positionals[0], loadOptions(args));
+    const model = await loadModel(args.positionals[0], args, io);
     const session = new Session(model);
     const fresh = (): ChatMessage[] => (system ? [{ role: 'system', content: system }] : []);
     let messages = fresh();

@@ -9,6 +9,20 @@ import { MAX_TOP_LOGPROBS, type StepLogprobs } from '../../engine/sample/logprob
 import { optNumber, optString, parseArgs, type ParsedArgs } from '../args.js';
 import type { CliIo, Command } from '../command.js';
 import { GRAMMAR_OPTIONS, grammarOption } from '../grammar-option.js';
+import { loadProgress } from '../progress.js';
+
+/**
+ * The model at `path` loaded with the command's options, a progress line on stderr while it loads
+ * when stderr is a terminal (run, chat, serve).
+ */
+export async function loadModel(path: string, args: ParsedArgs, io: CliIo): Promise<LoadedModel> {
+  const progress = loadProgress(io);
+  try {
+    return await LoadedModel.load(path, { ...loadOptions(args), onProgress: progress.onProgress });
+  } finally {
+    progress.done();
+  }
+}
 
 /** Options shared by `run` and `chat`. */
 export const MODEL_OPTIONS = ['threads', 'ctx', 'backend'];
@@ -83,7 +97,7 @@ export const runCommand: Command = {
     // Greedy runs a fixed length unless asked to stop at end-of-generation (to compare engines).
     const stopAtEog = sampling.temperature > 0 || args.options.has('stop-at-eos');
 
-    const model = await LoadedModel.load(args.positionals[0], loadOptions(args));
+    const model = await loadModel(args.positionals[0], args, io);
     try {
       // --profile: time per op, printed to stderr after the run
       const profile = args.options.has('profile') ? new Profile() : null;
@@ -109,6 +123,7 @@ export const runCommand: Command = {
       const r = result as { reason: string; stats: GenerationStats } | null;
       if (json) {
         io.out(JSON.stringify({
+          load_ms: Number(model.loadMs.toFixed(1)),
           prompt_tokens: promptTokens,
           tokens,
           text,

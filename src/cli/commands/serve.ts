@@ -2,11 +2,10 @@
 // Ctrl+C. Prints "listening on http://HOST:PORT/v1" when ready, then one stderr line per request.
 
 import { UsageError } from '../../shared/errors.js';
-import { LoadedModel } from '../../engine/session.js';
 import { OpenAiServer } from '../../engine/server/server.js';
 import { optNumber, optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
-import { MODEL_OPTIONS, loadOptions } from './run.js';
+import { MODEL_OPTIONS, loadModel } from './run.js';
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -24,7 +23,7 @@ export const serveCommand: Command = {
     const cors = optString(args, 'cors');
     if (cors === '') throw new UsageError('--cors needs an origin (e.g. http://localhost:3000, or * for any)');
 
-    const model = await LoadedModel.load(args.positionals[0], loadOptions(args));
+    const model = await loadModel(args.positionals[0], args, io);
     let server: OpenAiServer;
     try {
       server = await OpenAiServer.start(model, {

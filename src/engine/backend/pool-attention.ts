@@ -8,7 +8,7 @@
 
 import { EngineError } from '../../shared/errors.js';
 import { kvCacheBytes } from '../model/kv-cache.js';
-import type { PoolBackend } from './pool.js';
+import type { WorkerPool } from './worker-pool.js';
 import type { AttentionShape, SplitAttention } from './types.js';
 
 /** Words of the attn_part argument block (assembly/attn-part.ts: 18, padded to 16 bytes). */
@@ -70,16 +70,16 @@ function regionBytes(s: Share, group: number, hdK: number, hdV: number, n: numbe
 }
 
 /** A split attention for the pool, or null when fewer than two threads would get KV heads. */
-export function createPoolAttention(pool: PoolBackend, shape: AttentionShape, positions: number): SplitAttention | null {
+export function createPoolAttention(pool: WorkerPool, shape: AttentionShape, positions: number): SplitAttention | null {
   const { nLayer, nHead, nHeadKv, headDimK: hdK, headDimV: hdV } = shape;
   // layer l's slot in the cache (only the layers that attend have one)
   const slot: number[] = [];
   let nSlots = 0;
   for (let l = 0; l < nLayer; l++) slot.push(shape.attends && !shape.attends[l] ? -1 : nSlots++);
-  const parts = Math.min(pool.partCount, nHeadKv);
+  const parts = Math.min(pool.threads, nHeadKv);
   if (parts < 2 || nHead % nHeadKv !== 0 || hdK % 4 !== 0 || hdV % 4 !== 0) return null;
   const group = nHead / nHeadKv;
-  const k = pool.kernels;
+  const k = pool.main;
   const shares: Share[] = [];
   for (let p = 0; p < parts; p++) {
     const kv0 = p * Math.floor(nHeadKv / parts) + Math.min(p, nHeadKv % parts);

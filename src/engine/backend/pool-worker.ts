@@ -13,7 +13,8 @@
 //   DONE  set to SEQ by the worker when the job is finished (the parent waits on it)
 //   STATE 1 ready, -1 failed to start
 //   NJOBS kernels to run in this job (several matvecs on one input share a wake-up), -1 to exit
-//   ERR   1 when the last job threw (message in the parent's log only: kernels do not throw)
+//   ERR   WORKER_ERR.KERNEL when the last job threw (kernels do not throw), WORKER_ERR.READ when
+//         a READ job could not read its bytes from the file
 //   HOT   1 while the parent runs a forward pass: between jobs the worker polls SEQ (up to `spin`
 //         µs at a time) instead of sleeping, as the next job comes within tens of µs and a
 //         futex wake-up costs as much (more in a VM); 0 between passes, so an idle pool sleeps
@@ -26,6 +27,10 @@
 //         negative), then 12 i32 arguments (addresses above 2 GiB read back as negative and are
 //         passed to wasm as the same 32 bits). runJobs (below) runs them, on the workers and on
 //         the calling thread alike.
+//
+// Loading: a READ job (args slot, ptr, len, file position low and high 32 bits, fd) reads len
+// bytes of the model file with fs.readSync straight into memory `slot` at ptr, so each worker fills
+// its own rows of a weight while the calling thread fills its own (pool.ts addWeight).
 //
 // Rows shared by two neighbouring threads (pool.ts "bands"): a PIECE or BAND job is followed by
 // `m` template jobs, each run on a range of rows [c0, c1) (slice-local) as its mode says:
@@ -44,19 +49,30 @@
 export const CTRL = { SEQ: 0, DONE: 1, STATE: 2, NJOBS: 3, ERR: 4, HOT: 5, SLEEP: 6, WAIT: 7, JOBS: 8, JOB: 13, MAXJOBS: 4, CAP: 64, SIZE: 8 + 64 * 13 } as const;
 
 /** Job kinds besides an export index (negative) and template modes (the fn word's bits 16 and up). */
-export const JOBK = { PIECE: -1, BAND: -2, PRODUCT: 0, ROWS2: 1, ROWS3: 2, TOKENS3: 3, STATS: 4, MODE_SHIFT: 16 } as const;
+export const JOBK = { PIECE: -1, BAND: -2, READ: -3, PRODUCT: 0, ROWS2: 1, ROWS3: 2, TOKENS3: 3, STATS: 4, MODE_SHIFT: 16 } as const;
+
+/** CTRL.ERR after a failed job. */
+export const WORKER_ERR = { KERNEL: 1, READ: 2 } as const;
+
+/** A READ job's reader: len bytes of file fd at position hi · 2³² + lo into memory `slot` at ptr (all as i32 words). */
+export type ReadFn = (slot: number, ptr: number, len: number, lo: number, hi: number, fd: number) => void;
 
 /**
- * Run the nj jobs of c from CTRL.JOBS with the exports fns (CTRL, JOBK above). Self-contained (its
- * source is also the worker's): it may use no name from outside its body.
+ * Run the nj jobs of c from CTRL.JOBS with the exports fns (CTRL, JOBK above), READ jobs with
+ * `read`. Self-contained (its source is also the worker's): it may use no name from outside its body.
  */
-export function runJobs(c: Int32Array, nj: number, fns: ((...a: number[]) => unknown)[], claims: Int32Array): void {
+export function runJobs(c: Int32Array, nj: number, fns: ((...a: number[]) => unknown)[], claims: Int32Array, read?: ReadFn): void {
   // (no inner functions: a bundler's keepNames would wrap them in a helper the worker lacks)
-  const JOBS = 8, JOB = 13, PIECE = -1, SHIFT = 16;
+  const JOBS = 8, JOB = 13, PIECE = -1, READ = -3, SHIFT = 16;
   for (let j = 0; j < nj; j++) {
     const A = JOBS + j * JOB, fn = c[A];
     if (fn >= 0) {
       fns[fn](c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6], c[A + 7], c[A + 8], c[A + 9], c[A + 10], c[A + 11], c[A + 12]);
+      continue;
+    }
+    if (fn === READ) {
+      if (!read) throw new Error('a READ job needs a reader');
+      read(c[A + 1], c[A + 2], c[A + 3], c[A + 4], c[A + 5], c[A + 6]);
       continue;
     }
     const m = c[A + 6], word = c[A + 1], high = c[A + 2] === 1, ch = c[A + 3], lo = c[A + 4], hi = c[A + 5];
@@ -94,6 +110,7 @@ export function runJobs(c: Int32Array, nj: number, fns: ((...a: number[]) => unk
 export const POOL_WORKER_SOURCE = `
 'use strict';
 const { workerData } = require('node:worker_threads');
+const { readSync } = require('node:fs');
 const { module, memories, ctrl, claims: claimBuf, names, spin } = workerData;
 const c = new Int32Array(ctrl);
 const claims = new Int32Array(claimBuf);
@@ -111,6 +128,25 @@ try {
   Atomics.store(c, STATE, -1);
 }
 Atomics.notify(c, STATE);
+// READ jobs (see above): a failure is marked so the parent can say the file could not be read
+let readFailed = false;
+const read = (slot, ptr, len, lo, hi, fd) => {
+  const dst = new Uint8Array(memories[slot].buffer, ptr >>> 0, len >>> 0);
+  const pos = hi * 4294967296 + (lo >>> 0);
+  for (let done = 0; done < dst.length; ) {
+    let got = 0;
+    try {
+      got = readSync(fd, dst, done, dst.length - done, pos + done);
+    } catch (e) {
+      got = -1;
+    }
+    if (got <= 0) {
+      readFailed = true;
+      throw new Error('read');
+    }
+    done += got;
+  }
+};
 let seen = 0;
 let budget = spin;
 while (fns) {
@@ -139,10 +175,11 @@ while (fns) {
   const nj = c[NJOBS];
   if (nj < 0) break;
   try {
-    runJobs(c, nj, fns, claims);
+    runJobs(c, nj, fns, claims, read);
     c[ERR] = 0;
   } catch (e) {
-    c[ERR] = 1;
+    c[ERR] = readFailed ? ${WORKER_ERR.READ} : ${WORKER_ERR.KERNEL};
+    readFailed = false;
   }
   Atomics.store(c, DONE, s);
   if (Atomics.load(c, WAIT) === 1) Atomics.notify(c, DONE);

@@ -16,12 +16,19 @@ export interface WeightSpec {
   cols: number;
 }
 
+/** Where a tensor's bytes lie in an open file: byte b of the tensor is at position at + b of fd. */
+export interface FileRange {
+  fd: number;
+  at: number;
+}
+
 /**
  * Copies bytes [fromByte, fromByte + dst.length) of the tensor's row-major data into dst. The
  * backend calls it with views on its own (kernel) memory, so tensor bytes go from the file straight
- * to where the kernels read them.
+ * to where the kernels read them. `file`, when set, says where those bytes are in the model file,
+ * so a backend with threads may have each thread read its own rows (PoolBackend.addWeight).
  */
-export type FillFn = (dst: Uint8Array, fromByte: number) => void;
+export type FillFn = ((dst: Uint8Array, fromByte: number) => void) & { file?: FileRange };
 
 export interface WeightHandle {
   readonly id: number;

@@ -1,7 +1,7 @@
 // Loading a model: header → architecture and hyperparameters → weights into the backend. The
 // memory estimate (weights + KV cache) is available before any tensor byte is read.
 
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { GgufError, ModelError } from '../../shared/errors.js';
 import type { MatBackend } from '../backend/types.js';
 import { getString } from '../gguf/keys.js';
@@ -11,7 +11,7 @@ import { recurrentStateBytes } from './deltanet.js';
 import type { Model } from './forward.js';
 import { modelHparams, type ModelHparams } from './hparams.js';
 import { kvCacheBytes } from './kv-cache.js';
-import { loadWeights, weightTensors } from './weights.js';
+import { loadWeights, weightTensors, type TensorReader } from './weights.js';
 
 export interface MemoryEstimate {
   /** Bytes of tensor data the model reads (flat-block tensors count as stored, not as F32). */
@@ -65,7 +65,11 @@ export async function loadModelFile(path: string, h: GgufHeader, backend: MatBac
   const total = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
   const fd = openSync(path, 'r');
   try {
-    const read = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => {
+    // a file cut short fails here, before any read (the pool's workers read their rows themselves)
+    const size = fstatSync(fd).size;
+    const cut = weightTensors(h).find((t) => h.dataOffset + t.offset + t.bytes > size);
+    if (cut) throw new GgufError('GGUF_TRUNCATED', `file ended before the end of tensor "${cut.name}": it is truncated`, size);
+    const read: TensorReader = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => {
       if (fromByte < 0 || fromByte + dst.length > t.bytes) throw new RangeError(`read past the end of tensor ${t.name}`);
       const start = h.dataOffset + t.offset + fromByte;
       let done = 0;
@@ -75,6 +79,7 @@ export async function loadModelFile(path: string, h: GgufHeader, backend: MatBac
         done += got;
       }
     };
+    read.locate = (t) => ({ fd, at: h.dataOffset + t.offset });
     const w = await loadWeights(h, hp, spec, backend, read, {
       onTensor: (loaded) => opts.onProgress?.(loaded, total),
       shouldStop: opts.shouldStop,

@@ -27,7 +27,7 @@
 //     batch is grouped by expert: each chosen expert runs one matmul over the rows routed to it.
 
 import { ModelError } from '../../shared/errors.js';
-import type { FillFn, MatBackend, WeightHandle } from '../backend/types.js';
+import type { MatBackend, WeightHandle } from '../backend/types.js';
 import { getNumber, getValue } from '../gguf/keys.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { isGgufArray, type GgufHeader, type GgufTensorInfo } from '../gguf/types.js';
@@ -37,6 +37,7 @@ import { bf16ToF32, f32ToBf16 } from '../quant/half.js';
 import { dequantizeRow } from '../quant/index.js';
 import { f16Round } from './fp16.js';
 import { gatedAct, silu } from './ops.js';
+import { tensorFill } from './tensor-reader.js';
 
 // ----------------------------------------------------------------------------------------------
 // Structs
@@ -187,8 +188,7 @@ async function experts(c: MoeLoadContext, name: string, rows: number, cols: numb
   const bytes = rowBytes(t.type, cols) * rows;
   const out: WeightHandle[] = [];
   for (let e = 0; e < nExpert; e++) {
-    const fill: FillFn = (dst, from) => c.read(t, dst, e * bytes + from);
-    out.push(c.backend.addWeight({ name: `${name}#${e}`, type: t.type, rows, cols }, fill));
+    out.push(c.backend.addWeight({ name: `${name}#${e}`, type: t.type, rows, cols }, tensorFill(c.read, t, e * bytes)));
   }
   await c.done(t);
   return out;

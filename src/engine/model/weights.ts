@@ -11,6 +11,7 @@ import type { ArchSpec } from './arch.js';
 import { loadDeltaNet, type DeltaNetWeights } from './deltanet.js';
 import type { ModelHparams } from './hparams.js';
 import { loadMoeLayer, type MoeLayer } from './moe.js';
+import { tensorFill, type TensorReader } from './tensor-reader.js';
 
 /** One transformer block. Shapes are [rows, cols] = [out, in]; qDim = nHead·headDimK, kvDimK = nHeadKv·headDimK, kvDimV = nHeadKv·headDimV. */
 export interface LayerWeights {
@@ -67,8 +68,7 @@ export function ropeFactorsFor(w: ModelWeights, hp: ModelHparams, contextSize: n
   return Math.ceil(contextSize / 256) * 256 > hp.rope.nCtxOrig ? w.ropeLong : w.ropeShort;
 }
 
-/** Reads a tensor's bytes from the file: bytes [fromByte, fromByte + dst.length) into dst. */
-export type TensorReader = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => void;
+export type { TensorReader } from './tensor-reader.js';
 
 export interface LoadWeightsOptions {
   /** Called after each tensor with bytes loaded so far. */
@@ -125,7 +125,7 @@ export async function loadWeights(h: GgufHeader, hp: ModelHparams, spec: ArchSpe
       const bytes = new Uint8Array(f.buffer);
       handle = backend.addWeight({ name, type: 0, rows, cols }, (dst, from) => dst.set(bytes.subarray(from, from + dst.length)));
     } else {
-      handle = backend.addWeight({ name, type: t.type, rows, cols }, (dst, from) => read(t, dst, from));
+      handle = backend.addWeight({ name, type: t.type, rows, cols }, tensorFill(read, t));
     }
     await done(t);
     return handle;

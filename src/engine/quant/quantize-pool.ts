@@ -2,14 +2,12 @@
 // rows (ggml's quantize_row_* per row), so a tensor's rows can be split into contiguous ranges,
 // one per thread, and the pieces concatenated: the bytes equal a single thread's.
 // The calling thread quantises the first range itself while the workers do the others.
-// Workers run quantize-worker.ts; from source (a .ts file) they start with tsx's loader.
+// Workers run quantize-worker.ts, started as every engine worker is (worker-start.ts).
 
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { EngineError } from '../../shared/errors.js';
+import { moduleWorkerSource, startWorker } from '../worker-start.js';
 import { bytesFor, quantizeRows } from './index.js';
 
 /** A range of rows to quantise, sent to a worker (x is transferred). */
@@ -42,23 +40,9 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-/** The file URL of tsx's ESM API (package export "./esm/api", import condition). */
-function tsxEsmApi(): string {
-  const req = createRequire(import.meta.url);
-  const pkgPath = req.resolve('tsx/package.json');
-  const pkg = req(pkgPath) as { exports: Record<string, { import: { default: string } }> };
-  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api'].import.default)).href;
-}
-
-/**
- * The worker's source: import quantize-worker beside this file. From source (.ts) it registers
- * tsx's loader first (a worker given `--import tsx` in execArgv did not load .ts files here).
- */
+/** The worker's source: import quantize-worker beside this file (.ts from source, .js when built). */
 function workerSource(): string {
-  const ts = import.meta.url.endsWith('.ts');
-  const entry = new URL(ts ? './quantize-worker.ts' : './quantize-worker.js', import.meta.url).href;
-  const steps = ts ? `const { register } = await import(${JSON.stringify(tsxEsmApi())}); register();` : '';
-  return `(async () => { ${steps} await import(${JSON.stringify(entry)}); })().catch((e) => { console.error(e); process.exit(70); });`;
+  return moduleWorkerSource(new URL(import.meta.url.endsWith('.ts') ? './quantize-worker.ts' : './quantize-worker.js', import.meta.url));
 }
 
 export class QuantizePool {
@@ -82,13 +66,12 @@ export class QuantizePool {
     if (this.workers.length || this.threads === 1) return;
     const source = workerSource();
     for (let i = 1; i < this.threads; i++) {
-      const w = new Worker(source, { eval: true });
+      const w = startWorker(source);
       w.on('message', (m: QuantizeReply) => this.settle(m));
       w.on('error', (e) => this.fail(new EngineError('QUANTIZE_WORKER', `a quantize worker failed: ${e.message}`)));
       w.on('exit', (code) => {
         if (code !== 0) this.fail(new EngineError('QUANTIZE_WORKER', `a quantize worker exited with code ${code}`));
       });
-      w.unref();
       this.workers.push(w);
     }
   }
