@@ -133,19 +133,29 @@ const KC: usize = memory.data<u8>([
   return mulAdd(isum, dotU(w1, x1, dotU(w0, x0, Z)), scale);
 }
 
-/** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's lane sums … */
+/**
+ * Σ w0·x0 + w1·x1 over 32 lanes (w in [0, 15]) as four i32 lanes, relaxed build: the i16 pair sums
+ * of both halves (|·| ≤ 2·15·128 each) added in i16 and widened once (pmaddubsw ×2, paddw, pmaddwd
+ * on x86, where two i32 dots take pmaddubsw, pmaddwd, paddd each). The same integer total as
+ * dotU(w1, x1, dotU(w0, x0, Z)), spread differently over the lanes.
+ */
+// @ts-ignore: decorator
+@inline function dot32n(w0: v128, x0: v128, w1: v128, x1: v128): v128 {
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, w0), i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1)));
+}
+/** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's lane sums (relaxed build) … */
 // @ts-ignore: decorator
 @inline function q4Lo(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(lo4k(v128.load(q, 16)), v128.load(x, 16), dotU(lo4k(v128.load(q)), v128.load(x), Z));
+  return dot32n(lo4k(v128.load(q)), v128.load(x), lo4k(v128.load(q, 16)), v128.load(x, 16));
 }
 /** … and the high-nibble sub-block 2c+1's. */
 // @ts-ignore: decorator
 @inline function q4Hi(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(hi4k(v128.load(q, 16)), v128.load(x, 48), dotU(hi4k(v128.load(q)), v128.load(x, 32), Z));
+  return dot32n(hi4k(v128.load(q)), v128.load(x, 32), hi4k(v128.load(q, 16)), v128.load(x, 48));
 }
 
 /**
