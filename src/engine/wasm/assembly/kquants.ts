@@ -31,6 +31,7 @@ const KC: usize = memory.data<u8>([
   0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 128 bit 4
   4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, //                                                 144 bit 2
   32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, //                                 160 Q3_K scale offset
+  0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, // 176 6-bit mask
 ], 16);
 /** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
 // @ts-ignore: decorator
@@ -688,7 +689,7 @@ function dot4_iq4_xs(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
     const U1 = i8x16.shuffle(t2, t3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
     const U2 = i8x16.shuffle(t2, t3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
     // scalesK4 lane-wise: scales s0..3 (S0), s4..7 (S1), minimums m0..3 (M0), m4..7 (M1)
-    const k3 = i8x16.splat(3), kf = i8x16.splat(15), k3f = i8x16.splat(63);
+    const k3 = v128.load(KC, 96), kf = v128.load(KC), k3f = v128.load(KC, 176);
     const S0 = v128.and(U0, k3f);
     const S1 = v128.or(v128.and(U2, kf), i32x4.shl(v128.and(i32x4.shr_u(U0, 6), k3), 4));
     const M0 = v128.and(U1, k3f);
