@@ -15,6 +15,12 @@
 //                                              the build's integer dot instruction alone (dot_peak):
 //                                              the ceiling of any GEMM built on it
 //   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
+//   npm run bench:kernels -- --shape=4096x14336  a rows×cols matrix instead of 4096×8192 (the 8B's
+//                                              FFN up/gate; 14336x4096 is its down projection)
+//   npm run bench:kernels -- --threads=N       the pool column with N threads (default: all cores)
+//   npm run bench:kernels -- --no-bw           skip the bandwidth lines
+//   npm run bench:kernels -- --ab=DIR [--secs=4]  build A (build/wasm or --wasm-dir) against build B
+//                                              in DIR, calls interleaved, best of each: ratio B/A
 //   npm run bench:kernels -- attn              attention only (also printed after a full run)
 //
 // Each figure is the best of several runs (the least disturbed by other processes). The scalar
@@ -32,14 +38,15 @@ import { KERNEL_TYPES } from '../src/engine/wasm/layout.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';
 import { rigLoop, startRig } from './worker-rig.js';
 
-const ROWS = 4096;
-const COLS = 8192;
+const args = process.argv.slice(2);
+const shape = args.find((a) => a.startsWith('--shape='))?.slice(8).split('x').map(Number);
+const ROWS = shape?.[0] ?? 4096;
+const COLS = shape?.[1] ?? 8192;
 const SCALAR_ROWS = 128;
-const THREADS = availableParallelism();
+const THREADS = Number(args.find((a) => a.startsWith('--threads='))?.slice(10) ?? availableParallelism());
 const BW_BYTES = 512 * 2 ** 20;
 const EVICT_BYTES = 64 * 2 ** 20;
 
-const args = process.argv.slice(2);
 const noScalar = args.includes('--no-scalar');
 const gemmMode = args.includes('--gemm');
 const wasmDir = args.find((a) => a.startsWith('--wasm-dir='))?.slice(11);
@@ -271,11 +278,56 @@ if (attnOnly) {
 
 console.log(`Pantheon kernels: ${matrixMiB ? `[rows, ${COLS}] of about ${matrixMiB} MiB` : `${ROWS}×${COLS}`} matvec, GB/s of weight bytes (best of several runs)`);
 console.log(`kernels ${km.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'} (${km.path}), ${THREADS} threads available, Node ${process.versions.node}`);
-const bw1 = bandwidth1();
-const bwN = THREADS > 1 ? await bandwidthN(THREADS) : bw1;
-console.log(`memory bandwidth (wasm read loop over ${BW_BYTES / 2 ** 20} MiB): 1 thread ${bw1.toFixed(2)} GB/s, ${THREADS} threads ${bwN.toFixed(2)} GB/s`);
-const ks = [1, 2, 4, 8, 16];
-console.log(`1 thread, 1 MiB pieces read as k streams: ${streams1(ks).map((g, i) => `k=${ks[i]} ${g.toFixed(1)}`).join(', ')} GB/s\n`);
+// ---- A/B of two builds, interleaved ----------------------------------------------------------
+
+const abDir = args.find((a) => a.startsWith('--ab='))?.slice(5);
+if (abDir) {
+  // the same matrix through build A (--wasm-dir or build/wasm) and build B (--ab=DIR), one call of
+  // each in turn, best of each over the same seconds: both see the same disturbances
+  const secs = Number(args.find((a) => a.startsWith('--secs='))?.slice(7) ?? 4);
+  const kmB = loadKernelModule({ dir: abDir });
+  console.log(`A/B ${ROWS}×${COLS} matvec GB/s, best over ${secs} s interleaved (×1: CPU time, ×N: wall): A ${km.path}, B ${kmB.path}, Node ${process.versions.node}`);
+  console.log(`${'type'.padEnd(7)} ${pad('A×1', 7)} ${pad('B×1', 7)} ${pad('B/A', 6)} ${pad(`A×${THREADS}`, 7)} ${pad(`B×${THREADS}`, 7)} ${pad('B/A', 6)}`);
+  // one thread: this thread's CPU time per call (a busy machine takes the core away mid-call, which
+  // wall time counts and CPU time does not); the pool: wall time
+  const cpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const abPair = (mk: (dir: string | undefined) => MatBackend, type: number, clock: () => number): [number, number] => {
+    const m = matrix(type, ROWS);
+    const x = new Float32Array(COLS).map((_, i) => Math.sin(i));
+    const out = new Float32Array(ROWS);
+    const bes = [mk(wasmDir), mk(abDir)];
+    const hs = bes.map((be) => be.addWeight({ name: ggmlTypeName(type), type, rows: ROWS, cols: COLS }, m.fill));
+    const b = [Infinity, Infinity];
+    const start = performance.now();
+    for (let r = 0; r < 6 || performance.now() - start < secs * 1000; r++) {
+      for (let k = 0; k < 2; k++) {
+        const t0 = clock();
+        bes[k].matvec(out, hs[k], x);
+        b[k] = Math.min(b[k], clock() - t0);
+      }
+    }
+    for (const be of bes) (be as { dispose?: () => void }).dispose?.();
+    return [m.bytes / b[0] / 1e6, m.bytes / b[1] / 1e6];
+  };
+  for (const type of types) {
+    const [a1, b1] = abPair((dir) => new WasmBackend({ dir }), type, cpuMs);
+    const [an, bn] = THREADS > 1 ? abPair((dir) => new PoolBackend({ threads: THREADS, dir }), type, () => performance.now()) : [NaN, NaN];
+    console.log(`${ggmlTypeName(type).padEnd(7)} ${pad(f(a1), 7)} ${pad(f(b1), 7)} ${pad((b1 / a1).toFixed(3), 6)} ${pad(f(an), 7)} ${pad(f(bn), 7)} ${pad((bn / an).toFixed(3), 6)}`);
+  }
+  process.exit(0);
+}
+
+const noBw = args.includes('--no-bw');
+const bw1 = noBw ? NaN : bandwidth1();
+const bwN = noBw ? NaN : THREADS > 1 ? await bandwidthN(THREADS) : bw1;
+if (!noBw) {
+  console.log(`memory bandwidth (wasm read loop over ${BW_BYTES / 2 ** 20} MiB): 1 thread ${bw1.toFixed(2)} GB/s, ${THREADS} threads ${bwN.toFixed(2)} GB/s`);
+  const ks = [1, 2, 4, 8, 16];
+  console.log(`1 thread, 1 MiB pieces read as k streams: ${streams1(ks).map((g, i) => `k=${ks[i]} ${g.toFixed(1)}`).join(', ')} GB/s\n`);
+}
 console.log(`${'type'.padEnd(7)} ${pad('MiB', 7)} ${pad('scalar', 7)} ${pad('simd×1', 7)} ${pad('% bw1', 6)} ${pad(`pool×${THREADS}`, 7)} ${pad('% bwN', 6)}`);
 for (const type of types) {
   const rows = matrixMiB ? Math.ceil((matrixMiB * 2 ** 20) / rowBytes(type, COLS) / 4) * 4 : ROWS;

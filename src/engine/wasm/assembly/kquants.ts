@@ -31,6 +31,7 @@ const KC: usize = memory.data<u8>([
   0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, // 128 bit 4
   4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, //                                                 144 bit 2
   32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, //                                 160 Q3_K scale offset
+  0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, // 176 6-bit mask
 ], 16);
 /** The low and high nibbles of 16 bytes (common.ts lo4 / hi4 with the mask loaded). */
 // @ts-ignore: decorator
@@ -133,19 +134,40 @@ const KC: usize = memory.data<u8>([
   return mulAdd(isum, dotU(w1, x1, dotU(w0, x0, Z)), scale);
 }
 
-/** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's lane sums … */
+/**
+ * Σ w0·x0 + w1·x1 over 32 lanes (w in [0, 15]), relaxed build, as eight i16 pair sums: each half's
+ * pair sums (pmaddubsw on x86, |·| ≤ 2·15·128 = 3840) added in i16, |·| ≤ 7680.
+ */
+// @ts-ignore: decorator
+@inline function dot32w(w0: v128, x0: v128, w1: v128, x1: v128): v128 {
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, w0), i16x8.relaxed_dot_i8x16_i7x16_s(x1, w1));
+}
+/**
+ * [Σa, Σb, Σc, Σd] of four dot32w results as i32 lanes (reduce4 of their widened sums, the same
+ * integers): pairs of i16 lanes are added in i16 twice (|·| ≤ 2·7680, then 4·7680 = 30720, no
+ * wrap) and widened by one pairwise add at the end, where widening each first takes four.
+ */
+// @ts-ignore: decorator
+@inline function reduce4w(a: v128, b: v128, c: v128, d: v128): v128 {
+  // as i32 lanes (two i16 each): ab = [a0+a2, b0+b2, a1+a3, b1+b3], cd likewise
+  const ab = i16x8.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  const cd = i16x8.add(i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31));
+  const abcd = i16x8.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+  return i32x4.extadd_pairwise_i16x8_s(abcd);
+}
+/** Q4_K chunk c (64 elements): the low-nibble sub-block 2c's i16 pair sums (relaxed build) … */
 // @ts-ignore: decorator
 @inline function q4Lo(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(lo4k(v128.load(q, 16)), v128.load(x, 16), dotU(lo4k(v128.load(q)), v128.load(x), Z));
+  return dot32w(lo4k(v128.load(q)), v128.load(x), lo4k(v128.load(q, 16)), v128.load(x, 16));
 }
 /** … and the high-nibble sub-block 2c+1's. */
 // @ts-ignore: decorator
 @inline function q4Hi(wb: usize, xb: usize, c: i32): v128 {
   const q = wb + 16 + (<usize>c << 5);
   const x = xb + (<usize>c << 6);
-  return dotU(hi4k(v128.load(q, 16)), v128.load(x, 48), dotU(hi4k(v128.load(q)), v128.load(x, 32), Z));
+  return dot32w(hi4k(v128.load(q)), v128.load(x, 32), hi4k(v128.load(q, 16)), v128.load(x, 48));
 }
 
 /**
@@ -212,10 +234,10 @@ const KC: usize = memory.data<u8>([
 // @ts-ignore: decorator
 @inline function q4KSum(wb: usize, xb: usize, sm: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
-    // Sub-block sums s_j (i32x4 each), reduced four at a time to one lane per sub-block, then
-    // scaled with one i32x4 multiply per four sub-blocks.
-    const r0 = reduce4(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
-    const r1 = reduce4(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
+    // Sub-block sums S_j (i16 pair sums each), reduced four at a time to one i32 lane per
+    // sub-block, then scaled with one i32x4 multiply per four sub-blocks.
+    const r0 = reduce4w(q4Lo(wb, xb, 0), q4Hi(wb, xb, 0), q4Lo(wb, xb, 1), q4Hi(wb, xb, 1));
+    const r1 = reduce4w(q4Lo(wb, xb, 2), q4Hi(wb, xb, 2), q4Lo(wb, xb, 3), q4Hi(wb, xb, 3));
     const sc16 = i16x8.extend_low_i8x16_u(sm);
     return i32x4.add(i32x4.mul(r0, i32x4.extend_low_i16x8_u(sc16)), i32x4.mul(r1, i32x4.extend_high_i16x8_u(sc16)));
   }
@@ -667,7 +689,7 @@ function dot4_iq4_xs(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols
     const U1 = i8x16.shuffle(t2, t3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
     const U2 = i8x16.shuffle(t2, t3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
     // scalesK4 lane-wise: scales s0..3 (S0), s4..7 (S1), minimums m0..3 (M0), m4..7 (M1)
-    const k3 = i8x16.splat(3), kf = i8x16.splat(15), k3f = i8x16.splat(63);
+    const k3 = v128.load(KC, 96), kf = v128.load(KC), k3f = v128.load(KC, 176);
     const S0 = v128.and(U0, k3f);
     const S1 = v128.or(v128.and(U2, kf), i32x4.shl(v128.and(i32x4.shr_u(U0, 6), k3), 4));
     const M0 = v128.and(U1, k3f);
