@@ -32,7 +32,7 @@ const runs = [dirA, dirB].map((dir) => {
   a.f32(q, P * H * D).set(values(P * H * D, 3, 1.5));
   const out = a.alloc(P * H * D * 4);
   const scratch = a.alloc(k.attnScratchBytes(H, G, D, D, P));
-  const run = () => k.attentionBatchF32(out, q, kc, vc, kv, kv, 0, P, 0, H, G, D, D, 1 / Math.sqrt(D), scratch);
+  const run = () => k.attentionBatchF32({ out, q, kc, vc, strideK: kv, strideV: kv, nHead: H, nHeadKv: G, hdK: D, hdV: D, scale: 1 / Math.sqrt(D), scratch }, 0, P, 0);
   run();
   return { run, best: Infinity };
 });

@@ -208,7 +208,7 @@ export class Session {
     this.state = createRunState(model.model, model.contextSize);
     this.state.profile = profile;
     // (a pool reports its workers' waits to the last session made on it: this one's profile, or none)
-    if ('waitMeter' in model.model.backend) model.model.backend.waitMeter = profile;
+    model.model.backend.waitMeter = profile;
   }
 
   /** Positions of the context in use. */

@@ -93,7 +93,7 @@ describe('attention matches the scalar reference', () => {
         const scale = 1 / Math.sqrt(d.headDimK);
         for (const [from, to] of [[0, 0], [0, size - 1], [17, 60]]) {
           attention(ref, 0, q, 0, cache, 0, from, to, d, scale, mode, s);
-          k.attention(mode, op, qp, kc, vc, kvDimK, kvDimV, from, to, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, scratch);
+          k.attention(mode, { out: op, q: qp, kc, vc, strideK: kvDimK, strideV: kvDimV, nHead: d.nHead, nHeadKv: d.nHeadKv, hdK: d.headDimK, hdV: d.headDimV, scale, scratch }, from, to);
           const got = a.f32(op, oDim);
           if (mode === 'f16') {
             // the same operations in the same order (ggml's): every bit equal
@@ -157,7 +157,7 @@ describe('f16 attention sums the K dot in ggml\'s order', () => {
       const scratch = a.alloc(k.attnScratchBytes(1, 1, hd, 4, 2));
       const ref = new Float32Array(4);
       attention(ref, 0, q, 0, cache, 0, 0, 1, d, 2 ** -24, 'f16', createAttentionScratch(d, 2));
-      k.attention('f16', op, qp, kc, vc, hd, 4, 0, 1, 1, 1, hd, 4, 2 ** -24, scratch);
+      k.attention('f16', { out: op, q: qp, kc, vc, strideK: hd, strideV: 4, nHead: 1, nHeadKv: 1, hdK: hd, hdV: 4, scale: 2 ** -24, scratch }, 0, 1);
       expect([...ref]).toEqual([want, want, want, want]);
       expect([...a.f32(op, 4)]).toEqual([want, want, want, want]);
     });

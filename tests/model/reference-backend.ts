@@ -21,7 +21,8 @@
 // activation to Q8_0, ggml's generic block dot), where ggml's AVX2 kernel sums the same exact
 // block integers in another float order.
 
-import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
+import { SerialBackend } from '../../src/engine/backend/serial.js';
+import type { FillFn, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { f16Round } from '../../src/engine/model/fp16.js';
 import { dequantizeRow, isSupportedType, matvec as quantMatvec, type QWeight } from '../../src/engine/quant/index.js';
@@ -37,15 +38,15 @@ export function amxTakes(spec: WeightSpec): boolean {
   return spec.cols % 16 === 0 && spec.rows % 32 === 0;
 }
 
-export class ReferenceCpuBackend implements MatBackend {
+export class ReferenceCpuBackend extends SerialBackend {
   readonly name = 'reference-cpu (test)';
-  readonly threads = 1;
   private next = 0;
   private bytes = 0;
   private xr = new Float32Array(0);
   private readonly amx: boolean;
 
   constructor(opts: { amx?: boolean } = {}) {
+    super();
     this.amx = opts.amx ?? true;
   }
 

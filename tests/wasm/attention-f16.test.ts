@@ -41,7 +41,7 @@ function kernel(c: Case, from: number, to: number, g0 = 0, nHeadKv = c.d.nHeadKv
   const scratch = a.alloc(k.attnScratchBytes(nHead, nHeadKv, hdK, hdV, c.size));
   const kvDimK = c.d.nHeadKv * hdK;
   const kvDimV = c.d.nHeadKv * hdV;
-  k.attention('f16', op, qp + g0 * group * hdK * 4, kc + g0 * hdK * 2, vc + g0 * hdV * 2, kvDimK, kvDimV, from, to, nHead, nHeadKv, hdK, hdV, c.scale, scratch);
+  k.attention('f16', { out: op, q: qp + g0 * group * hdK * 4, kc: kc + g0 * hdK * 2, vc: vc + g0 * hdV * 2, strideK: kvDimK, strideV: kvDimV, nHead, nHeadKv, hdK, hdV, scale: c.scale, scratch }, from, to);
   return a.f32(op, nHead * hdV).slice();
 }
 

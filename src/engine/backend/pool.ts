@@ -36,9 +36,9 @@ import { actBytes, gemmScratchBytes, kernelType, rowGroup, rowLayout, storedRowB
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, JOBK, POOL_WORKER_SOURCE, runJobs } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
-import { addInto } from '../model/ops.js';
-import { mergeSliceTops, type SliceTop } from '../sample/slices.js';
-import type { AttentionShape, FillFn, LogitStats, MatBackend, SplitAttention, WaitMeter, WeightHandle, WeightSpec } from './types.js';
+import { addInto } from './vec.js';
+import { mergeSliceTops, type LogitStats, type SliceTop } from './logit-stats.js';
+import type { AttentionShape, FillFn, MatBackend, SplitAttention, WaitMeter, WeightHandle, WeightSpec } from './types.js';
 import { checkShapes, kernelFor } from './wasm.js';
 
 /** Default spin before sleeping, µs (PoolOptions.spin). */

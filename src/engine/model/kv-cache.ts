@@ -39,11 +39,6 @@ export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDi
   return { size, kvDimK, kvDimV, k, v, nonFinite: new Uint8Array(nLayer) };
 }
 
-/** Bytes a cache of these dimensions takes. */
-export function kvCacheBytes(nLayer: number, size: number, kvDimK: number, kvDimV: number): number {
-  return nLayer * size * (kvDimK + kvDimV) * 2;
-}
-
 /** Store one position's key and value (f32, rounded to f16) for one layer (and its nonFinite flag). */
 export function kvStore(c: KvCache, layer: number, pos: number, k: Float32Array, kOff: number, v: Float32Array, vOff: number): void {
   const kc = c.k[layer];

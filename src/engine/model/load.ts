@@ -10,7 +10,7 @@ import { archSpec } from './arch.js';
 import { recurrentStateBytes } from './deltanet.js';
 import type { Model } from './forward.js';
 import { modelHparams, type ModelHparams } from './hparams.js';
-import { kvCacheBytes } from './kv-cache.js';
+import { kvCacheBytes } from '../backend/types.js';
 import { loadWeights, weightTensors } from './weights.js';
 
 export interface MemoryEstimate {

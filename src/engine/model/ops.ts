@@ -162,10 +162,8 @@ export function gatedAct(out: Float32Array, gate: Float32Array, up: Float32Array
 // ----------------------------------------------------------------------------------------------
 // Vectors
 
-/** out[i] += v[i] (bias add, residual). */
-export function addInto(out: Float32Array, v: Float32Array, n: number, outOff = 0, vOff = 0): void {
-  for (let i = 0; i < n; i++) out[outOff + i] += v[vOff + i];
-}
+/** out[i] += v[i] (bias add, residual): in backend/vec.ts, which the backends share. */
+export { addInto } from '../backend/vec.js';
 
 /** x[i] *= s. */
 export function scaleInto(x: Float32Array, s: number, n: number, off = 0): void {
