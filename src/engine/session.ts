@@ -4,6 +4,7 @@
 
 import { availableParallelism, totalmem } from 'node:os';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
+import { MAX_CONTEXT } from '../shared/validate.js';
 import { PoolBackend } from './backend/pool.js';
 import { planPool, type PoolPlan } from './backend/pool-plan.js';
 import { ScalarBackend } from './backend/scalar.js';
@@ -87,7 +88,7 @@ async function defaultBackend(kind: BackendKind | undefined, threads: number, pl
 }
 
 function checkContextSize(n: number): number {
-  if (!Number.isInteger(n) || n < 1 || n > 1 << 20) throw new UsageError(`context size ${n} is not usable; give a whole number from 1 to ${1 << 20}`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CONTEXT) throw new UsageError(`context size ${n} is not usable; give a whole number from 1 to ${MAX_CONTEXT}`);
   return n;
 }
 

@@ -2,6 +2,7 @@
 // chat template) and stream it to stdout; --json prints one object at the end instead.
 
 import { UsageError } from '../../shared/errors.js';
+import { MAX_CONTEXT, MAX_THREADS } from '../../shared/validate.js';
 import { LoadedModel, Session, type BackendKind, type GenerationStats, type LoadOptions } from '../../engine/session.js';
 import { Profile } from '../../engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index.js';
@@ -20,8 +21,8 @@ export function loadOptions(args: ParsedArgs): LoadOptions {
     throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')} (not "${backend}")`);
   }
   return {
-    threads: optNumber(args, 'threads', 1, { int: true, min: 1, max: 256 }),
-    contextSize: args.options.has('ctx') ? optNumber(args, 'ctx', 0, { int: true, min: 1 }) : undefined,
+    threads: optNumber(args, 'threads', 1, { int: true, min: 1, max: MAX_THREADS }),
+    contextSize: args.options.has('ctx') ? optNumber(args, 'ctx', 0, { int: true, min: 1, max: MAX_CONTEXT }) : undefined,
     backend: backend as BackendKind | undefined,
   };
 }
