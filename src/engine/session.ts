@@ -3,6 +3,7 @@
 // the cache holds only evaluates the new tokens.
 
 import { availableParallelism, totalmem } from 'node:os';
+import type { GenerationEvent as ReplyEvent } from '../shared/contract.js';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
 import { MAX_CONTEXT } from '../shared/validate.js';
 import { PoolBackend } from './backend/pool.js';
@@ -10,7 +11,7 @@ import { planPool, type PoolPlan } from './backend/pool-plan.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import type { MatBackend } from './backend/types.js';
-import { ReasoningSplitter, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ReasoningSetup, type TemplateInfo } from './chat/index.js';
+import { ReasoningSplitter, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ReasoningSetup, type RenderedChat, type TemplateInfo } from './chat/index.js';
 import { readGgufHeader } from './gguf/file.js';
 import { summarize, type ModelSummary } from './gguf/keys.js';
 import type { GgufHeader } from './gguf/types.js';
@@ -109,6 +110,13 @@ export class LoadedModel {
     /** The forward pass's view of the weights (engine internal). */
     readonly model: Model,
   ) {}
+
+  /** `messages` rendered with the model's chat template, and its tokens. */
+  encodeChat(messages: ChatMessage[]): { rendered: RenderedChat; tokens: number[] } {
+    const rendered = renderChat(this.templateInfo, messages);
+    const tokens = this.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+    return { rendered, tokens };
+  }
 
   /** Memory a model would take at a context size, from its header alone (nothing is loaded). */
   static estimate(h: GgufHeader, contextSize?: number): MemoryEstimate {
@@ -245,13 +253,32 @@ export class Session {
     if (this.snapshots.length > MAX_SNAPSHOTS) this.snapshots.shift();
   }
 
-  /** Render `messages` with the model's chat template, then generate the assistant's reply. */
-  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal): AsyncGenerator<GenerationEvent> {
+  /**
+   * Render `messages` with the model's chat template, then generate the assistant's reply, as the
+   * contract's events (shared/contract.ts GenerationEvent): what the engine host streams to the
+   * app and `pantheon chat` prints. Ends with 'done' (or throws).
+   */
+  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal): AsyncGenerator<ReplyEvent> {
     const m = this.model;
-    const rendered = renderChat(m.templateInfo, messages);
-    const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+    const { rendered, tokens } = m.encodeChat(messages);
     const reasoning = reasoningSetup(m.templateInfo, rendered.text);
-    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning });
+    for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning })) {
+      switch (e.kind) {
+        case 'prompt':
+          yield { kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName, ...(rendered.notice ? { notice: rendered.notice } : {}) };
+          break;
+        case 'token':
+          yield e;
+          break;
+        case 'done': {
+          // the reasoning's numbers only for a reply that had reasoning (they are stored with it)
+          const { reasoningTokens, reasoningMs, ...stats } = e.stats;
+          const withReasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
+          yield { kind: 'done', stats: { ...stats, ...withReasoning, stopReason: e.reason }, contextUsed: this.used, contextSize: m.contextSize };
+          break;
+        }
+      }
+    }
   }
 
   /**

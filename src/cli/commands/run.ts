@@ -42,7 +42,7 @@ export function samplingOptions(args: ParsedArgs, maxTokensDefault: number): Sam
 }
 
 /** One stderr line about a finished generation. */
-export function statsLine(reason: string, s: GenerationStats): string {
+export function statsLine(reason: string, s: Pick<GenerationStats, 'generatedTokens' | 'tokensPerS' | 'promptTokens' | 'promptTokensPerS' | 'ttftMs'>): string {
   return `[${s.generatedTokens} tokens (${reason}), ${s.tokensPerS.toFixed(1)} tok/s; prompt ${s.promptTokens} tokens, ${s.promptTokensPerS.toFixed(1)} tok/s; first token ${s.ttftMs.toFixed(0)} ms]`;
 }
 
