@@ -2,7 +2,7 @@
 // P-token prompt (every query over its causal prefix), the two builds alternating, best of N by
 // thread CPU time (process.cpuUsage). Reports ms per layer and Mpos/s (query-position pairs · heads).
 //   node bin/run-ts.mjs bench/attn-ab.ts DIR_A DIR_B [--tokens=P --heads=H --kvheads=G --hd=D --runs=K]
-import { f32ToF16Bits } from '../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../src/engine/quant/half.js';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';
 import { cpuMs } from './cpu-ms.js';

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { attention, createAttentionScratch, type AttentionDims, type AttentionMode } from '../../src/engine/model/attention.js';
-import { F16_TO_F32, f16Round, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { F16, f32ToF16Bits, roundF16 } from '../../src/engine/quant/half.js';
 import { createKvCache, kvStore } from '../../src/engine/model/kv-cache.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
@@ -36,7 +36,7 @@ describe('f16 helpers in SIMD', () => {
     for (let i = 0; i < 65536; i++) h[i] = i;
     k.call('half_to_f32', out, src, 65536);
     const f = a.f32(out, 65536);
-    for (let i = 0; i < 65536; i++) if (!same(f[i], F16_TO_F32[i])) expect([i, f[i]]).toEqual([i, F16_TO_F32[i]]);
+    for (let i = 0; i < 65536; i++) if (!same(f[i], F16[i])) expect([i, f[i]]).toEqual([i, F16[i]]);
   });
 
   it('rounding to the nearest half and f32 → half bits match fp16.ts, including ties, subnormals, overflow, NaN', () => {
@@ -52,8 +52,8 @@ describe('f16 helpers in SIMD', () => {
     const h = new Uint16Array(a.memory.buffer, hp, n);
     let bad = 0;
     for (let i = 0; i < n; i++) {
-      if (!same(r[i], f16Round(x[i])) || h[i] !== f32ToF16Bits(x[i])) bad++;
-      if (bad === 1 && (!same(r[i], f16Round(x[i])) || h[i] !== f32ToF16Bits(x[i]))) expect([x[i], r[i], h[i]]).toEqual([x[i], f16Round(x[i]), f32ToF16Bits(x[i])]);
+      if (!same(r[i], roundF16(x[i])) || h[i] !== f32ToF16Bits(x[i])) bad++;
+      if (bad === 1 && (!same(r[i], roundF16(x[i])) || h[i] !== f32ToF16Bits(x[i]))) expect([x[i], r[i], h[i]]).toEqual([x[i], roundF16(x[i]), f32ToF16Bits(x[i])]);
     }
     expect(bad).toBe(0);
   });

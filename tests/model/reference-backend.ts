@@ -24,7 +24,7 @@
 import { SerialBackend } from '../../src/engine/backend/serial.js';
 import type { FillFn, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { rowBytes } from '../../src/engine/gguf/ggml-types.js';
-import { f16Round } from '../../src/engine/model/fp16.js';
+import { roundF16 } from '../../src/engine/quant/half.js';
 import { dequantizeRow, isSupportedType, matvec as quantMatvec, type QWeight } from '../../src/engine/quant/index.js';
 
 interface RefWeight extends WeightHandle {
@@ -79,7 +79,7 @@ export class ReferenceCpuBackend extends SerialBackend {
     const n = spec.cols;
     if (this.xr.length < n) this.xr = new Float32Array(n);
     const xr = this.xr;
-    for (let i = 0; i < n; i++) xr[i] = roundX ? f16Round(x[i]) : x[i];
+    for (let i = 0; i < n; i++) xr[i] = roundX ? roundF16(x[i]) : x[i];
     for (let r = 0; r < spec.rows; r++) {
       let s = 0;
       const o = r * n;

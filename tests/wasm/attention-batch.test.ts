@@ -3,7 +3,7 @@
 // tests/model/ops-attention.test.ts: the same operations in the same order per query, so every bit
 // equal; with and without a sliding window, batches that do not fill the last tile, MHA and GQA.
 import { describe, expect, it } from 'vitest';
-import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { skipBuild } from './builds.js';

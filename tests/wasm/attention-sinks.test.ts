@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { attention, createAttentionScratch, type AttentionDims } from '../../src/engine/model/attention.js';
-import { F16_TO_F32, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { F16, f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats } from './gen.js';
@@ -54,14 +54,14 @@ describe('attention sinks', () => {
         const sc: number[] = [];
         for (let t = 3; t <= 40; t++) {
           let s = 0;
-          for (let i = 0; i < d.headDimK; i++) s += q[h * d.headDimK + i] * F16_TO_F32[kc16[t * kvDim + g * d.headDimK + i]];
+          for (let i = 0; i < d.headDimK; i++) s += q[h * d.headDimK + i] * F16[kc16[t * kvDim + g * d.headDimK + i]];
           sc.push(s * scale);
         }
         const M = Math.max(...sc, sinks[h]);
         const S = sc.reduce((acc, s) => acc + Math.exp(s - M), 0) + Math.exp(sinks[h] - M);
         for (let i = 0; i < d.headDimV; i++) {
           let o = 0;
-          sc.forEach((s, j) => (o += Math.exp(s - M) * F16_TO_F32[vc16[(3 + j) * kvDim + g * d.headDimV + i]]));
+          sc.forEach((s, j) => (o += Math.exp(s - M) * F16[vc16[(3 + j) * kvDim + g * d.headDimV + i]]));
           expect(Math.abs(got[h * d.headDimV + i] - o / S)).toBeLessThan(1e-2 * (Math.abs(o / S) + 0.05));
         }
       }

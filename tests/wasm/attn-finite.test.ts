@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
-import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { CHROMIUM, inChromium } from '../chromium.js';
 import { BUILDS, skipBuild } from './builds.js';

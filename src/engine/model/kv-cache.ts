@@ -3,7 +3,7 @@
 // rounded values is what keeps Pantheon's attention on llama.cpp's numbers.
 
 import type { KernelInstance } from '../wasm/instance.js';
-import { f32ToF16Bits } from './fp16.js';
+import { f32ToF16Bits } from '../quant/half.js';
 
 export interface KvCache {
   /** Positions the cache holds (the context size). */

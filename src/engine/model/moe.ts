@@ -33,9 +33,8 @@ import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../gguf/ggml-typ
 import { isGgufArray, type GgufHeader, type GgufTensorInfo } from '../gguf/types.js';
 import type { ArchSpec, MoeActivation, MoeGating } from './arch.js';
 import type { Model, RunState } from './forward.js';
-import { bf16ToF32, f32ToBf16 } from '../quant/half.js';
+import { bf16ToF32, f32ToBf16, roundF16 } from '../quant/half.js';
 import { dequantizeRow } from '../quant/index.js';
-import { f16Round } from './fp16.js';
 import { gatedAct, silu } from './ops.js';
 
 // ----------------------------------------------------------------------------------------------
@@ -358,7 +357,7 @@ function mm(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32Array,
  * (quant/float.ts); for experts this is llama.cpp's arithmetic wherever it runs on a CPU.
  */
 function roundForExpert(x: Float32Array, type: number, n: number): void {
-  if (type === GgmlType.F16) for (let i = 0; i < n; i++) x[i] = f16Round(x[i]);
+  if (type === GgmlType.F16) for (let i = 0; i < n; i++) x[i] = roundF16(x[i]);
   else if (type === GgmlType.BF16) for (let i = 0; i < n; i++) x[i] = bf16ToF32(f32ToBf16(x[i]));
 }
 
