@@ -3,9 +3,9 @@
 // the command prints the tensor's statistics and first values. Works chunk by chunk, so a tensor
 // larger than memory can still be dumped.
 
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { GgufError, ModelError, UsageError } from '../../shared/errors.js';
-import { readGgufHeader } from '../../engine/gguf/file.js';
+import { readGgufHeader, readTensorRange } from '../../engine/gguf/file.js';
 import { ggmlTypeInfo, ggmlTypeName } from '../../engine/gguf/ggml-types.js';
 import type { GgufHeader, GgufTensorInfo } from '../../engine/gguf/types.js';
 import { dequantizeRow } from '../../engine/quant/index.js';
@@ -23,17 +23,10 @@ export function dequantizeTensorChunks(fd: number, h: GgufHeader, t: GgufTensorI
   const perChunk = CHUNK - (CHUNK % info.blockSize);
   const bytes = new Uint8Array((perChunk / info.blockSize) * info.typeSize);
   const out = new Float32Array(perChunk);
-  const start = h.dataOffset + t.offset;
   for (let done = 0; done < t.elements; done += perChunk) {
     const n = Math.min(perChunk, t.elements - done);
     const nBytes = Math.ceil(n / info.blockSize) * info.typeSize;
-    const at = start + (done / info.blockSize) * info.typeSize;
-    let got = 0;
-    while (got < nBytes) {
-      const r = readSync(fd, bytes, got, nBytes - got, at + got);
-      if (r <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${t.name}": it is truncated`, at + got);
-      got += r;
-    }
+    readTensorRange(fd, h, t, bytes.subarray(0, nBytes), (done / info.blockSize) * info.typeSize);
     try {
       dequantizeRow(t.type, bytes, 0, out, n);
     } catch (err) {

@@ -1,9 +1,10 @@
 // Loading a model: header → architecture and hyperparameters → weights into the backend. The
 // memory estimate (weights + KV cache) is available before any tensor byte is read.
 
-import { closeSync, openSync, readSync } from 'node:fs';
-import { GgufError, ModelError } from '../../shared/errors.js';
+import { closeSync, openSync } from 'node:fs';
+import { ModelError } from '../../shared/errors.js';
 import type { MatBackend } from '../backend/types.js';
+import { readTensorRange } from '../gguf/file.js';
 import { getString } from '../gguf/keys.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
 import { archSpec } from './arch.js';
@@ -65,16 +66,7 @@ export async function loadModelFile(path: string, h: GgufHeader, backend: MatBac
   const total = weightTensors(h).reduce((a, t) => a + t.bytes, 0);
   const fd = openSync(path, 'r');
   try {
-    const read = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => {
-      if (fromByte < 0 || fromByte + dst.length > t.bytes) throw new RangeError(`read past the end of tensor ${t.name}`);
-      const start = h.dataOffset + t.offset + fromByte;
-      let done = 0;
-      while (done < dst.length) {
-        const got = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 26), start + done);
-        if (got <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${t.name}": it is truncated`, start + done);
-        done += got;
-      }
-    };
+    const read = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => readTensorRange(fd, h, t, dst, fromByte);
     const w = await loadWeights(h, hp, spec, backend, read, {
       onTensor: (loaded) => opts.onProgress?.(loaded, total),
       shouldStop: opts.shouldStop,
