@@ -183,7 +183,7 @@ export function createRunOps(m: Model, s: RunArrays): RunOps {
 const matLabels = new Map<number, string>();
 
 /** Profile label of a matrix product: "matvec Q4_K" for one token, "matmul Q4_K" for a batch. */
-export function matLabel(type: number, n: number): string {
+function matLabel(type: number, n: number): string {
   const key = type * 2 + (n === 1 ? 0 : 1);
   let s = matLabels.get(key);
   if (!s) matLabels.set(key, (s = `${n === 1 ? 'matvec' : 'matmul'} ${ggmlTypeName(type)}`));
