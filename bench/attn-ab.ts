@@ -2,7 +2,7 @@
 // P-token prompt (every query over its causal prefix), the two builds alternating, best of N by
 // thread CPU time (process.cpuUsage). Reports ms per layer and Mpos/s (query-position pairs · heads).
 //   node bin/run-ts.mjs bench/attn-ab.ts DIR_A DIR_B [--tokens=P --heads=H --kvheads=G --hd=D --runs=K]
-import { f32ToF16Bits } from '../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../src/engine/quant/half.js';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';
 import { cpuMs } from './cpu-ms.js';
@@ -32,7 +32,7 @@ const runs = [dirA, dirB].map((dir) => {
   a.f32(q, P * H * D).set(values(P * H * D, 3, 1.5));
   const out = a.alloc(P * H * D * 4);
   const scratch = a.alloc(k.attnScratchBytes(H, G, D, D, P));
-  const run = () => k.attentionBatchF32(out, q, kc, vc, kv, kv, 0, P, 0, H, G, D, D, 1 / Math.sqrt(D), scratch);
+  const run = () => k.attentionBatchF32({ out, q, kc, vc, strideK: kv, strideV: kv, nHead: H, nHeadKv: G, hdK: D, hdV: D, scale: 1 / Math.sqrt(D), scratch }, 0, P, 0);
   run();
   return { run, best: Infinity };
 });

@@ -22,7 +22,7 @@ export function setup(dir: string, nHead: number, nHeadKv: number, hd: number, p
   const scratch = a.alloc(k.attnScratchBytes(nHead, nHeadKv, hd, hd, positions));
   const scale = 1 / Math.sqrt(hd);
   return {
-    call: () => k.attention('f16', out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch, finite),
+    call: () => k.attention('f16', { out, q, kc, vc, strideK: kv, strideV: kv, nHead, nHeadKv, hdK: hd, hdV: hd, scale, scratch, finite }, 0, positions - 1),
     first: () => a.f32(out, 1)[0], // out[0]
   };
 }

@@ -32,11 +32,11 @@ const outP = a.alloc(kv * 4), outH = a.alloc(kv * 4);
 const scratch = a.alloc(k.attnScratchBytes(nKv, nKv, hd, hd, positions));
 const scale = 1 / Math.sqrt(hd);
 const pass = {
-  position: () => { for (const L of layers) k.attention('f16', outP, q, L.pk, L.pv, kv, kv, 0, positions - 1, nKv, nKv, hd, hd, scale, scratch, true); },
+  position: () => { for (const L of layers) k.attention('f16', { out: outP, q, kc: L.pk, vc: L.pv, strideK: kv, strideV: kv, nHead: nKv, nHeadKv: nKv, hdK: hd, hdV: hd, scale, scratch, finite: true }, 0, positions - 1); },
   head: () => {
     for (const L of layers) for (let g = 0; g < nKv; g++) {
       const off = g * positions * hd * 2;
-      k.attention('f16', outH + g * hd * 4, q + g * hd * 4, L.hk + off, L.hv + off, hd, hd, 0, positions - 1, 1, 1, hd, hd, scale, scratch, true);
+      k.attention('f16', { out: outH + g * hd * 4, q: q + g * hd * 4, kc: L.hk + off, vc: L.hv + off, strideK: hd, strideV: hd, nHead: 1, nHeadKv: 1, hdK: hd, hdV: hd, scale, scratch, finite: true }, 0, positions - 1);
     }
   },
 };

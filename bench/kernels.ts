@@ -250,8 +250,8 @@ function attentionMs(mode: 'f16' | 'f32' | 'batch', layers: number, nHead: numbe
     k.call('mem_sum', flush, EVICT_BYTES);
     caches.forEach(([kc, vc], l) => {
       const t0 = performance.now();
-      if (mode === 'batch') k.attentionBatchF32(out, q, kc, vc, kv, kv, positions - batch, batch, 0, nHead, nHeadKv, hd, hd, scale, scratch);
-      else k.attention(mode, out, q, kc, vc, kv, kv, 0, positions - 1, nHead, nHeadKv, hd, hd, scale, scratch);
+      if (mode === 'batch') k.attentionBatchF32({ out, q, kc, vc, strideK: kv, strideV: kv, nHead, nHeadKv, hdK: hd, hdV: hd, scale, scratch }, positions - batch, batch, 0);
+      else k.attention(mode, { out, q, kc, vc, strideK: kv, strideV: kv, nHead, nHeadKv, hdK: hd, hdV: hd, scale, scratch }, 0, positions - 1);
       b[l] = Math.min(b[l], performance.now() - t0);
     });
   }

@@ -7,7 +7,7 @@
 // variants alternate; best and median wall ms of N rounds of 10 tokens each.
 //   node bin/run-ts.mjs bench/logits-ab.ts [threads] [rounds]
 import { PoolBackend } from '../src/engine/backend/pool.js';
-import type { LogitStats } from '../src/engine/backend/types.js';
+import type { LogitStats } from '../src/engine/backend/logit-stats.js';
 import { GgmlType } from '../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
 import { DEFAULT_SAMPLING, FUSED_TOP_MAX, Sampler, sharedWasmPasses } from '../src/engine/sample/index.js';

@@ -5,7 +5,7 @@
 //           (the worker does the other half at the same time), the merge, the sampler on the stats.
 // The variants alternate; best and median µs of N rounds of 200 tokens.
 //   node bin/run-ts.mjs bench/sample-split-ab.ts [rounds]
-import type { LogitStats } from '../src/engine/backend/types.js';
+import type { LogitStats } from '../src/engine/backend/logit-stats.js';
 import { createRng, DEFAULT_SAMPLING, FUSED_TOP_MAX, mergeSliceTops, Sampler, sharedWasmPasses, type SliceTop } from '../src/engine/sample/index.js';
 import { KernelInstance } from '../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../src/engine/wasm/loader.js';

@@ -26,6 +26,19 @@ describe('layering lint rule', () => {
     expect(await lint('src/renderer/x.ts', "import { a } from '../engine/gguf/index.js';\nexport const b = a;\n")).toHaveLength(1);
     expect(await lint('src/renderer/x.ts', "import type { Chat } from '../shared/contract.js';\nexport type B = Chat;\n")).toEqual([]);
   });
+  it('backend may not import model or sample', async () => {
+    expect(await lint('src/engine/backend/x.ts', "import { addInto } from '../model/ops.js';\nexport const b = addInto;\n")).toEqual([expect.stringMatching(/src\/engine\/backend sits under the model/)]);
+    expect(await lint('src/engine/backend/x.ts', "import { sliceTop } from '../sample/slices.js';\nexport const b = sliceTop;\n")).toHaveLength(1);
+    expect(await lint('src/engine/backend/x.ts', "import { app } from 'electron';\nexport const b = app;\n")).toHaveLength(1);
+    expect(await lint('src/engine/backend/x.ts', "import { rowBytes } from '../gguf/ggml-types.js';\nimport { FUSED_TOP_MAX } from './logit-stats.js';\nexport const b = [rowBytes, FUSED_TOP_MAX];\n")).toEqual([]);
+    expect(await lint('src/engine/model/x.ts', "import { addInto } from '../backend/vec.js';\nexport const b = addInto;\n")).toEqual([]);
+  });
+  it('main services are plain Node', async () => {
+    expect(await lint('src/main/services/x.ts', "import { app } from 'electron';\nexport const b = app;\n")).toEqual([expect.stringMatching(/src\/main\/services is plain Node/)]);
+    expect(await lint('src/main/services/x.ts', "import { createWindow } from '../window.js';\nexport const b = createWindow;\n")).toHaveLength(1);
+    expect(await lint('src/main/services/x.ts', "import { readFileSync } from 'node:fs';\nimport { ModelError } from '../../shared/errors.js';\nimport { log } from './log.js';\nexport const b = [readFileSync, ModelError, log];\n")).toEqual([]);
+    expect(await lint('src/main/x.ts', "import { app } from 'electron';\nexport const b = app;\n")).toEqual([]);
+  });
   it('only main imports electron', async () => {
     expect(await lint('src/main/x.ts', "import { app } from 'electron';\nexport const b = app;\n")).toEqual([]);
     expect(await lint('src/cli/x.ts', "import { app } from 'electron';\nexport const b = app;\n")).toHaveLength(1);

@@ -3,13 +3,15 @@
 // the cache holds only evaluates the new tokens.
 
 import { availableParallelism, totalmem } from 'node:os';
+import type { GenerationEvent as ReplyEvent } from '../shared/contract.js';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
+import { MAX_CONTEXT } from '../shared/validate.js';
 import { PoolBackend } from './backend/pool.js';
 import { planPool, type PoolPlan } from './backend/pool-plan.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import type { MatBackend } from './backend/types.js';
-import { ReasoningSplitter, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ReasoningSetup, type TemplateInfo } from './chat/index.js';
+import { ReasoningSplitter, fitMessages, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ContextPolicy, type ReasoningSetup, type RenderedChat, type TemplateInfo } from './chat/index.js';
 import { readGgufHeader } from './gguf/file.js';
 import { summarize, type ModelSummary } from './gguf/keys.js';
 import type { GgufHeader } from './gguf/types.js';
@@ -89,7 +91,7 @@ async function defaultBackend(kind: BackendKind | undefined, threads: number, pl
 }
 
 function checkContextSize(n: number): number {
-  if (!Number.isInteger(n) || n < 1 || n > 1 << 20) throw new UsageError(`context size ${n} is not usable; give a whole number from 1 to ${1 << 20}`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CONTEXT) throw new UsageError(`context size ${n} is not usable; give a whole number from 1 to ${MAX_CONTEXT}`);
   return n;
 }
 
@@ -112,6 +114,13 @@ export class LoadedModel {
     /** The forward pass's view of the weights (engine internal). */
     readonly model: Model,
   ) {}
+
+  /** `messages` rendered with the model's chat template, and its tokens. */
+  encodeChat(messages: ChatMessage[]): { rendered: RenderedChat; tokens: number[] } {
+    const rendered = renderChat(this.templateInfo, messages);
+    const tokens = this.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+    return { rendered, tokens };
+  }
 
   /** Memory a model would take at a context size, from its header alone (nothing is loaded). */
   static estimate(h: GgufHeader, contextSize?: number): MemoryEstimate {
@@ -235,7 +244,7 @@ export class Session {
     this.state = createRunState(model.model, model.contextSize);
     this.state.profile = profile;
     // (a pool reports its workers' waits to the last session made on it: this one's profile, or none)
-    if ('waitMeter' in model.model.backend) model.model.backend.waitMeter = profile;
+    model.model.backend.waitMeter = profile;
   }
 
   /** Positions of the context in use. */
@@ -278,13 +287,40 @@ export class Session {
     if (this.snapshots.length > MAX_SNAPSHOTS) this.snapshots.shift();
   }
 
-  /** Render `messages` with the model's chat template, then generate the assistant's reply. */
-  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal, extra: Pick<GenerateOptions, 'grammar'> = {}): AsyncGenerator<GenerationEvent> {
+  /**
+   * Render `messages` with the model's chat template, then generate the assistant's reply, as the
+   * contract's events (shared/contract.ts GenerationEvent): what the engine host streams to the
+   * app and `pantheon chat` prints. Ends with 'done' (or throws). `policy`: what to leave out when
+   * the conversation outgrows the context (chat/context-policy.ts; default 'stop'); `grammar`:
+   * GBNF the reply must match.
+   */
+  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal, extra: { grammar?: string; policy?: ContextPolicy } = {}): AsyncGenerator<ReplyEvent> {
     const m = this.model;
-    const rendered = renderChat(m.templateInfo, messages);
-    const tokens = m.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
+    // Room for the reply: its max tokens, at most a quarter of the context (256 when unlimited).
+    const reserve = Math.min(sampling.maxTokens > 0 ? sampling.maxTokens : 256, Math.floor(m.contextSize / 4));
+    const fitted = fitMessages(messages, (x) => m.encodeChat(x).tokens.length, m.contextSize - reserve, extra.policy ?? 'stop');
+    const { rendered, tokens } = m.encodeChat(fitted.messages);
     const reasoning = reasoningSetup(m.templateInfo, rendered.text);
-    yield* this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar: extra.grammar });
+    for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar: extra.grammar })) {
+      switch (e.kind) {
+        case 'prompt':
+          yield {
+            kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName,
+            ...(rendered.notice ? { notice: rendered.notice } : {}), ...(fitted.dropped ? { dropped: fitted.dropped } : {}),
+          };
+          break;
+        case 'token':
+          yield { kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top };
+          break;
+        case 'done': {
+          // the reasoning's numbers only for a reply that had reasoning (they are stored with it)
+          const { reasoningTokens, reasoningMs, ...stats } = e.stats;
+          const withReasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
+          yield { kind: 'done', stats: { ...stats, ...withReasoning, stopReason: e.reason }, contextUsed: this.used, contextSize: m.contextSize };
+          break;
+        }
+      }
+    }
   }
 
   /**

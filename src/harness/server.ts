@@ -26,7 +26,7 @@ import { Backend, type Platform } from '../main/services/backend.js';
 import type { EngineTransport } from '../main/services/engine-supervisor.js';
 import type { Logger } from '../main/services/log.js';
 import { nodeEngineTransport } from '../main/services/node-engine-transport.js';
-import { isRequestChannel } from '../main/services/validate.js';
+import { isRequestChannel } from '../shared/requests.js';
 import { CSP, contentType, fileInside, realFileInside } from '../main/services/web-content.js';
 
 export interface HarnessOptions {

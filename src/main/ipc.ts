@@ -1,6 +1,6 @@
 // IPC between the window and main: one ipcMain.handle per request channel of the contract, each
 // checking that the message comes from our page's main frame (event.senderFrame) and validating its
-// payload (Backend.handle → validate.ts) before any service runs; events forwarded to the window;
+// payload (Backend.handle → shared/requests.ts) before any service runs; events forwarded to the window;
 // and the MessagePort broker for token streams: main creates a MessageChannelMain, posts one port
 // to the engine's utility process and the other to the window, then steps aside (CONVENTIONS §3).
 

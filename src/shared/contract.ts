@@ -303,6 +303,7 @@ export interface RequestMessage {
  * out the oldest turns (engine/chat/context-policy.ts).
  */
 export type ContextPolicy = 'stop' | 'truncate-middle' | 'rolling';
+export const CONTEXT_POLICIES: readonly ContextPolicy[] = ['stop', 'truncate-middle', 'rolling'];
 
 /**
  * Structured output: the reply is constrained to a grammar (the engine's grammar/). 'json': any

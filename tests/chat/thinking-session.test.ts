@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
-import { LoadedModel, Session, type GenerationEvent } from '../../src/engine/session.js';
+import type { GenerationEvent } from '../../src/shared/contract.js';
+import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HARMONY_ANSWER, HARMONY_REASONING, HARMONY_REASONING_TOKENS, THINKER_ANSWER, THINKER_REASONING, THINKER_REASONING_TOKENS, writeThinkerModel } from './thinker-model.js';
 
 describe('a reasoning reply through the engine (scripted thinker)', () => {
@@ -37,9 +38,14 @@ describe('a reasoning reply through the engine (scripted thinker)', () => {
     expect(tokens[1]).toMatchObject({ text: '', reasoning: 'The' });
     const done = events.at(-1);
     if (done?.kind !== 'done') throw new Error('no done event');
-    expect(done.reason).toBe('eos');
+    expect(done.stats.stopReason).toBe('eos');
     expect(done.stats.reasoningTokens).toBe(THINKER_REASONING_TOKENS);
     expect(done.stats.generatedTokens).toBe(THINKER_REASONING_TOKENS + 8);
+    // the contract's events, as the engine host streams them: the cache's use, the template's name
+    expect([done.contextUsed, done.contextSize]).toEqual([session.used, 256]);
+    const first = events[0];
+    expect(first.kind === 'prompt' && first.templateName).toBe(lm.encodeChat(turn).rendered.templateName);
+    expect(first.kind === 'prompt' && first.tokens).toEqual(lm.encodeChat(turn).tokens);
 
     const next: GenerationEvent[] = [];
     const history = [...turn, { role: 'assistant' as const, content: THINKER_ANSWER, reasoning: THINKER_REASONING }, { role: 'user' as const, content: 'Thanks' }];
@@ -62,7 +68,7 @@ describe('a reasoning reply through the engine (scripted thinker)', () => {
     expect(tokens.map((e) => e.text).join('')).toBe(HARMONY_ANSWER);
     const done = events.at(-1);
     if (done?.kind !== 'done') throw new Error('no done event');
-    expect(done.reason).toBe('eos'); // <|return|>; <|end|> between the channels did not stop it
+    expect(done.stats.stopReason).toBe('eos'); // <|return|>; <|end|> between the channels did not stop it
     expect(done.stats.reasoningTokens).toBe(HARMONY_REASONING_TOKENS);
 
     const next: GenerationEvent[] = [];

@@ -11,11 +11,11 @@ import { LibraryService, MAX_RECENT, modelId } from '../../src/main/services/lib
 import { ARRAY_INLINE_MAX, metaArraySlice, shortestFloat32, toMetaValue, layerOf, runnability } from '../../src/main/services/opened-model.js';
 import { ChatStore } from '../../src/main/services/chat-store.js';
 import { writeFileAtomic } from '../../src/main/services/atomic-file.js';
-import { DEFAULT_SETTINGS, SettingsStore, validateSettingsPatch } from '../../src/main/services/settings.js';
+import { DEFAULT_SETTINGS, SettingsStore } from '../../src/main/services/settings.js';
+import { validateRequest, validateSettingsPatch } from '../../src/shared/requests.js';
 import { fileInside, realFileInside } from '../../src/main/services/web-content.js';
 import { crashMessage } from '../../src/main/services/engine-supervisor.js';
 import { exitReason } from '../../src/main/services/node-engine-transport.js';
-import { validateRequest } from '../../src/main/services/validate.js';
 import { ROOT } from '../helpers.js';
 import type { StoredMessage } from '../../src/shared/contract.js';
 

@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MOE_MODELS, writeMoeModel } from '../../bench/make-moe-models.js';
 import { ModelError } from '../../src/shared/errors.js';
 import { ScalarBackend } from '../../src/engine/backend/scalar.js';
-import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
+import { SerialBackend } from '../../src/engine/backend/serial.js';
+import type { FillFn, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { readGgufHeader } from '../../src/engine/gguf/file.js';
 import { activeParameterCount, parameterCount } from '../../src/engine/gguf/keys.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
@@ -73,9 +74,8 @@ describe('MoE routing (build_moe_ffn)', () => {
 // Only the chosen experts are read
 
 /** A backend that counts products per weight, around the scalar one. */
-class CountingBackend implements MatBackend {
+class CountingBackend extends SerialBackend {
   readonly name = 'counting';
-  readonly threads = 1;
   readonly inner = new ScalarBackend();
   readonly specs = new Map<number, WeightSpec>();
   readonly calls = new Map<number, number>();

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { attention, createAttentionScratch, type AttentionDims, type AttentionMode } from '../../src/engine/model/attention.js';
-import { F16_TO_F32, f16Round, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { F16, f32ToF16Bits, roundF16 } from '../../src/engine/quant/half.js';
 import { createKvCache, kvStore } from '../../src/engine/model/kv-cache.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
@@ -36,7 +36,7 @@ describe('f16 helpers in SIMD', () => {
     for (let i = 0; i < 65536; i++) h[i] = i;
     k.call('half_to_f32', out, src, 65536);
     const f = a.f32(out, 65536);
-    for (let i = 0; i < 65536; i++) if (!same(f[i], F16_TO_F32[i])) expect([i, f[i]]).toEqual([i, F16_TO_F32[i]]);
+    for (let i = 0; i < 65536; i++) if (!same(f[i], F16[i])) expect([i, f[i]]).toEqual([i, F16[i]]);
   });
 
   it('rounding to the nearest half and f32 → half bits match fp16.ts, including ties, subnormals, overflow, NaN', () => {
@@ -52,8 +52,8 @@ describe('f16 helpers in SIMD', () => {
     const h = new Uint16Array(a.memory.buffer, hp, n);
     let bad = 0;
     for (let i = 0; i < n; i++) {
-      if (!same(r[i], f16Round(x[i])) || h[i] !== f32ToF16Bits(x[i])) bad++;
-      if (bad === 1 && (!same(r[i], f16Round(x[i])) || h[i] !== f32ToF16Bits(x[i]))) expect([x[i], r[i], h[i]]).toEqual([x[i], f16Round(x[i]), f32ToF16Bits(x[i])]);
+      if (!same(r[i], roundF16(x[i])) || h[i] !== f32ToF16Bits(x[i])) bad++;
+      if (bad === 1 && (!same(r[i], roundF16(x[i])) || h[i] !== f32ToF16Bits(x[i]))) expect([x[i], r[i], h[i]]).toEqual([x[i], roundF16(x[i]), f32ToF16Bits(x[i])]);
     }
     expect(bad).toBe(0);
   });
@@ -93,7 +93,7 @@ describe('attention matches the scalar reference', () => {
         const scale = 1 / Math.sqrt(d.headDimK);
         for (const [from, to] of [[0, 0], [0, size - 1], [17, 60]]) {
           attention(ref, 0, q, 0, cache, 0, from, to, d, scale, mode, s);
-          k.attention(mode, op, qp, kc, vc, kvDimK, kvDimV, from, to, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, scratch);
+          k.attention(mode, { out: op, q: qp, kc, vc, strideK: kvDimK, strideV: kvDimV, nHead: d.nHead, nHeadKv: d.nHeadKv, hdK: d.headDimK, hdV: d.headDimV, scale, scratch }, from, to);
           const got = a.f32(op, oDim);
           if (mode === 'f16') {
             // the same operations in the same order (ggml's): every bit equal
@@ -157,7 +157,7 @@ describe('f16 attention sums the K dot in ggml\'s order', () => {
       const scratch = a.alloc(k.attnScratchBytes(1, 1, hd, 4, 2));
       const ref = new Float32Array(4);
       attention(ref, 0, q, 0, cache, 0, 0, 1, d, 2 ** -24, 'f16', createAttentionScratch(d, 2));
-      k.attention('f16', op, qp, kc, vc, hd, 4, 0, 1, 1, 1, hd, 4, 2 ** -24, scratch);
+      k.attention('f16', { out: op, q: qp, kc, vc, strideK: hd, strideV: 4, nHead: 1, nHeadKv: 1, hdK: hd, hdV: 4, scale: 2 ** -24, scratch }, 0, 1);
       expect([...ref]).toEqual([want, want, want, want]);
       expect([...a.f32(op, 4)]).toEqual([want, want, want, want]);
     });

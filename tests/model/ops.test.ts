@@ -1,7 +1,7 @@
 // Kernels against hand-worked values.
 
 import { describe, expect, it } from 'vitest';
-import { f16Round, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { f32ToF16Bits, roundF16 } from '../../src/engine/quant/half.js';
 import { gelu, geluTanh, layernorm, rmsnorm, rope, ropeCache } from '../../src/engine/model/ops.js';
 
 describe('f16 rounding', () => {
@@ -15,7 +15,7 @@ describe('f16 rounding', () => {
     expect(f32ToF16Bits(3 * 2 ** -25)).toBe(0x0002); // 1.5 × smallest: tie to even (2)
     expect(f32ToF16Bits(1 + 2 ** -11)).toBe(0x3c00); // tie between 1 and 1+2^-10: even
     expect(f32ToF16Bits(1 + 3 * 2 ** -11)).toBe(0x3c02); // tie between 1+2^-10 and 1+2^-9: even
-    expect(f16Round(0.1)).toBe(0.0999755859375); // 0x2e66
+    expect(roundF16(0.1)).toBe(0.0999755859375); // 0x2e66
   });
 });
 
@@ -55,7 +55,7 @@ describe('rope', () => {
 describe('gelu', () => {
   it('is the tanh approximation at f16 inputs, clamped outside ±10 (ggml GGML_GELU_FP16)', () => {
     expect(geluTanh(1)).toBeCloseTo(0.8411920, 6); // 0.5·(1 + tanh(√(2/π)·1.044715))
-    expect(gelu(1)).toBe(f16Round(geluTanh(1)));
+    expect(gelu(1)).toBe(roundF16(geluTanh(1)));
     expect(gelu(-11)).toBe(0);
     expect(gelu(12.5)).toBe(12.5);
   });

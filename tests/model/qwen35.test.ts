@@ -15,7 +15,7 @@ import { kv, writeGguf, type WriterKv } from '../../src/engine/gguf/writer.js';
 import { imropeTextPairs } from '../../src/engine/model/deltanet.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
 import { modelHparams } from '../../src/engine/model/hparams.js';
-import { kvCacheBytes } from '../../src/engine/model/kv-cache.js';
+import { kvCacheBytes } from '../../src/engine/backend/types.js';
 import { Profile } from '../../src/engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../src/engine/sample/index.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';

@@ -21,9 +21,10 @@
 // activation to Q8_0, ggml's generic block dot), where ggml's AVX2 kernel sums the same exact
 // block integers in another float order.
 
-import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
+import { SerialBackend } from '../../src/engine/backend/serial.js';
+import type { FillFn, WeightHandle, WeightSpec } from '../../src/engine/backend/types.js';
 import { rowBytes } from '../../src/engine/gguf/ggml-types.js';
-import { f16Round } from '../../src/engine/model/fp16.js';
+import { roundF16 } from '../../src/engine/quant/half.js';
 import { dequantizeRow, isSupportedType, matvec as quantMatvec, type QWeight } from '../../src/engine/quant/index.js';
 
 interface RefWeight extends WeightHandle {
@@ -37,15 +38,15 @@ export function amxTakes(spec: WeightSpec): boolean {
   return spec.cols % 16 === 0 && spec.rows % 32 === 0;
 }
 
-export class ReferenceCpuBackend implements MatBackend {
+export class ReferenceCpuBackend extends SerialBackend {
   readonly name = 'reference-cpu (test)';
-  readonly threads = 1;
   private next = 0;
   private bytes = 0;
   private xr = new Float32Array(0);
   private readonly amx: boolean;
 
   constructor(opts: { amx?: boolean } = {}) {
+    super();
     this.amx = opts.amx ?? true;
   }
 
@@ -78,7 +79,7 @@ export class ReferenceCpuBackend implements MatBackend {
     const n = spec.cols;
     if (this.xr.length < n) this.xr = new Float32Array(n);
     const xr = this.xr;
-    for (let i = 0; i < n; i++) xr[i] = roundX ? f16Round(x[i]) : x[i];
+    for (let i = 0; i < n; i++) xr[i] = roundX ? roundF16(x[i]) : x[i];
     for (let r = 0; r < spec.rows; r++) {
       let s = 0;
       const o = r * n;

@@ -4,6 +4,7 @@
 //   cumulative = [0.636409, 0.870530, 0.956659, 0.988344, 1]
 import { describe, expect, it } from 'vitest';
 import { applyPenalties, createRng, DEFAULT_SAMPLING, Sampler, type SamplingParams } from '../../src/engine/sample/index.js';
+import { samplingSettings } from '../../src/shared/requests.js';
 
 const L = new Float32Array([2, 1, 0, -1, -2]);
 const SOFTMAX = [0.636409, 0.234122, 0.086129, 0.031685, 0.011656];
@@ -160,9 +161,11 @@ describe('greedy and drawing', () => {
     expect(Number.isInteger(s.seed) && s.seed >= 0 && s.seed <= 0xffffffff).toBe(true);
   });
 
-  it('rejects parameters out of range', () => {
-    expect(() => new Sampler({ ...DEFAULT_SAMPLING, topP: 1.5 })).toThrow(/topP is 1.5/);
-    expect(() => new Sampler({ ...DEFAULT_SAMPLING, repeatPenalty: 0 })).toThrow(/repeatPenalty/);
+  it('rejects parameters out of range, by the rule a request from the page gets (shared/requests.ts)', () => {
+    expect(() => new Sampler({ ...DEFAULT_SAMPLING, topP: 1.5 })).toThrow('sampling.topP must be between 0 and 1 (got 1.5).');
+    expect(() => new Sampler({ ...DEFAULT_SAMPLING, repeatPenalty: 0 })).toThrow('sampling.repeatPenalty must be greater than 0.');
+    expect(() => samplingSettings({ ...DEFAULT_SAMPLING, repeatPenalty: 0 })).toThrow('sampling.repeatPenalty must be greater than 0.');
+    expect(new Sampler({ ...DEFAULT_SAMPLING, topK: -1 }).params.topK).toBe(-1); // 0 or less: off, as llama.cpp
     expect(() => new Sampler({ ...DEFAULT_SAMPLING, temperature: NaN })).toThrow(/temperature/);
   });
 });

@@ -4,7 +4,7 @@
 // and the Sampler given them against the Sampler making its own passes.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
-import type { LogitStats } from '../../src/engine/backend/types.js';
+import type { LogitStats } from '../../src/engine/backend/logit-stats.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../../src/engine/quant/index.js';

@@ -3,7 +3,7 @@
 // tests/model/ops-attention.test.ts: the same operations in the same order per query, so every bit
 // equal; with and without a sliding window, batches that do not fill the last tile, MHA and GQA.
 import { describe, expect, it } from 'vitest';
-import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { skipBuild } from './builds.js';
@@ -37,12 +37,12 @@ describe('attn_f32_batch = attn_f32 per query', () => {
       const scale = 1 / Math.sqrt(hd);
       for (const [pos, n, window] of runs) {
         a.f32(ob, rows * nHead * hd).fill(NaN);
-        k.attentionBatchF32(ob, qp, kc, vc, kv, kv, pos, n, window, nHead, nHeadKv, hd, hd, scale, scratch);
+        k.attentionBatchF32({ out: ob, q: qp, kc, vc, strideK: kv, strideV: kv, nHead, nHeadKv, hdK: hd, hdV: hd, scale, scratch }, pos, n, window);
         const batch = a.f32(ob, n * nHead * hd).slice();
         for (let i = 0; i < n; i++) {
           const p = pos + i;
           const from = window > 0 ? Math.max(0, p - window + 1) : 0;
-          k.attention('f32', o1, qp + i * nHead * hd * 4, kc, vc, kv, kv, from, p, nHead, nHeadKv, hd, hd, scale, scratch);
+          k.attention('f32', { out: o1, q: qp + i * nHead * hd * 4, kc, vc, strideK: kv, strideV: kv, nHead, nHeadKv, hdK: hd, hdV: hd, scale, scratch }, from, p);
           const one = a.f32(o1, nHead * hd);
           const got = batch.subarray(i * nHead * hd, (i + 1) * nHead * hd);
           let differ = 0;

@@ -7,7 +7,7 @@
 // Every output bit must equal the reference's (NaN: any NaN).
 import { describe, expect, it } from 'vitest';
 import { attention, createAttentionScratch, type AttentionDims } from '../../src/engine/model/attention.js';
-import { F16_TO_F32, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { F16, f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats, rng } from './gen.js';
@@ -41,7 +41,7 @@ function kernel(c: Case, from: number, to: number, g0 = 0, nHeadKv = c.d.nHeadKv
   const scratch = a.alloc(k.attnScratchBytes(nHead, nHeadKv, hdK, hdV, c.size));
   const kvDimK = c.d.nHeadKv * hdK;
   const kvDimV = c.d.nHeadKv * hdV;
-  k.attention('f16', op, qp + g0 * group * hdK * 4, kc + g0 * hdK * 2, vc + g0 * hdV * 2, kvDimK, kvDimV, from, to, nHead, nHeadKv, hdK, hdV, c.scale, scratch);
+  k.attention('f16', { out: op, q: qp + g0 * group * hdK * 4, kc: kc + g0 * hdK * 2, vc: vc + g0 * hdV * 2, strideK: kvDimK, strideV: kvDimV, nHead, nHeadKv, hdK, hdV, scale: c.scale, scratch }, from, to);
   return a.f32(op, nHead * hdV).slice();
 }
 
@@ -159,7 +159,7 @@ describe('attn_f16 = the scalar reference, bit for bit', () => {
     const c: Case = { d, size, scale: 1, k: kk, v, q: Float32Array.from([1, 0, 0, 0]) };
     const out = expectSame(c, 0, size - 1, '−0');
     expect([...out].map((x) => Object.is(x, -0))).toEqual([true, true, true, true]);
-    expect(F16_TO_F32[0x8001] * Math.exp(-1)).toBeGreaterThan(-(2 ** -25));
+    expect(F16[0x8001] * Math.exp(-1)).toBeGreaterThan(-(2 ** -25));
   });
 
   it('a worker\'s sub-range of heads (head offset, full row stride) = those heads of the whole call', () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CHROMIUM, inChromium } from '../chromium.js';
 import { describe, expect, it } from 'vitest';
 import { attention, createAttentionScratch, type AttentionDims, type AttentionMode } from '../../src/engine/model/attention.js';
-import { F16_TO_F32, f16Round, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { F16, f32ToF16Bits, roundF16 } from '../../src/engine/quant/half.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats, rng } from './gen.js';
 
@@ -55,8 +55,8 @@ function maddCase(seed: number): Case {
   while (v0.length < 64) {
     const a = f32ToF16Bits((r() - 0.5) * 8);
     const b = f32ToF16Bits((r() - 0.5) * 8);
-    const fused = f16Round(Math.fround(F16_TO_F32[a] + F16_TO_F32[b] * vs));
-    const unfused = f16Round(Math.fround(F16_TO_F32[a] + Math.fround(F16_TO_F32[b] * vs)));
+    const fused = roundF16(Math.fround(F16[a] + F16[b] * vs));
+    const unfused = roundF16(Math.fround(F16[a] + Math.fround(F16[b] * vs)));
     if (fused !== unfused) {
       v0.push(a);
       v1.push(b);

@@ -1,5 +1,5 @@
 // The attention kernel's f32 → nearest-half rounding (assembly/attention.ts roundHalf, exported as
-// round_half, and the fast pass's roundHalfFinite, round_half_finite, on |x| < 65520) against fp16.ts's f16Round (IEEE binary16, ties to even; checked on hand-worked values
+// round_half, and the fast pass's roundHalfFinite, round_half_finite, on |x| < 65520) against fp16.ts's roundF16 (IEEE binary16, ties to even; checked on hand-worked values
 // in tests/model/ops.test.ts), on bit patterns chosen so that every case of the rounding is reached:
 //  - every exponent (f32 subnormals, f16 subnormals, normals, overflow, inf/NaN) and both signs,
 //    with all 2^14 patterns of the mantissa bits the rounding looks at (the 13 it drops and the one
@@ -9,7 +9,7 @@
 //    half steps), [2^-15, 2^-14) (the largest subnormal halves) and [2^-14, 2^-13) (the smallest
 //    normal ones), and [2^15, 2^16) (the largest halves, and overflow from 65520).
 import { describe, expect, it } from 'vitest';
-import { f16Round } from '../../src/engine/model/fp16.js';
+import { roundF16 } from '../../src/engine/quant/half.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 
@@ -31,7 +31,7 @@ function firstMismatch(bits: Uint32Array, fn = 'round_half'): [number, number, n
     const r = k.arena.f32(rp, n);
     for (let i = 0; i < n; i++) {
       if (fn === 'round_half_finite' && !(Math.abs(x[o + i]) < 65520)) continue;
-      const want = f16Round(x[o + i]);
+      const want = roundF16(x[o + i]);
       const got = r[i];
       if (got !== want && !(Number.isNaN(got) && Number.isNaN(want))) return [x[o + i], got, want];
       // a zero keeps its sign

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { attention, createAttentionScratch, type AttentionDims } from '../../src/engine/model/attention.js';
-import { F16_TO_F32, f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { F16, f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { randomFloats } from './gen.js';
@@ -40,7 +40,7 @@ function kernel(q: Float32Array, from: number, to: number, mode: 'f16' | 'f32', 
   a.f32(qp, q.length).set(q);
   const op = a.alloc(d.nHead * d.headDimV * 4);
   if (sinks) a.f32(sp, 4).set(sinks);
-  k.attention(mode, op, qp, kp, vp, kvDim, kvDim, from, to, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, scratch, false, sinks ? sp : 0);
+  k.attention(mode, { out: op, q: qp, kc: kp, vc: vp, strideK: kvDim, strideV: kvDim, nHead: d.nHead, nHeadKv: d.nHeadKv, hdK: d.headDimK, hdV: d.headDimV, scale, scratch, sinks: sinks ? sp : 0 }, from, to);
   return a.f32(op, d.nHead * d.headDimV).slice();
 }
 
@@ -54,14 +54,14 @@ describe('attention sinks', () => {
         const sc: number[] = [];
         for (let t = 3; t <= 40; t++) {
           let s = 0;
-          for (let i = 0; i < d.headDimK; i++) s += q[h * d.headDimK + i] * F16_TO_F32[kc16[t * kvDim + g * d.headDimK + i]];
+          for (let i = 0; i < d.headDimK; i++) s += q[h * d.headDimK + i] * F16[kc16[t * kvDim + g * d.headDimK + i]];
           sc.push(s * scale);
         }
         const M = Math.max(...sc, sinks[h]);
         const S = sc.reduce((acc, s) => acc + Math.exp(s - M), 0) + Math.exp(sinks[h] - M);
         for (let i = 0; i < d.headDimV; i++) {
           let o = 0;
-          sc.forEach((s, j) => (o += Math.exp(s - M) * F16_TO_F32[vc16[(3 + j) * kvDim + g * d.headDimV + i]]));
+          sc.forEach((s, j) => (o += Math.exp(s - M) * F16[vc16[(3 + j) * kvDim + g * d.headDimV + i]]));
           expect(Math.abs(got[h * d.headDimV + i] - o / S)).toBeLessThan(1e-2 * (Math.abs(o / S) + 0.05));
         }
       }
@@ -86,7 +86,7 @@ describe('attention sinks', () => {
     for (const sinks of SINKS) {
       for (const window of [0, 8]) {
         a.f32(sp, 4).set(sinks);
-        k.attentionBatchF32(ob, qb, kp, vp, kvDim, kvDim, 5, n, window, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, scratch, sp);
+        k.attentionBatchF32({ out: ob, q: qb, kc: kp, vc: vp, strideK: kvDim, strideV: kvDim, nHead: d.nHead, nHeadKv: d.nHeadKv, hdK: d.headDimK, hdV: d.headDimV, scale, scratch, sinks: sp }, 5, n, window);
         const batch = a.f32(ob, n * d.nHead * d.headDimV).slice();
         for (const i of [0, 1, 33, n - 1]) {
           const p = 5 + i;
@@ -120,7 +120,7 @@ describe('pool split attention with sinks = the single-thread kernels', () => {
       a.f32(rv, kvDim).set(vn);
       k.kvStore(kc + pos * kvDim * 2, rk, kvDim);
       k.kvStore(vc + pos * kvDim * 2, rv, kvDim);
-      k.attention('f16', ro, rq, kc, vc, kvDim, kvDim, Math.max(0, pos - 4), pos, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, scratch, false, sp);
+      k.attention('f16', { out: ro, q: rq, kc, vc, strideK: kvDim, strideV: kvDim, nHead: d.nHead, nHeadKv: d.nHeadKv, hdK: d.headDimK, hdV: d.headDimV, scale, scratch, sinks: sp }, Math.max(0, pos - 4), pos);
       return a.f32(ro, oDim).slice();
     };
     const n0 = 6;
@@ -156,7 +156,7 @@ describe('pool split attention with sinks = the single-thread kernels', () => {
     const qb = a.alloc(q.length * 4), ob = a.alloc(n * oDim * 4), sc = a.alloc(k.attnScratchBytes(d.nHead, d.nHeadKv, d.headDimK, d.headDimV, n));
     a.f32(qb, q.length).set(q);
     a.f32(sp, 4).set(SINKS[2]);
-    k.attentionBatchF32(ob, qb, kc, vc, kvDim, kvDim, 0, n, 5, d.nHead, d.nHeadKv, d.headDimK, d.headDimV, scale, sc, sp);
+    k.attentionBatchF32({ out: ob, q: qb, kc, vc, strideK: kvDim, strideV: kvDim, nHead: d.nHead, nHeadKv: d.nHeadKv, hdK: d.headDimK, hdV: d.headDimV, scale, scratch: sc, sinks: sp }, 0, n, 5);
     expect(out).toEqual(a.f32(ob, n * oDim));
     split.dispose();
   });

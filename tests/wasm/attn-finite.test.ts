@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
-import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { CHROMIUM, inChromium } from '../chromium.js';
 import { BUILDS, skipBuild } from './builds.js';
@@ -163,7 +163,7 @@ describe('attn_part keeps a sticky flag per layer', () => {
         const got = a.f32(op, oDim).slice();
         k.kvStore(refCache[l][0] + pos * kDim * 2, kp, kDim);
         k.kvStore(refCache[l][1] + pos * kDim * 2, vp, kDim);
-        k.attention('f16', ro, qp, refCache[l][0], refCache[l][1], kDim, kDim, 0, pos, nHead, nHeadKv, hd, hd, 0.25, scratch);
+        k.attention('f16', { out: ro, q: qp, kc: refCache[l][0], vc: refCache[l][1], strideK: kDim, strideV: kDim, nHead, nHeadKv, hdK: hd, hdV: hd, scale: 0.25, scratch }, 0, pos);
         expect(got, `position ${pos}, layer ${l}`).toEqual(a.f32(ro, oDim).slice());
       }
       expect(flagView(), `after position ${pos}`).toEqual([pos >= 4 ? 1 : 0, 0]);
@@ -208,7 +208,7 @@ describe('pool split attention with an infinity and a NaN stored', () => {
         ra.f32(rv, kDim).set(vn);
         k.kvStore(kc[l] + pos * kDim * 2, rk, kDim);
         k.kvStore(vc[l] + pos * kDim * 2, rv, kDim);
-        k.attention('f16', ro, rq, kc[l], vc[l], kDim, kDim, 0, pos, 4, 2, 16, 16, 0.25, scratch);
+        k.attention('f16', { out: ro, q: rq, kc: kc[l], vc: vc[l], strideK: kDim, strideV: kDim, nHead: 4, nHeadKv: 2, hdK: 16, hdV: 16, scale: 0.25, scratch }, 0, pos);
         expect(out, `position ${pos}, layer ${l}`).toEqual(ra.f32(ro, oDim).slice());
         nan += out.filter((x) => Number.isNaN(x)).length;
       }

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attention, createAttentionScratch, type AttentionDims } from '../../src/engine/model/attention.js';
-import { f32ToF16Bits } from '../../src/engine/model/fp16.js';
+import { f32ToF16Bits } from '../../src/engine/quant/half.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { CHROMIUM, inChromium } from '../chromium.js';
 import { rng } from './gen.js';

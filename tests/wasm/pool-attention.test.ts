@@ -34,7 +34,7 @@ describe.each([2, 3])('pool split attention, %i threads', (threads) => {
       ra.f32(rv, vDim).set(vn);
       k.kvStore(kc[l] + pos * kDim * 2, rk, kDim);
       k.kvStore(vc[l] + pos * vDim * 2, rv, vDim);
-      k.attention('f16', ro, rq, kc[l], vc[l], kDim, vDim, Math.max(0, pos - window + 1), pos, nHead, nHeadKv, hdK, hdV, scale, scratch);
+      k.attention('f16', { out: ro, q: rq, kc: kc[l], vc: vc[l], strideK: kDim, strideV: vDim, nHead, nHeadKv, hdK, hdV, scale, scratch }, Math.max(0, pos - window + 1), pos);
       return ra.f32(ro, oDim).slice();
     };
     const split = pool.splitAttention(shape, positions)!;

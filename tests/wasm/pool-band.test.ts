@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { PoolBackend, splitRows } from '../../src/engine/backend/pool.js';
 import { CTRL, JOBK, runJobs } from '../../src/engine/backend/pool-worker.js';
-import type { LogitStats } from '../../src/engine/backend/types.js';
+import type { LogitStats } from '../../src/engine/backend/logit-stats.js';
 import { GgmlType } from '../../src/engine/gguf/ggml-types.js';
 import { FUSED_TOP_MAX } from '../../src/engine/sample/index.js';
 import { fillFrom, quantisedWeights, randomFloats } from './gen.js';

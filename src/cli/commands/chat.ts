@@ -119,9 +119,10 @@ export const chatCommand: Command = {
               printer.token(ev.reasoning, ev.text);
             } else if (ev.kind === 'done') {
               printer.end();
-              if (ev.reason === 'context') io.err('(the context is full: /reset to start a new conversation)');
-              if (ev.stats.reasoningTokens > 0) io.err(`[thought for ${(ev.stats.reasoningMs / 1000).toFixed(1)} s, ${ev.stats.reasoningTokens} tokens]`);
-              io.err(statsLine(ev.reason, ev.stats));
+              const { stopReason, reasoningTokens = 0, reasoningMs = 0 } = ev.stats;
+              if (stopReason === 'context') io.err('(the context is full: /reset to start a new conversation)');
+              if (reasoningTokens > 0) io.err(`[thought for ${(reasoningMs / 1000).toFixed(1)} s, ${reasoningTokens} tokens]`);
+              io.err(statsLine(stopReason, ev.stats));
             }
           }
         } catch (err) {

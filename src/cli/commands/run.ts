@@ -2,6 +2,7 @@
 // chat template) and stream it to stdout; --json prints one object at the end instead.
 
 import { UsageError } from '../../shared/errors.js';
+import { MAX_CONTEXT, MAX_THREADS } from '../../shared/validate.js';
 import { LoadedModel, Session, type BackendKind, type GenerationStats, type LoadOptions } from '../../engine/session.js';
 import { Profile } from '../../engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index.js';
@@ -36,8 +37,8 @@ export function loadOptions(args: ParsedArgs): LoadOptions {
     throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')} (not "${backend}")`);
   }
   return {
-    threads: optNumber(args, 'threads', 1, { int: true, min: 1, max: 256 }),
-    contextSize: args.options.has('ctx') ? optNumber(args, 'ctx', 0, { int: true, min: 1 }) : undefined,
+    threads: optNumber(args, 'threads', 1, { int: true, min: 1, max: MAX_THREADS }),
+    contextSize: args.options.has('ctx') ? optNumber(args, 'ctx', 0, { int: true, min: 1, max: MAX_CONTEXT }) : undefined,
     backend: backend as BackendKind | undefined,
   };
 }
@@ -57,7 +58,7 @@ export function samplingOptions(args: ParsedArgs, maxTokensDefault: number): Sam
 }
 
 /** One stderr line about a finished generation. */
-export function statsLine(reason: string, s: GenerationStats): string {
+export function statsLine(reason: string, s: Pick<GenerationStats, 'generatedTokens' | 'tokensPerS' | 'promptTokens' | 'promptTokensPerS' | 'ttftMs'>): string {
   return `[${s.generatedTokens} tokens (${reason}), ${s.tokensPerS.toFixed(1)} tok/s; prompt ${s.promptTokens} tokens, ${s.promptTokensPerS.toFixed(1)} tok/s; first token ${s.ttftMs.toFixed(0)} ms]`;
 }
 

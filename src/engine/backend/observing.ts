@@ -2,7 +2,8 @@
 // backend it wraps. `pantheon imatrix` sees the activations each weight multiplies this way (as
 // llama-imatrix does through ggml's eval callback) without a change to the forward pass.
 
-import type { LogitStats, MatBackend, WeightHandle, WeightSpec } from './types.js';
+import type { LogitStats } from './logit-stats.js';
+import type { AttentionShape, MatBackend, SplitAttention, WeightHandle, WeightSpec } from './types.js';
 
 /** Called with x[n, spec.cols]: the n input rows that weight `spec` is about to multiply. */
 export type ProductObserver = (spec: WeightSpec, x: Float32Array, n: number) => void;
@@ -10,44 +11,39 @@ export type ProductObserver = (spec: WeightSpec, x: Float32Array, n: number) => 
 export class ObservingBackend implements MatBackend {
   readonly name: string;
   readonly threads: number;
-  matvecAdd?: MatBackend['matvecAdd'];
-  matmulShared?: MatBackend['matmulShared'];
-  matmulGated?: MatBackend['matmulGated'];
-  matvecTop?: MatBackend['matvecTop'];
-  splitAttention?: MatBackend['splitAttention'];
-  hold?: MatBackend['hold'];
 
   constructor(readonly inner: MatBackend, readonly observe: ProductObserver) {
     this.name = inner.name;
     this.threads = inner.threads;
-    // Only the optional products the inner backend has, so the forward pass takes the same paths.
-    if (inner.matvecAdd) {
-      this.matvecAdd = (out, w, x) => {
-        observe(w.spec, x, 1);
-        inner.matvecAdd!(out, w, x);
-      };
-    }
-    if (inner.matmulShared) {
-      this.matmulShared = (outs, ws, x, n, biases) => {
-        for (const w of ws) observe(w.spec, x, n);
-        inner.matmulShared!(outs, ws, x, n, biases);
-      };
-    }
-    if (inner.matmulGated) {
-      this.matmulGated = (out, gate, up, x, n) => {
-        observe(gate.spec, x, n);
-        observe(up.spec, x, n);
-        inner.matmulGated!(out, gate, up, x, n);
-      };
-    }
-    if (inner.matvecTop) {
-      this.matvecTop = (out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats) => {
-        observe(w.spec, x, 1);
-        inner.matvecTop!(out, w, x, stats);
-      };
-    }
-    if (inner.splitAttention) this.splitAttention = (shape, positions) => inner.splitAttention!(shape, positions);
-    if (inner.hold) this.hold = (on) => inner.hold!(on);
+  }
+
+  matvecAdd(out: Float32Array, w: WeightHandle, x: Float32Array): void {
+    this.observe(w.spec, x, 1);
+    this.inner.matvecAdd(out, w, x);
+  }
+
+  matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void {
+    for (const w of ws) this.observe(w.spec, x, n);
+    this.inner.matmulShared(outs, ws, x, n, biases);
+  }
+
+  matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void {
+    this.observe(gate.spec, x, n);
+    this.observe(up.spec, x, n);
+    this.inner.matmulGated(out, gate, up, x, n);
+  }
+
+  matvecTop(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void {
+    this.observe(w.spec, x, 1);
+    this.inner.matvecTop(out, w, x, stats);
+  }
+
+  splitAttention(shape: AttentionShape, positions: number): SplitAttention | null {
+    return this.inner.splitAttention(shape, positions);
+  }
+
+  hold(on: boolean): void {
+    this.inner.hold(on);
   }
 
   get kernels() {

@@ -7,7 +7,7 @@
 // attention bit for bit.
 
 import { EngineError } from '../../shared/errors.js';
-import { kvCacheBytes } from '../model/kv-cache.js';
+import { kvCacheBytes } from './types.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { AttentionShape, SplitAttention } from './types.js';
 

@@ -8,7 +8,7 @@
 //   part's scratch region, the job words of every thread, the views the results are read from.
 
 import { EngineError, ModelError } from '../../shared/errors.js';
-import type { SliceTop } from '../sample/slices.js';
+import type { SliceTop } from './logit-stats.js';
 import { MAX_PAGES, WASM_PAGE } from '../wasm/arena.js';
 import { actBytes, gemmScratchBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { CTRL, JOBK } from './pool-worker.js';

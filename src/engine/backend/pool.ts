@@ -40,9 +40,9 @@ import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { CTRL, JOBK } from './pool-worker.js';
 import { createPoolAttention } from './pool-attention.js';
 import { BAND, buildPlan, splitRows, type BiasCopies, type InputCopy, type Plan, type PoolWeight, type Slice, type StatsSlot } from './pool-plan.js';
-import { addInto } from '../model/ops.js';
-import { mergeSliceTops, type SliceTop } from '../sample/slices.js';
-import type { AttentionShape, FillFn, LogitStats, MatBackend, SplitAttention, WaitMeter, WeightHandle, WeightSpec } from './types.js';
+import { addInto } from './vec.js';
+import { mergeSliceTops, type LogitStats, type SliceTop } from './logit-stats.js';
+import type { AttentionShape, FillFn, MatBackend, SplitAttention, WaitMeter, WeightHandle, WeightSpec } from './types.js';
 import { checkShapes, kernelFor } from './wasm.js';
 import { WorkerPool, type Kernel } from './worker-pool.js';
 

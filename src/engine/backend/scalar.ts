@@ -3,15 +3,15 @@
 import { ModelError } from '../../shared/errors.js';
 import { ggmlTypeInfo, rowBytes } from '../gguf/ggml-types.js';
 import { dequantizeRow, isSupportedType, matmul, matvec, type QWeight } from '../quant/index.js';
-import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
+import { SerialBackend } from './serial.js';
+import type { FillFn, WeightHandle, WeightSpec } from './types.js';
 
 interface ScalarWeight extends WeightHandle {
   q: QWeight;
 }
 
-export class ScalarBackend implements MatBackend {
+export class ScalarBackend extends SerialBackend {
   readonly name = 'scalar';
-  readonly threads = 1;
   private bytes = 0;
   private nextId = 0;
 

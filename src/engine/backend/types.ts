@@ -4,6 +4,7 @@
 // matrix in its own WebAssembly memory (no single 4 GiB wasm32 limit).
 
 import type { KernelInstance } from '../wasm/instance.js';
+import type { LogitStats } from './logit-stats.js';
 
 export interface WeightSpec {
   /** Tensor name, for error messages. */
@@ -49,67 +50,52 @@ export interface MatBackend {
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle;
   /** out[rows] = W · x[cols]. */
   matvec(out: Float32Array, w: WeightHandle, x: Float32Array): void;
-  /** out[rows] += W · x[cols] (a projection added into the residual stream, f32 additions): optional. */
-  matvecAdd?(out: Float32Array, w: WeightHandle, x: Float32Array): void;
+  /** out[rows] += W · x[cols] (a projection added into the residual stream, f32 additions). */
+  matvecAdd(out: Float32Array, w: WeightHandle, x: Float32Array): void;
   /** out[n, rows] = x[n, cols] · Wᵀ, for prompt batches. */
   matmul(out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void;
   /**
    * outs[i] = x · W_iᵀ (+ biases[i] on every token's row) for weights that take the same input
-   * (q/k/v, gate/up), as matmul does each and then the f32 additions: optional; a backend with
-   * threads does them in one round trip, each thread adding the biases to its own rows.
+   * (q/k/v, gate/up), as matmul does each and then the f32 additions; a backend with threads
+   * does them in one round trip, each thread adding the biases to its own rows.
    */
-  matmulShared?(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void;
+  matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void;
   /**
-   * out[n, rows] = silu(x · W_gateᵀ) ⊙ (x · W_upᵀ) (the SwiGLU FFN's first half): optional; a
-   * backend with threads applies the activation on each thread's rows.
+   * out[n, rows] = silu(x · W_gateᵀ) ⊙ (x · W_upᵀ) (the SwiGLU FFN's first half, ops.ts gatedAct's
+   * arithmetic); a backend with threads applies the activation on each thread's rows.
    */
-  matmulGated?(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void;
+  matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void;
   /**
    * Attention whose KV cache is split across the backend's threads by KV head, each thread
-   * attending with its heads: optional; null when the shape gives fewer than two shares.
+   * attending with its heads; null when the backend has no threads or the shape gives fewer than
+   * two shares.
    */
-  splitAttention?(shape: AttentionShape, positions: number): SplitAttention | null;
+  splitAttention(shape: AttentionShape, positions: number): SplitAttention | null;
   /**
    * out[rows] = W · x[cols] (a logits row), and on every thread, while its rows are in cache, what
    * sampling needs of them (assembly/sample.ts sample_slice_top): NaN → −inf in out, the max, the
-   * softmax normaliser and the stats.want largest, merged into stats (sample/slices.ts): optional.
+   * softmax normaliser and the stats.want largest, merged into stats (logit-stats.ts); a backend
+   * without threads computes out alone and leaves stats.valid false (the sampler's own passes).
    */
-  matvecTop?(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void;
-  /** A forward pass begins (true) or ends (false): optional; a pool keeps its threads awake between. */
-  hold?(on: boolean): void;
+  matvecTop(out: Float32Array, w: WeightHandle, x: Float32Array, stats: LogitStats): void;
+  /** A forward pass begins (true) or ends (false): a pool keeps its threads awake between; others do nothing. */
+  hold(on: boolean): void;
   /**
    * Where a backend with threads reports how long the calling thread waited for the others after
-   * its own share of a product (`pantheon run --profile`): optional; null reports nothing.
+   * its own share of a product (`pantheon run --profile`); null reports nothing.
    */
-  waitMeter?: WaitMeter | null;
+  waitMeter: WaitMeter | null;
   /** Dequantise one row of W into out[cols] (embedding lookup). */
   getRow(out: Float32Array, w: WeightHandle, row: number): void;
   /** Bytes of weight memory held. */
   weightBytes(): number;
   dispose(): void;
   /**
-   * The calling thread's WebAssembly kernels, when the backend has them (WasmBackend, PoolBackend):
-   * the forward pass then keeps its activations and KV cache in their memory and runs attention there.
+   * The calling thread's WebAssembly kernels, when the backend has them (WasmBackend, PoolBackend),
+   * else null: the forward pass then keeps its activations and KV cache in their memory and runs
+   * its norms, RoPE, cache stores and attention there (model/run-ops.ts).
    */
-  readonly kernels?: KernelInstance;
-}
-
-/**
- * A logits row's max, softmax normaliser and largest entries, found by the threads that computed
- * it (MatBackend.matvecTop), so that sampling need not pass over the whole vocabulary again.
- */
-export interface LogitStats {
-  /** How many of the largest the caller wants (0 to FUSED_TOP_MAX; 0: do not compute them). */
-  want: number;
-  /** True when the last product filled the fields below for its output; false otherwise. */
-  valid: boolean;
-  /** The largest value (finite when valid). */
-  max: number;
-  /** Σ exp(out[i] − max) over the row, within 1e-9 relative (as sample_expsum_top). */
-  sum: number;
-  /** ids[0..count): the indices of the count = min(want, rows) largest, largest first, lower index first on ties. */
-  count: number;
-  readonly ids: Int32Array;
+  readonly kernels: KernelInstance | null;
 }
 
 export interface AttentionShape {
@@ -120,6 +106,11 @@ export interface AttentionShape {
   headDimV: number;
   /** [nLayer] which layers attend (a hybrid's linear-attention layers hold no cache); default all. */
   attends?: readonly boolean[];
+}
+
+/** Bytes an f16 KV cache of these dimensions takes (model/kv-cache.ts, a split one: SplitAttention). */
+export function kvCacheBytes(nLayer: number, size: number, kvDimK: number, kvDimV: number): number {
+  return nLayer * size * (kvDimK + kvDimV) * 2;
 }
 
 /** A model's attention and f16 KV cache for `positions` positions, split across threads by KV head. */

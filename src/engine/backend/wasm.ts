@@ -7,7 +7,8 @@ import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
 import { actBytes, gemmScratchBytes, kernelType, rowLayout, storedRowBytes, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
-import type { FillFn, MatBackend, WeightHandle, WeightSpec } from './types.js';
+import { SerialBackend } from './serial.js';
+import type { FillFn, WeightHandle, WeightSpec } from './types.js';
 
 export type WasmBackendOptions = LoadOptions;
 
@@ -34,20 +35,18 @@ export function checkShapes(spec: WeightSpec, out: Float32Array, x: Float32Array
   }
 }
 
-export class WasmBackend implements MatBackend {
+export class WasmBackend extends SerialBackend {
   readonly name: string;
-  readonly threads = 1;
+  override readonly kernels: KernelInstance;
   private readonly k: KernelInstance;
   private bytes = 0;
   private nextId = 0;
 
   constructor(opts: WasmBackendOptions = {}) {
+    super();
     this.k = new KernelInstance(loadKernelModule(opts));
+    this.kernels = this.k;
     this.name = `wasm-${this.k.simd}`;
-  }
-
-  get kernels(): KernelInstance {
-    return this.k;
   }
 
   supports(type: number): boolean {

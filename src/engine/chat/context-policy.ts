@@ -3,11 +3,10 @@
 // rolling window (drop the oldest turns). Whole turns go, a user message with the replies after
 // it, so the template still sees user and assistant alternate and the last user message stays.
 
+import type { ContextPolicy } from '../../shared/contract.js';
 import type { ChatMessage } from './types.js';
 
-export type ContextPolicy = 'stop' | 'truncate-middle' | 'rolling';
-
-export const CONTEXT_POLICIES: readonly ContextPolicy[] = ['stop', 'truncate-middle', 'rolling'];
+export { CONTEXT_POLICIES, type ContextPolicy } from '../../shared/contract.js';
 
 export interface FittedMessages {
   messages: ChatMessage[];

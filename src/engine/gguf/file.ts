@@ -99,14 +99,20 @@ export function readGgufHeaderSync(path: string): GgufHeader {
 export function readTensorBytesSync(fd: number, header: GgufHeader, tensor: GgufTensorInfo, into?: Uint8Array): Uint8Array {
   const out = into ?? new Uint8Array(tensor.bytes);
   if (out.length < tensor.bytes) throw new RangeError(`buffer of ${out.length} bytes is too small for tensor ${tensor.name} (${tensor.bytes} bytes)`);
+  readTensorRange(fd, header, tensor, out.subarray(0, tensor.bytes), 0);
+  return out.subarray(0, tensor.bytes);
+}
+
+/** dst ← bytes [fromByte, fromByte + dst.length) of the tensor's data, from an open file descriptor. */
+export function readTensorRange(fd: number, header: GgufHeader, tensor: GgufTensorInfo, dst: Uint8Array, fromByte: number): void {
+  if (fromByte < 0 || fromByte + dst.length > tensor.bytes) throw new RangeError(`read past the end of tensor ${tensor.name}`);
+  const start = header.dataOffset + tensor.offset + fromByte;
   let done = 0;
-  const start = header.dataOffset + tensor.offset;
-  while (done < tensor.bytes) {
-    const n = readSync(fd, out, done, Math.min(tensor.bytes - done, 1 << 26), start + done);
+  while (done < dst.length) {
+    const n = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 26), start + done);
     if (n <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${tensor.name}": it is truncated`, start + done);
     done += n;
   }
-  return out.subarray(0, tensor.bytes);
 }
 
 /** Open `path`, read one named tensor's bytes, close. Convenience for tools and tests. */

@@ -69,8 +69,6 @@ export const GGML_TYPES: readonly GgmlTypeInfo[] = [
   t(39, 'MXFP4', 32, 17), // e8m0 scale, 16 B fp4 nibbles
 ];
 
-export const GGML_TYPE_COUNT = GGML_TYPES.length; // 40
-
 /** The type's info, or undefined for an id outside 0-39. */
 export function ggmlTypeInfo(id: number): GgmlTypeInfo | undefined {
   return Number.isInteger(id) && id >= 0 && id < GGML_TYPES.length ? GGML_TYPES[id] : undefined;

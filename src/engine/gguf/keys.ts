@@ -55,13 +55,6 @@ export function architecture(h: GgufHeader): string | undefined {
   return getString(h, 'general.architecture');
 }
 
-/** `{arch}.key` as a number, or `fallback`. */
-export function archNumber(h: GgufHeader, key: ArchKey, fallback?: number): number | undefined {
-  const arch = architecture(h);
-  if (!arch) return fallback;
-  return getNumber(h, `${arch}.${key}`) ?? fallback;
-}
-
 /** The model hyperparameters from the `{arch}.*` keys, with llama.cpp's defaults. */
 export interface Hyperparameters {
   arch: string;

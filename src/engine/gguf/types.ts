@@ -9,7 +9,6 @@ export const GGUF_TYPE_NAMES = [
   'UINT8', 'INT8', 'UINT16', 'INT16', 'UINT32', 'INT32', 'FLOAT32', 'BOOL',
   'STRING', 'ARRAY', 'UINT64', 'INT64', 'FLOAT64',
 ] as const;
-export type GgufTypeName = (typeof GGUF_TYPE_NAMES)[number];
 
 /** Fixed byte size of each scalar type; 0 for STRING and ARRAY (variable). */
 export const GGUF_TYPE_SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8] as const;

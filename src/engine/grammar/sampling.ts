@@ -8,7 +8,7 @@
 // (a few microseconds each); everything else is set to -inf, and the draw is the same as over the
 // fully masked logits. Only when they are not among the M most likely is the whole mask computed.
 
-import type { LogitStats } from '../backend/types.js';
+import type { LogitStats } from '../backend/logit-stats.js';
 import type { SampleResult, Sampler } from '../sample/sampler.js';
 import { selectTopK } from '../sample/select.js';
 import type { Tokenizer } from '../tokenizer/types.js';

@@ -1,9 +1,9 @@
 // What the host needs from the engine, and the adapter from the engine's facade (session.ts:
-// LoadedModel + Session) to it. The host speaks the app's contract (shared/contract.ts); the engine
-// speaks its own events; this file is the only place that knows both.
+// LoadedModel + Session) to it. Session.chat already speaks the app's contract (shared/contract.ts
+// GenerationEvent), so the host streams its events as they come.
 
 import { basename } from 'node:path';
-import { fitMessages, reasoningSetup, renderChat, type ChatMessage, type ContextPolicy } from '../chat/index.js';
+import type { ChatMessage, ContextPolicy } from '../chat/index.js';
 import { LoadedModel, Session, type BackendKind } from '../session.js';
 import type { GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
 import { OpenAiServer } from '../server/server.js';
@@ -62,11 +62,6 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     signal: opts.signal,
   });
   const session = new Session(model);
-  const render = (messages: ChatMessage[]) => {
-    const rendered = renderChat(model.templateInfo, messages);
-    const tokens = model.tokenizer.encode(rendered.text, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-    return { rendered, tokens };
-  };
   return {
     info: {
       modelName: model.summary.name ?? basename(opts.path),
@@ -79,36 +74,8 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     get used() {
       return session.used;
     },
-    countTokens: (messages) => render(messages).tokens.length,
-    async *chat(messages, sampling, signal, { policy = 'stop', structured } = {}) {
-      // Room for the reply: its max tokens, at most a quarter of the context (256 when unlimited).
-      const reserve = Math.min(sampling.maxTokens > 0 ? sampling.maxTokens : 256, Math.floor(model.contextSize / 4));
-      const fitted = fitMessages(messages, (m) => render(m).tokens.length, model.contextSize - reserve, policy);
-      const { rendered, tokens } = render(fitted.messages);
-      const reasoning = reasoningSetup(model.templateInfo, rendered.text);
-      const grammar = structuredGrammar(structured);
-      const events = session.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar });
-      for await (const e of events) {
-        switch (e.kind) {
-          case 'prompt':
-            yield {
-              kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName,
-              ...(rendered.notice ? { notice: rendered.notice } : {}), ...(fitted.dropped ? { dropped: fitted.dropped } : {}),
-            };
-            break;
-          case 'token':
-            yield { kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top };
-            break;
-          case 'done': {
-            // The reasoning's numbers only for a reply that had reasoning (they are stored with it).
-            const { reasoningTokens, reasoningMs, ...stats } = e.stats;
-            const reasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
-            yield { kind: 'done', stats: { ...stats, ...reasoning, stopReason: e.reason }, contextUsed: session.used, contextSize: model.contextSize };
-            break;
-          }
-        }
-      }
-    },
+    countTokens: (messages) => model.encodeChat(messages).tokens.length,
+    chat: (messages, sampling, signal, { policy, structured } = {}) => session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured) }),
     async serve({ port, apiKey, onRequest }) {
       const server = await OpenAiServer.start(model, {
         host: '127.0.0.1',

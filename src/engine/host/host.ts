@@ -9,7 +9,7 @@
 import { CancelledError, UsageError, serializeError } from '../../shared/errors.js';
 import type { GenerationEvent } from '../../shared/contract.js';
 import { hasKind, type FromHost, type LoadRequest, type StreamReply, type StreamRequest, type ToHost } from './protocol.js';
-import { generateRequest, chatMessages } from './validate.js';
+import { generateRequest, chatMessages } from '../../shared/requests.js';
 import type { EngineLoader, EngineModel } from './engine.js';
 
 /** Where replies go: the control channel, or one stream port. */

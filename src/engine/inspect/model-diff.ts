@@ -5,7 +5,8 @@
 
 import { ggmlTypeName } from '../gguf/ggml-types.js';
 import { isGgufArray, type GgufHeader, type GgufTensorInfo, type GgufValue } from '../gguf/types.js';
-import { readExactly, tensorChunks } from './tensor-chunks.js';
+import { readTensorRange } from '../gguf/file.js';
+import { tensorChunks } from './tensor-chunks.js';
 
 export interface TensorSide {
   type: string;
@@ -48,8 +49,8 @@ function sameBytes(fdA: number, a: GgufHeader, ta: GgufTensorInfo, fdB: number, 
   const bb = new Uint8Array(Math.min(step, ta.bytes));
   for (let o = 0; o < ta.bytes; o += step) {
     const n = Math.min(step, ta.bytes - o);
-    readExactly(fdA, ba, n, a.dataOffset + ta.offset + o, `tensor "${ta.name}"`);
-    readExactly(fdB, bb, n, b.dataOffset + tb.offset + o, `tensor "${tb.name}"`);
+    readTensorRange(fdA, a, ta, ba.subarray(0, n), o);
+    readTensorRange(fdB, b, tb, bb.subarray(0, n), o);
     for (let i = 0; i < n; i++) if (ba[i] !== bb[i]) return false;
   }
   return true;

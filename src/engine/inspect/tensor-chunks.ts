@@ -1,24 +1,14 @@
 // Reading one tensor of an open GGUF file as dequantised floats, a chunk at a time, so a tensor
 // larger than memory can still be read (dump, stats, diff).
 
-import { readSync } from 'node:fs';
 import { GgufError, ModelError } from '../../shared/errors.js';
+import { readTensorRange } from '../gguf/file.js';
 import { ggmlTypeInfo, ggmlTypeName } from '../gguf/ggml-types.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
 import { dequantizeRow } from '../quant/index.js';
 
 /** Elements per chunk (a multiple of every block size: 32 and 256). */
 export const CHUNK = 1 << 20;
-
-/** Read `n` bytes at absolute `at` of `fd` into `into`, or say the file is truncated. */
-export function readExactly(fd: number, into: Uint8Array, n: number, at: number, what: string): void {
-  let got = 0;
-  while (got < n) {
-    const r = readSync(fd, into, got, n - got, at + got);
-    if (r <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading ${what}: it is truncated`, at + got);
-    got += r;
-  }
-}
 
 /** One step of reading a tensor: its floats and the stored bytes they came from (whole blocks). */
 export interface TensorChunk {
@@ -36,11 +26,10 @@ export function* tensorChunksRaw(fd: number, h: GgufHeader, t: GgufTensorInfo): 
   const perChunk = CHUNK - (CHUNK % info.blockSize);
   const bytes = new Uint8Array((perChunk / info.blockSize) * info.typeSize);
   const out = new Float32Array(perChunk);
-  const start = h.dataOffset + t.offset;
   for (let done = 0; done < t.elements; done += perChunk) {
     const n = Math.min(perChunk, t.elements - done);
     const nBytes = Math.ceil(n / info.blockSize) * info.typeSize;
-    readExactly(fd, bytes, nBytes, start + (done / info.blockSize) * info.typeSize, `tensor "${t.name}"`);
+    readTensorRange(fd, h, t, bytes.subarray(0, nBytes), (done / info.blockSize) * info.typeSize);
     try {
       dequantizeRow(t.type, bytes, 0, out, n);
     } catch (err) {

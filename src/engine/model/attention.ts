@@ -17,7 +17,7 @@
 //  - 'f32': ggml_compute_forward_flash_attn_ext_tiled, used for batches of 64 rows or more: plain
 //    float arithmetic on the f16 cache values.
 
-import { F16_TO_F32, f32ToF16Bits } from './fp16.js';
+import { F16, f32ToF16Bits } from '../quant/half.js';
 import type { KvCache } from './kv-cache.js';
 
 export type AttentionMode = 'f16' | 'f32';
@@ -54,11 +54,11 @@ function dotF16(q16: Float32Array, k: Uint16Array, kb: number, n: number, lanes:
   let sum = 0;
   if (np > 0) {
     lanes.fill(0);
-    for (let c = 0; c < np; c += 64) for (let e = 0; e < 64; e++) lanes[e] += q16[c + e] * F16_TO_F32[k[kb + c + e]];
+    for (let c = 0; c < np; c += 64) for (let e = 0; e < 64; e++) lanes[e] += q16[c + e] * F16[k[kb + c + e]];
     for (let w = 32; w >= 1; w >>= 1) for (let e = 0; e < w; e++) lanes[e] += lanes[e + w];
     sum = lanes[0];
   }
-  for (let i = np; i < n; i++) sum += q16[i] * F16_TO_F32[k[kb + i]];
+  for (let i = np; i < n; i++) sum += q16[i] * F16[k[kb + i]];
   return Math.fround(sum);
 }
 
@@ -95,7 +95,7 @@ export function attention(
     if (mode === 'f16') {
       const q16 = s.q16;
       const acc = s.acc;
-      for (let i = 0; i < hdK; i++) q16[i] = F16_TO_F32[f32ToF16Bits(q[qb + i])];
+      for (let i = 0; i < hdK; i++) q16[i] = F16[f32ToF16Bits(q[qb + i])];
       acc.fill(0);
       let M = -Infinity;
       let S = 0;
@@ -108,13 +108,13 @@ export function attention(
           M = sc;
           ms = Math.fround(Math.exp(Math.fround(mOld - M)));
           // f32ToF16Bits rounds to f32 first: acc·ms (exact in double) → f32 → f16, as ggml does
-          for (let i = 0; i < hdV; i++) acc[i] = F16_TO_F32[f32ToF16Bits(acc[i] * ms)];
+          for (let i = 0; i < hdV; i++) acc[i] = F16[f32ToF16Bits(acc[i] * ms)];
         } else {
           vs = Math.fround(Math.exp(Math.fround(sc - M)));
         }
         const vb = t * cache.kvDimV + vOff;
         // fused acc + v·vs (one rounding to f32), then f16
-        for (let i = 0; i < hdV; i++) acc[i] = F16_TO_F32[f32ToF16Bits(acc[i] + F16_TO_F32[vc[vb + i]] * vs)];
+        for (let i = 0; i < hdV; i++) acc[i] = F16[f32ToF16Bits(acc[i] + F16[vc[vb + i]] * vs)];
         S = Math.fround(S * ms + vs); // fused: S·ms exact in double
       }
       if (sinks) {
@@ -135,7 +135,7 @@ export function attention(
       for (let t = from; t <= to; t++) {
         const kb = t * cache.kvDimK + kOff;
         let dot = 0;
-        for (let i = 0; i < hdK; i++) dot += q[qb + i] * F16_TO_F32[kc[kb + i]];
+        for (let i = 0; i < hdK; i++) dot += q[qb + i] * F16[kc[kb + i]];
         const v = capped(Math.fround(Math.fround(dot) * scale32));
         sc[t] = v;
         if (v > M) M = v;
@@ -155,7 +155,7 @@ export function attention(
       for (let t = from; t <= to; t++) {
         const p = sc[t];
         const vb = t * cache.kvDimV + vOff;
-        for (let i = 0; i < hdV; i++) out[ob + i] += p * F16_TO_F32[vc[vb + i]];
+        for (let i = 0; i < hdV; i++) out[ob + i] += p * F16[vc[vb + i]];
       }
       for (let i = 0; i < hdV; i++) out[ob + i] *= inv;
     }

@@ -355,12 +355,6 @@ export function deltaRuleHead(m: Float32Array, mOff: number, x: Float32Array, k:
   }
 }
 
-function project(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32Array, n: number): void {
-  const { rows, cols } = w.spec;
-  if (n === 1) be.matvec(out.subarray(0, rows), w, x.subarray(0, cols));
-  else be.matmul(out.subarray(0, n * rows), w, x.subarray(0, n * cols), n);
-}
-
 /**
  * Linear attention of layer l for the n tokens whose normed inputs are xb[n, nEmbd], after the
  * tokens before them (r's state): writes r.out[n, valueDim] (ssm_out's input) and advances the state.
@@ -376,14 +370,7 @@ export function deltaNet(be: MatBackend, r: RecurrentState, dn: DeltaNetHparams,
   const ssm = r.ssm[l]!;
 
   // projections (one call each for the batch)
-  if (be.matmulShared) {
-    be.matmulShared([r.qkv, r.z, r.beta, r.alpha], [W.wqkv, W.wz, W.wBeta, W.wAlpha], xb, n);
-  } else {
-    project(be, r.qkv, W.wqkv, xb, n);
-    project(be, r.z, W.wz, xb, n);
-    project(be, r.beta, W.wBeta, xb, n);
-    project(be, r.alpha, W.wAlpha, xb, n);
-  }
+  be.matmulShared([r.qkv, r.z, r.beta, r.alpha], [W.wqkv, W.wz, W.wBeta, W.wAlpha], xb, n);
 
   const scale = f(1 / f(Math.sqrt(S)));
   const win = r.window;

@@ -4,4 +4,3 @@ export * from './weights.js';
 export * from './kv-cache.js';
 export * from './forward.js';
 export * from './load.js';
-export { f16Round, f32ToF16Bits } from './fp16.js';

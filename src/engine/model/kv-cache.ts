@@ -3,7 +3,7 @@
 // rounded values is what keeps Pantheon's attention on llama.cpp's numbers.
 
 import type { KernelInstance } from '../wasm/instance.js';
-import { f32ToF16Bits } from './fp16.js';
+import { f32ToF16Bits } from '../quant/half.js';
 
 export interface KvCache {
   /** Positions the cache holds (the context size). */
@@ -37,11 +37,6 @@ export function createKvCache(nLayer: number, size: number, kvDimK: number, kvDi
     v.push(alloc(n * kvDimV));
   }
   return { size, kvDimK, kvDimV, k, v, nonFinite: new Uint8Array(nLayer) };
-}
-
-/** Bytes a cache of these dimensions takes. */
-export function kvCacheBytes(nLayer: number, size: number, kvDimK: number, kvDimV: number): number {
-  return nLayer * size * (kvDimK + kvDimV) * 2;
 }
 
 /** Store one position's key and value (f32, rounded to f16) for one layer (and its nonFinite flag). */

@@ -1,16 +1,17 @@
 // Loading a model: header → architecture and hyperparameters → weights into the backend. The
 // memory estimate (weights + KV cache) is available before any tensor byte is read.
 
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { GgufError, ModelError } from '../../shared/errors.js';
 import type { MatBackend } from '../backend/types.js';
+import { readTensorRange } from '../gguf/file.js';
 import { getString } from '../gguf/keys.js';
 import type { GgufHeader, GgufTensorInfo } from '../gguf/types.js';
 import { archSpec } from './arch.js';
 import { recurrentStateBytes } from './deltanet.js';
 import type { Model } from './forward.js';
 import { modelHparams, type ModelHparams } from './hparams.js';
-import { kvCacheBytes } from './kv-cache.js';
+import { kvCacheBytes } from '../backend/types.js';
 import { loadWeights, weightTensors, type TensorReader } from './weights.js';
 
 export interface MemoryEstimate {
@@ -69,16 +70,7 @@ export async function loadModelFile(path: string, h: GgufHeader, backend: MatBac
     const size = fstatSync(fd).size;
     const cut = weightTensors(h).find((t) => h.dataOffset + t.offset + t.bytes > size);
     if (cut) throw new GgufError('GGUF_TRUNCATED', `file ended before the end of tensor "${cut.name}": it is truncated`, size);
-    const read: TensorReader = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => {
-      if (fromByte < 0 || fromByte + dst.length > t.bytes) throw new RangeError(`read past the end of tensor ${t.name}`);
-      const start = h.dataOffset + t.offset + fromByte;
-      let done = 0;
-      while (done < dst.length) {
-        const got = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 26), start + done);
-        if (got <= 0) throw new GgufError('GGUF_TRUNCATED', `file ended while reading tensor "${t.name}": it is truncated`, start + done);
-        done += got;
-      }
-    };
+    const read: TensorReader = (t: GgufTensorInfo, dst: Uint8Array, fromByte: number) => readTensorRange(fd, h, t, dst, fromByte);
     read.locate = (t) => ({ fd, at: h.dataOffset + t.offset });
     const w = await loadWeights(h, hp, spec, backend, read, {
       onTensor: (loaded) => opts.onProgress?.(loaded, total),

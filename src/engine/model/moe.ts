@@ -33,9 +33,8 @@ import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../gguf/ggml-typ
 import { isGgufArray, type GgufHeader, type GgufTensorInfo } from '../gguf/types.js';
 import type { ArchSpec, MoeActivation, MoeGating } from './arch.js';
 import type { Model, RunState } from './forward.js';
-import { bf16ToF32, f32ToBf16 } from '../quant/half.js';
+import { bf16ToF32, f32ToBf16, roundF16 } from '../quant/half.js';
 import { dequantizeRow } from '../quant/index.js';
-import { f16Round } from './fp16.js';
 import { gatedAct, silu } from './ops.js';
 import { tensorFill } from './tensor-reader.js';
 
@@ -358,26 +357,22 @@ function mm(be: MatBackend, out: Float32Array, w: WeightHandle, x: Float32Array,
  * (quant/float.ts); for experts this is llama.cpp's arithmetic wherever it runs on a CPU.
  */
 function roundForExpert(x: Float32Array, type: number, n: number): void {
-  if (type === GgmlType.F16) for (let i = 0; i < n; i++) x[i] = f16Round(x[i]);
+  if (type === GgmlType.F16) for (let i = 0; i < n; i++) x[i] = roundF16(x[i]);
   else if (type === GgmlType.BF16) for (let i = 0; i < n; i++) x[i] = bf16ToF32(f32ToBf16(x[i]));
 }
 
 /**
  * out[n, nEmbd] = down · act(gate · x, up · x) over x[n, nEmbd], with optional biases: SwiGLU
- * through the backend's fused matmulGated when it has one and nothing else is in the way.
+ * through the backend's fused matmulGated when nothing else is in the way.
  */
 function gatedFfn(be: MatBackend, S: MoeScratch, out: Float32Array, gate: WeightHandle, up: WeightHandle, down: WeightHandle, x: Float32Array, n: number, act: MoeActivation | null, gateB: Float32Array | null, upB: Float32Array | null, downB: Float32Array | null, expert: boolean): void {
   const F = up.spec.rows;
   const D = up.spec.cols;
   if (expert) roundForExpert(x, up.spec.type, n * D);
-  if (!act && !gateB && !upB && be.matmulGated) {
+  if (!act && !gateB && !upB) {
     be.matmulGated(S.gate.subarray(0, n * F), gate, up, x.subarray(0, n * D), n);
   } else {
-    if (be.matmulShared) be.matmulShared([S.gate.subarray(0, n * F), S.up.subarray(0, n * F)], [gate, up], x.subarray(0, n * D), n, [gateB, upB]);
-    else {
-      mm(be, S.gate, gate, x, n, gateB);
-      mm(be, S.up, up, x, n, upB);
-    }
+    be.matmulShared([S.gate.subarray(0, n * F), S.up.subarray(0, n * F)], [gate, up], x.subarray(0, n * D), n, [gateB, upB]);
     if (act) act(S.gate, S.gate, S.up, n * F, 0, 0, 0);
     else gatedAct(S.gate, S.gate, S.up, silu, n * F);
   }

@@ -2,7 +2,7 @@
 // run.c style). Each follows ggml-cpu's arithmetic where that changes the numbers (sums of squares
 // in double, scale factors in float), so Pantheon's activations track llama.cpp's closely.
 
-import { F16_TO_F32, f32ToF16Bits } from './fp16.js';
+import { F16, f32ToF16Bits } from '../quant/half.js';
 
 // ----------------------------------------------------------------------------------------------
 // Normalisation
@@ -151,7 +151,7 @@ export function geluTanh(x: number): number {
 export function gelu(x: number): number {
   if (x <= -10) return 0;
   if (x >= 10) return x;
-  return F16_TO_F32[f32ToF16Bits(geluTanh(F16_TO_F32[f32ToF16Bits(x)]))];
+  return F16[f32ToF16Bits(geluTanh(F16[f32ToF16Bits(x)]))];
 }
 
 /** out[i] = act(gate[i]) · up[i] for i < n (ggml swiglu/geglu with the gate as the first input). */
@@ -162,10 +162,8 @@ export function gatedAct(out: Float32Array, gate: Float32Array, up: Float32Array
 // ----------------------------------------------------------------------------------------------
 // Vectors
 
-/** out[i] += v[i] (bias add, residual). */
-export function addInto(out: Float32Array, v: Float32Array, n: number, outOff = 0, vOff = 0): void {
-  for (let i = 0; i < n; i++) out[outOff + i] += v[vOff + i];
-}
+/** out[i] += v[i] (bias add, residual): in backend/vec.ts, which the backends share. */
+export { addInto } from '../backend/vec.js';
 
 /** x[i] *= s. */
 export function scaleInto(x: Float32Array, s: number, n: number, off = 0): void {

@@ -1,5 +1,8 @@
 // Number formats the block formats are built from: IEEE half (f16), bfloat16, E8M0, and the
 // float32 rounding helpers that make TypeScript's double arithmetic reproduce ggml's float code.
+// The one f16 module: llama.cpp also stores and computes in f16 where Pantheon rounds the same
+// way, the KV cache (F16 by default, llama-context.cpp type_k/type_v), flash attention's F16 query
+// and accumulator (ggml-cpu ops.cpp) and GELU's F16 table (ggml-cpu vec.h GGML_GELU_FP16).
 //
 // Every ggml kernel computes in C `float`. One double operation followed by Math.fround gives the
 // correctly rounded float32 result for + - * / and sqrt (a double has more than 2×24+2 bits), so
@@ -64,6 +67,16 @@ export function f32ToF16(x: number): number {
   const rem = mant & 0x1fff;
   if (rem > 0x1000 || (rem === 0x1000 && (r & 1))) r++; // a carry rolls over into the exponent (or to inf)
   return sign | r;
+}
+
+/**
+ * f32ToF16 with every NaN stored as the quiet 0x7e00 (its sign kept), as ggml's software
+ * conversion does: the KV cache's halves (model/kv-cache.ts; assembly/attention.ts f32ToF16Bits).
+ */
+export function f32ToF16Bits(x: number): number {
+  if (x === x) return f32ToF16(x);
+  f32[0] = x;
+  return ((u32[0] >>> 16) & 0x8000) | 0x7e00;
 }
 
 /** Round a float to the nearest half and back (what storing into ggml_half does). */

@@ -13,7 +13,7 @@
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
-import { asI8, f16At, fr, nearestInt, putF16, roundAway, roundF16 } from './half.js';
+import { asI8, f16At, fr, nearestInt, putF16, roundAway } from './half.js';
 import { signedMax } from './kscales.js';
 
 const QK = 32;
@@ -371,9 +371,4 @@ export function quantizeActQ8_1(x: Float32Array, dst: Uint8Array, off: number, n
     }
     putF16(dst, o + 2, fr(sum * d));
   }
-}
-
-/** Half of d as stored, for tests that rebuild Q8 blocks by hand. */
-export function q8Scale(amax: number): number {
-  return roundF16(fr(amax / 127));
 }

@@ -7,6 +7,8 @@
 // Terms with l < max − 32 are dropped: each is < e^-31.99 ≈ 1.3e-14 of the max's term (which is 1),
 // so n of them move the sum by < n·1.3e-14 relative (2e-9 for a 152k vocabulary).
 
+import { FUSED_TOP_MAX } from '../backend/logit-stats.js';
+
 const STEPS_PER_LOGIT = 64;
 const DEPTH = 32; // logits below the max still counted
 const LIMIT = DEPTH * STEPS_PER_LOGIT;
@@ -45,8 +47,8 @@ export function expSumBelowMaxReference(values: Float32Array, n: number, max: nu
   return sum;
 }
 
-/** Largest k for which expSumAndTop's insertion list beats selectTopK's heap. */
-export const FUSED_TOP_MAX = 64;
+/** Largest k for which expSumAndTop's insertion list beats selectTopK's heap (backend/logit-stats.ts). */
+export { FUSED_TOP_MAX };
 
 /**
  * expSumBelowMax and the k largest values: writes into out[0..k) their indices, largest first,

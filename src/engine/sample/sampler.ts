@@ -11,7 +11,7 @@ import { createRng, randomSeed } from './rng.js';
 import { nucleusBoundary, nucleusFinish, NUCLEUS_BINS } from './nucleus.js';
 import { FUSED_TOP_MAX } from './expsum.js';
 import { ScalarPasses, type VocabPasses } from './passes.js';
-import type { LogitStats } from '../backend/types.js';
+import type { LogitStats } from '../backend/logit-stats.js';
 
 export interface TokenProb {
   id: number;

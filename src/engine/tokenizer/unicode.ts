@@ -63,10 +63,6 @@ export function cptFlags(cp: number): number {
   return f;
 }
 
-export function isWhitespaceCpt(cp: number): boolean {
-  return (cptFlags(cp) & CPT_WHITESPACE) !== 0;
-}
-
 /** ASCII-only lower case; enough for the contraction checks ('s 't 're 've 'm 'll 'd). */
 export function asciiLower(cp: number): number {
   return cp >= 0x41 && cp <= 0x5a ? cp + 32 : cp;

@@ -7,6 +7,31 @@ import type { KernelModule, SimdLevel } from './loader.js';
 
 type Fn = (...args: number[]) => number;
 
+/** One attention call's arguments (KernelInstance.attention, attentionBatchF32): byte addresses and sizes. */
+export interface AttnCall {
+  /** out[nHead, hdV] per query position (f32). */
+  out: number;
+  /** q[nHead, hdK] per query position (f32). */
+  q: number;
+  /** The layer's f16 key and value cache rows. */
+  kc: number;
+  vc: number;
+  /** Halves per position of the key and value rows. */
+  strideK: number;
+  strideV: number;
+  nHead: number;
+  nHeadKv: number;
+  hdK: number;
+  hdV: number;
+  scale: number;
+  /** attnScratchBytes(…) bytes. */
+  scratch: number;
+  /** Byte address of [nHead] f32 attention sinks (gpt-oss); 0 or absent for none. */
+  sinks?: number;
+  /** The caller guarantees no cache row holds an infinity or NaN half (kvStore reported none), so 'f16' skips its scan. */
+  finite?: boolean;
+}
+
 /** Names of the module's exported functions, in a fixed order (workers call them by index). */
 export function exportedFunctions(module: WebAssembly.Module): string[] {
   return WebAssembly.Module.exports(module).filter((e) => e.kind === 'function').map((e) => e.name);
@@ -78,24 +103,22 @@ export class KernelInstance {
   }
 
   /**
-   * out[nHead, hdV] = softmax(q·Kᵀ·scale)·V over cache positions [from, to] (assembly/attention.ts):
-   * kc/vc are the layer's f16 cache rows, strideK/strideV halves per position. finite: the caller
-   * guarantees no row holds an infinity or NaN half (kvStore reported none), so 'f16' skips its scan.
-   * sinks: byte address of [nHead] f32 attention sinks (gpt-oss), 0 for none.
+   * out[nHead, hdV] = softmax(q·Kᵀ·scale)·V over cache positions [from, to] (assembly/attention.ts),
+   * the arguments in a (AttnCall).
    */
-  attention(mode: 'f16' | 'f32', out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, from: number, to: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number, finite = false, sinks = 0): void {
-    if (mode === 'f16') this.fns.attn_f16(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, finite ? 1 : 0, sinks);
-    else this.fns.attn_f32(out, q, kc, vc, strideK, strideV, from, to, nHead, nHeadKv, hdK, hdV, scale, scratch, sinks);
+  attention(mode: 'f16' | 'f32', a: AttnCall, from: number, to: number): void {
+    if (mode === 'f16') this.fns.attn_f16(a.out, a.q, a.kc, a.vc, a.strideK, a.strideV, from, to, a.nHead, a.nHeadKv, a.hdK, a.hdV, a.scale, a.scratch, a.finite ? 1 : 0, a.sinks ?? 0);
+    else this.fns.attn_f32(a.out, a.q, a.kc, a.vc, a.strideK, a.strideV, from, to, a.nHead, a.nHeadKv, a.hdK, a.hdV, a.scale, a.scratch, a.sinks ?? 0);
   }
 
   /**
-   * attention('f32') of the n query positions pos..pos+n−1 of a prompt batch at once (q, out: n rows
-   * of nHead·hdK / nHead·hdV floats), each over [max(0, pos + i − window + 1) if window > 0 else 0,
-   * pos + i]; the same numbers as n calls of attention('f32'), with the cache rows widened once per
-   * 8 queries. sinks as attention's.
+   * attention('f32') of the n query positions pos..pos+n−1 of a prompt batch at once (a.q, a.out: n
+   * rows of nHead·hdK / nHead·hdV floats), each over [max(0, pos + i − window + 1) if window > 0
+   * else 0, pos + i]; the same numbers as n calls of attention('f32'), with the cache rows widened
+   * once per 8 queries.
    */
-  attentionBatchF32(out: number, q: number, kc: number, vc: number, strideK: number, strideV: number, pos: number, n: number, window: number, nHead: number, nHeadKv: number, hdK: number, hdV: number, scale: number, scratch: number, sinks = 0): void {
-    this.fns.attn_f32_batch(out, q, kc, vc, strideK, strideV, pos, n, window, nHead, nHeadKv, hdK, hdV, scale, scratch, sinks);
+  attentionBatchF32(a: AttnCall, pos: number, n: number, window: number): void {
+    this.fns.attn_f32_batch(a.out, a.q, a.kc, a.vc, a.strideK, a.strideV, pos, n, window, a.nHead, a.nHeadKv, a.hdK, a.hdV, a.scale, a.scratch, a.sinks ?? 0);
   }
 
   /** One thread's share of a layer's attention; its arguments are i32 words at `params` (assembly/attn-part.ts). */

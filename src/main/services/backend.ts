@@ -19,7 +19,7 @@ import { RemoteService, type SecretStore } from './remotes.js';
 import type { Logger } from './log.js';
 import { buildOpenedModel, metaArraySlice } from './opened-model.js';
 import { SettingsStore } from './settings.js';
-import { validateRequest } from './validate.js';
+import { validateRequest } from '../../shared/requests.js';
 
 /** What differs between the Electron app and the browser harness. */
 export interface Platform {

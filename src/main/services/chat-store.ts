@@ -15,69 +15,15 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { CHAT_EXPORT_FORMAT, type Chat, type ChatSummary, type ReplyPrompt, type ReplyReasoning, type ReplyStats, type StoredMessage } from '../../shared/contract.js';
+import { CHAT_EXPORT_FORMAT, type Chat, type ChatSummary } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
-import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, oneOf, record, string } from '../../engine/host/validate.js';
+import { chatId, chatTitle, DEFAULT_TITLE, isChatId, validateChat } from '../../shared/requests.js';
+import { MAX_MESSAGES, MAX_MESSAGE_CHARS, array, integer, number, record, string } from '../../shared/validate.js';
 import { moveAside, readJson, writeJsonAtomic } from './atomic-file.js';
 import type { Logger } from './log.js';
 
-const ID = /^[a-z0-9-]{1,64}$/;
-const MAX_TITLE = 200;
-const MAX_SYSTEM_PROMPT = 100_000;
-const MAX_TEMPLATE_NAME = 200;
-const DEFAULT_TITLE = 'New chat';
-const STOP_REASONS = ['eos', 'length', 'stop', 'cancelled', 'context', 'error'] as const;
-
 export function newChatId(): string {
   return randomBytes(8).toString('hex');
-}
-
-/** A chat id from the page: checked so it can never name a file outside the chats folder. */
-export function chatId(v: unknown, what = 'id'): string {
-  const id = string(v, what, 64);
-  if (!ID.test(id)) throw new UsageError(`${what} is not a chat id.`);
-  return id;
-}
-
-export function chatTitle(v: unknown): string {
-  const t = string(v, 'title', MAX_TITLE).trim();
-  return t === '' ? DEFAULT_TITLE : t;
-}
-
-function replyStats(v: unknown, what: string): ReplyStats {
-  const s = record(v, what);
-  const big = Number.MAX_SAFE_INTEGER;
-  const out: ReplyStats = {
-    promptTokens: integer(s.promptTokens, `${what}.promptTokens`, 0, big),
-    generatedTokens: integer(s.generatedTokens, `${what}.generatedTokens`, 0, big),
-    ttftMs: number(s.ttftMs, `${what}.ttftMs`, 0, big),
-    tokensPerS: number(s.tokensPerS, `${what}.tokensPerS`, 0, big),
-    promptTokensPerS: number(s.promptTokensPerS, `${what}.promptTokensPerS`, 0, big),
-    stopReason: oneOf(s.stopReason, `${what}.stopReason`, STOP_REASONS),
-  };
-  if (s.reasoningTokens !== undefined) out.reasoningTokens = integer(s.reasoningTokens, `${what}.reasoningTokens`, 0, big);
-  if (s.reasoningMs !== undefined) out.reasoningMs = number(s.reasoningMs, `${what}.reasoningMs`, 0, big);
-  return out;
-}
-
-/** A reply's reasoning: as long as a message may be, with its token count and time. */
-function replyReasoning(v: unknown, what: string): ReplyReasoning {
-  const r = record(v, what);
-  return {
-    text: string(r.text, `${what}.text`, MAX_MESSAGE_CHARS),
-    tokens: integer(r.tokens, `${what}.tokens`, 0, Number.MAX_SAFE_INTEGER),
-    ms: number(r.ms, `${what}.ms`, 0, Number.MAX_SAFE_INTEGER),
-  };
-}
-
-function replyPrompt(v: unknown, what: string): ReplyPrompt {
-  const p = record(v, what);
-  return {
-    // The whole conversation after the template: as long as the longest message may be.
-    text: string(p.text, `${what}.text`, MAX_MESSAGE_CHARS),
-    tokens: integer(p.tokens, `${what}.tokens`, 0, Number.MAX_SAFE_INTEGER),
-    templateName: string(p.templateName, `${what}.templateName`, MAX_TEMPLATE_NAME),
-  };
 }
 
 /** On-disk form of a chat: every reply's prompt stored against the previous one (see the top). */
@@ -123,35 +69,6 @@ export function decodeChat(v: unknown): Chat {
     return { ...r, prompt: { ...meta, text: prev } };
   });
   return validateChat({ ...c, messages });
-}
-
-/** A whole chat from the page (chats:save) or from disk: every field checked. */
-export function validateChat(v: unknown): Chat {
-  const c = record(v, 'chat');
-  const raw = array(c.messages, 'chat.messages', MAX_MESSAGES);
-  const messages: StoredMessage[] = raw.map((m, i) => {
-    const what = `chat.messages[${i}]`;
-    const r = record(m, what);
-    const out: StoredMessage = {
-      id: string(r.id, `${what}.id`, 64),
-      role: oneOf(r.role, `${what}.role`, ['system', 'user', 'assistant'] as const),
-      content: string(r.content, `${what}.content`, MAX_MESSAGE_CHARS),
-      createdAt: number(r.createdAt, `${what}.createdAt`, 0, Number.MAX_SAFE_INTEGER),
-    };
-    if (r.stats !== undefined) out.stats = replyStats(r.stats, `${what}.stats`);
-    if (r.modelName !== undefined) out.modelName = string(r.modelName, `${what}.modelName`, 1000);
-    if (r.prompt !== undefined) out.prompt = replyPrompt(r.prompt, `${what}.prompt`);
-    if (r.reasoning !== undefined) out.reasoning = replyReasoning(r.reasoning, `${what}.reasoning`);
-    return out;
-  });
-  return {
-    id: chatId(c.id, 'chat.id'),
-    title: chatTitle(c.title),
-    createdAt: number(c.createdAt, 'chat.createdAt', 0, Number.MAX_SAFE_INTEGER),
-    updatedAt: number(c.updatedAt, 'chat.updatedAt', 0, Number.MAX_SAFE_INTEGER),
-    systemPrompt: string(c.systemPrompt, 'chat.systemPrompt', MAX_SYSTEM_PROMPT),
-    messages,
-  };
 }
 
 /** Bad JSON, or JSON that is not a chat (a validator's UsageError names the field). */
@@ -241,7 +158,7 @@ export class ChatStore {
     for (const name of names) {
       if (!name.endsWith('.json')) continue;
       const id = name.slice(0, -'.json'.length);
-      if (!ID.test(id)) continue;
+      if (!isChatId(id)) continue;
       try {
         const st = await fsp.stat(join(this.dir, name));
         const known = index[id];
@@ -276,7 +193,7 @@ export class ChatStore {
       for (const [id, v] of Object.entries(chats)) {
         const e = record(v, 'entry');
         const s = record(e.summary, 'summary');
-        if (!ID.test(id) || s.id !== id) continue;
+        if (!isChatId(id) || s.id !== id) continue;
         out[id] = {
           size: number(e.size, 'size', 0, Number.MAX_SAFE_INTEGER),
           mtimeMs: number(e.mtimeMs, 'mtimeMs', 0, Number.MAX_SAFE_INTEGER),

@@ -4,5 +4,3 @@
 export type Logger = (line: string) => void;
 
 export const consoleLogger = (prefix: string): Logger => (line) => console.error(`[${prefix}] ${line}`);
-
-export const silentLogger: Logger = () => {};

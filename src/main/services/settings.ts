@@ -2,10 +2,9 @@
 // (sampling defaults are llama.cpp's: DEFAULT_SAMPLING in the contract).
 
 import { join } from 'node:path';
-import { UsageError } from '../../shared/errors.js';
 import { DEFAULT_SAMPLING, type SamplingSettings, type Settings } from '../../shared/contract.js';
-import { CONTEXT_POLICIES } from '../../engine/chat/context-policy.js';
-import { integer, oneOf, record, samplingSettings, string } from '../../engine/host/validate.js';
+import { validateSettingsPatch } from '../../shared/requests.js';
+import { string } from '../../shared/validate.js';
 import { JsonFile, moveAside, readJson } from './atomic-file.js';
 import type { Logger } from './log.js';
 
@@ -20,33 +19,6 @@ export const DEFAULT_SETTINGS: Settings = {
   modelsFolder: null,
   contextPolicy: 'stop',
 };
-
-export const MIN_CONTEXT = 16;
-export const MAX_CONTEXT = 1 << 20;
-export const MAX_THREADS = 256;
-const MAX_SYSTEM_PROMPT = 100_000;
-
-/**
- * Check a partial settings object from the page. `modelsFolder` is not settable this way: the page
- * never chooses paths (library.chooseFolder() sets it through a native dialog).
- */
-export function validateSettingsPatch(v: unknown): Partial<Settings> {
-  const p = record(v, 'settings');
-  const out: Partial<Settings> = {};
-  for (const key of Object.keys(p)) {
-    switch (key) {
-      case 'sampling': out.sampling = samplingSettings({ ...DEFAULT_SAMPLING_SETTINGS, ...record(p.sampling, 'settings.sampling') }, 'settings.sampling'); break;
-      case 'systemPrompt': out.systemPrompt = string(p.systemPrompt, 'settings.systemPrompt', MAX_SYSTEM_PROMPT); break;
-      case 'contextSize': out.contextSize = integer(p.contextSize, 'settings.contextSize', MIN_CONTEXT, MAX_CONTEXT); break;
-      case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
-      case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
-      case 'contextPolicy': out.contextPolicy = oneOf(p.contextPolicy, 'settings.contextPolicy', CONTEXT_POLICIES); break;
-      case 'modelsFolder': throw new UsageError('settings.modelsFolder is chosen with library.chooseFolder(), not set directly.');
-      default: throw new UsageError(`settings.${key} is not a setting.`);
-    }
-  }
-  return out;
-}
 
 export class SettingsStore {
   private settings: Settings = structuredClone(DEFAULT_SETTINGS);

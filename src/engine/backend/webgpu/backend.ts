@@ -11,6 +11,7 @@ import type { KernelInstance } from '../../wasm/instance.js';
 import { ScalarBackend } from '../scalar.js';
 import type { FillFn, MatBackend, WeightHandle, WeightSpec } from '../types.js';
 import { WasmBackend } from '../wasm.js';
+import { SerialBackend } from '../serial.js';
 import { adapterName, GpuDevice, USAGE, type GpuCommand, type GpuFallback, type GpuPass, type GpuRead } from './device.js';
 import { dequantShader, gpuFormat, matvecShader, PARAMS_BYTES, WG, type GpuFormat } from './kernels.js';
 
@@ -44,8 +45,7 @@ const UPLOAD_BYTES = 1 << 23;
 
 const pad4 = (n: number) => (n + 3) & ~3;
 
-export class WebGpuBackend implements MatBackend {
-  readonly threads = 1;
+export class WebGpuBackend extends SerialBackend {
   readonly adapter: string;
   private readonly dev: GpuDevice;
   private readonly pipes = new Map<number, Pipes>();
@@ -63,6 +63,7 @@ export class WebGpuBackend implements MatBackend {
   private uBuf = { id: 0, size: 0 };
 
   private constructor(dev: GpuDevice, opts: WebGpuOptions) {
+    super();
     this.dev = dev;
     this.adapter = adapterName(dev.info);
     const l = dev.info.limits;
@@ -91,7 +92,7 @@ export class WebGpuBackend implements MatBackend {
   }
 
   /** The CPU backend's WebAssembly kernels (the forward pass runs attention and norms there). */
-  get kernels(): KernelInstance | undefined {
+  cpuKernels(): KernelInstance | null {
     return this.cpu().kernels;
   }
 
@@ -259,7 +260,7 @@ export class WebGpuBackend implements MatBackend {
     this.products([out], [w as GpuWeight], x, n);
   }
 
-  matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void {
+  override matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void {
     this.products(outs, ws as GpuWeight[], x, n);
     if (!biases) return;
     for (let i = 0; i < ws.length; i++) {

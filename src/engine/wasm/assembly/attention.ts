@@ -112,7 +112,7 @@ const TWO112: f32 = 5.192296858534828e33;
  * gets x's sign back. Overflow: what rounds to 2^16 or more (|x| ≥ 65520; the clamp keeps c finite)
  * becomes infinity through ·2^112 (2^16·2^112 overflows, 65504·2^112 does not), and ·2^-112
  * restores the rest exactly; NaN stays NaN. (tests/wasm/attention-round.test.ts checks it on every f32 from 2^-26 to 2^17 against
- * fp16.ts.)
+ * quant/half.ts.)
  */
 // @ts-ignore: decorator
 @inline function roundHalf(x: v128): v128 {
@@ -1185,7 +1185,7 @@ const KH: usize = memory.data<u32>([
   return v128.or(h, v128.and(i32x4.shr_u(x, 16), kv(K_HSIGN)));
 }
 
-/** f32 → half bits exactly as fp16.ts f32ToF16Bits (NaN → quiet 0x7e00). */
+/** f32 → half bits exactly as quant/half.ts f32ToF16Bits (NaN → quiet 0x7e00). */
 // @ts-ignore: decorator
 @inline function f32ToF16Bits(f: f32): u32 {
   const x = reinterpret<u32>(f);
