@@ -194,6 +194,16 @@ export type GenerationEvent =
   | { kind: 'token'; id: number; text: string; reasoning: string; raw: string; top: { id: number; p: number; text: string }[]; logprobs?: StepLogprobs }
   | { kind: 'done'; reason: DoneReason; stats: GenerationStats };
 
+/** Session.chat's options beyond sampling (see chat). */
+export interface ChatExtra {
+  grammar?: string;
+  policy?: ContextPolicy;
+  /** Token events carry log-probabilities (the 10 most likely). */
+  probabilities?: boolean;
+  /** The reply starts with this text, given; generation continues after it. */
+  replyPrefix?: string;
+}
+
 export interface GenerateOptions {
   /** Stop at an end-of-generation token (default true). `pantheon run --temp 0` turns it off. */
   stopAtEog?: boolean;
@@ -294,14 +304,20 @@ export class Session {
    * the conversation outgrows the context (chat/context-policy.ts; default 'stop'); `grammar`:
    * GBNF the reply must match.
    */
-  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal, extra: { grammar?: string; policy?: ContextPolicy } = {}): AsyncGenerator<ReplyEvent> {
+  async *chat(messages: ChatMessage[], sampling: SamplingParams, signal?: AbortSignal, extra: ChatExtra = {}): AsyncGenerator<ReplyEvent> {
     const m = this.model;
     // Room for the reply: its max tokens, at most a quarter of the context (256 when unlimited).
     const reserve = Math.min(sampling.maxTokens > 0 ? sampling.maxTokens : 256, Math.floor(m.contextSize / 4));
     const fitted = fitMessages(messages, (x) => m.encodeChat(x).tokens.length, m.contextSize - reserve, extra.policy ?? 'stop');
-    const { rendered, tokens } = m.encodeChat(fitted.messages);
+    const { rendered, tokens: chatTokens } = m.encodeChat(fitted.messages);
+    // a given start of the reply (a branch): after the rendered prompt, tokenised with it
+    const prefix = extra.replyPrefix ?? '';
+    const tokens = prefix ? m.tokenizer.encode(rendered.text + prefix, { addSpecial: !rendered.startsWithBos, parseSpecial: true }) : chatTokens;
     const reasoning = reasoningSetup(m.templateInfo, rendered.text);
-    for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, grammar: extra.grammar })) {
+    const topLogprobs = extra.probabilities ? 10 : undefined;
+    const pieces = new Map<number, string>();
+    const piece = (id: number) => pieces.get(id) ?? (pieces.set(id, m.tokenizer.decode([id])), pieces.get(id)!);
+    for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text + prefix, reasoning, grammar: extra.grammar, topLogprobs })) {
       switch (e.kind) {
         case 'prompt':
           yield {
@@ -310,7 +326,10 @@ export class Session {
           };
           break;
         case 'token':
-          yield { kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top };
+          yield {
+            kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top,
+            ...(e.logprobs ? { logprobs: { logprob: e.logprobs.logprob, top: e.logprobs.top.map((t) => ({ id: t.id, logprob: t.logprob, text: piece(t.id) })) } } : {}),
+          };
           break;
         case 'done': {
           // the reasoning's numbers only for a reply that had reasoning (they are stored with it)

@@ -206,6 +206,8 @@ export interface Settings {
   theme: 'system' | 'light' | 'dark';
   modelsFolder: string | null;
   contextPolicy: ContextPolicy;
+  /** Shade each generated token by its probability, with the alternatives at each step. */
+  showProbabilities: boolean;
 }
 
 export type ChatRole = 'system' | 'user' | 'assistant';
@@ -255,6 +257,19 @@ export interface StoredMessage {
   prompt?: ReplyPrompt;
   /** Assistant replies of a reasoning model: the reasoning before the answer (`content` is the answer). */
   reasoning?: ReplyReasoning;
+  /**
+   * Assistant replies generated with "Probabilities" on: each answer token's text, its probability
+   * after the sampler (p; 0 when the sampler had cut it), its raw log-probability (lp), and the most
+   * likely tokens at that step. Their texts joined are the reply's content.
+   */
+  tokens?: StoredToken[];
+}
+
+export interface StoredToken {
+  t: string;
+  p: number;
+  lp: number;
+  alts: { t: string; p: number; lp: number }[];
 }
 
 /** The `format` field of a chat exported as JSON ('chats:import' takes such a file back). */
@@ -319,6 +334,16 @@ export interface GenerateRequest {
   contextPolicy?: ContextPolicy;
   /** Constrain the reply (absent: free text). */
   structured?: StructuredOutput;
+  /** Each token event carries its raw log-probability and the 10 most likely tokens ("Probabilities"). */
+  probabilities?: boolean;
+  /** Text the reply starts with, given (a branch at another token): generation continues after it. */
+  replyPrefix?: string;
+}
+
+/** One generated token's raw log-probability (ln softmax of the logits) and the most likely tokens. */
+export interface TokenLogprobs {
+  logprob: number;
+  top: { id: number; logprob: number; text: string }[];
 }
 
 export type GenerationEvent =
@@ -328,7 +353,7 @@ export type GenerationEvent =
    */
   | { kind: 'prompt'; text: string; tokens: number[]; templateName: string; notice?: string; dropped?: number }
   /** One token: `text` is its part of the answer, `reasoning` its part of the reasoning ('' for most tokens). */
-  | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[] }
+  | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[]; logprobs?: TokenLogprobs }
   | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }
   | { kind: 'error'; error: SerializedError };
 

@@ -5,13 +5,13 @@
 
 import type {
   Chat, ChatRole, GenerateRequest, ReplyPrompt, ReplyReasoning, ReplyStats, RequestChannel, RequestMessage, RequestOf, SamplingSettings, Settings, StoredMessage,
-  StructuredOutput,
+  StoredToken, StructuredOutput,
 } from './contract.js';
 import { CONTEXT_POLICIES, DEFAULT_SAMPLING } from './contract.js';
 import { UsageError } from './errors.js';
 import {
   MAX_CONTEXT, MAX_MESSAGE_CHARS, MAX_MESSAGES, MAX_STOP_CHARS, MAX_STOP_STRINGS, MAX_SYSTEM_PROMPT, MAX_THREADS, MAX_TITLE, MIN_CONTEXT,
-  array, integer, number, oneOf, positive, record, string,
+  array, bool, integer, number, oneOf, positive, record, string,
 } from './validate.js';
 
 // ----------------------------------------------------------------------------------------------
@@ -55,7 +55,9 @@ export function generateRequest(v: unknown): GenerateRequest {
   if (messages.length === 0) throw new UsageError('messages must hold at least one message.');
   const policy = r.contextPolicy === undefined ? {} : { contextPolicy: oneOf(r.contextPolicy, 'contextPolicy', CONTEXT_POLICIES) };
   const structured = r.structured === undefined ? undefined : structuredOutput(r.structured);
-  return { messages, sampling: samplingSettings(r.sampling), ...policy, ...(structured ? { structured } : {}) };
+  const probabilities = r.probabilities === undefined ? {} : { probabilities: bool(r.probabilities, 'probabilities') };
+  const prefix = r.replyPrefix === undefined ? {} : { replyPrefix: string(r.replyPrefix, 'replyPrefix', MAX_MESSAGE_CHARS) };
+  return { messages, sampling: samplingSettings(r.sampling), ...policy, ...(structured ? { structured } : {}), ...probabilities, ...prefix };
 }
 
 const MAX_GRAMMAR_CHARS = 1 << 20;
@@ -138,6 +140,26 @@ function replyPrompt(v: unknown, what: string): ReplyPrompt {
 }
 
 /** A whole chat from the page (chats:save) or from disk: every field checked. */
+const MAX_STORED_TOKENS = 16_384;
+const MAX_ALTS = 20;
+const MAX_PIECE = 1024;
+
+function storedTokens(v: unknown, what: string): StoredToken[] {
+  const lp = (x: unknown, w: string) => number(x, w, -Infinity, 0);
+  return array(v, what, MAX_STORED_TOKENS).map((x, i) => {
+    const r = record(x, `${what}[${i}]`);
+    return {
+      t: string(r.t, `${what}[${i}].t`, MAX_PIECE),
+      p: number(r.p, `${what}[${i}].p`, 0, 1),
+      lp: lp(r.lp, `${what}[${i}].lp`),
+      alts: array(r.alts, `${what}[${i}].alts`, MAX_ALTS).map((a, k) => {
+        const q = record(a, `${what}[${i}].alts[${k}]`);
+        return { t: string(q.t, `${what}[${i}].alts[${k}].t`, MAX_PIECE), p: number(q.p, `${what}[${i}].alts[${k}].p`, 0, 1), lp: lp(q.lp, `${what}[${i}].alts[${k}].lp`) };
+      }),
+    };
+  });
+}
+
 export function validateChat(v: unknown): Chat {
   const c = record(v, 'chat');
   const raw = array(c.messages, 'chat.messages', MAX_MESSAGES);
@@ -154,6 +176,7 @@ export function validateChat(v: unknown): Chat {
     if (r.modelName !== undefined) out.modelName = string(r.modelName, `${what}.modelName`, 1000);
     if (r.prompt !== undefined) out.prompt = replyPrompt(r.prompt, `${what}.prompt`);
     if (r.reasoning !== undefined) out.reasoning = replyReasoning(r.reasoning, `${what}.reasoning`);
+    if (r.tokens !== undefined) out.tokens = storedTokens(r.tokens, `${what}.tokens`);
     return out;
   });
   return {
@@ -183,6 +206,7 @@ export function validateSettingsPatch(v: unknown): Partial<Settings> {
       case 'contextSize': out.contextSize = integer(p.contextSize, 'settings.contextSize', MIN_CONTEXT, MAX_CONTEXT); break;
       case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
       case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
+      case 'showProbabilities': out.showProbabilities = bool(p.showProbabilities, 'settings.showProbabilities'); break;
       case 'contextPolicy': out.contextPolicy = oneOf(p.contextPolicy, 'settings.contextPolicy', CONTEXT_POLICIES); break;
       case 'modelsFolder': throw new UsageError('settings.modelsFolder is chosen with library.chooseFolder(), not set directly.');
       default: throw new UsageError(`settings.${key} is not a setting.`);

@@ -37,6 +37,11 @@ export function integer(v: unknown, what: string, min: number, max: number): num
   return n;
 }
 
+export function bool(v: unknown, what: string): boolean {
+  if (typeof v !== 'boolean') throw new UsageError(`${what} must be true or false.`);
+  return v;
+}
+
 export function oneOf<T extends string>(v: unknown, what: string, allowed: readonly T[]): T {
   if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
     throw new UsageError(`${what} must be one of ${allowed.map((a) => `"${a}"`).join(', ')}.`);

@@ -25,6 +25,8 @@ export interface LoaderOptions {
 export interface ChatOptions {
   policy?: ContextPolicy;
   structured?: StructuredOutput;
+  probabilities?: boolean;
+  replyPrefix?: string;
 }
 
 /** One loaded model with its conversation cache, as the host uses it. */
@@ -75,7 +77,8 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       return session.used;
     },
     countTokens: (messages) => model.encodeChat(messages).tokens.length,
-    chat: (messages, sampling, signal, { policy, structured } = {}) => session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured) }),
+    chat: (messages, sampling, signal, { policy, structured, probabilities, replyPrefix } = {}) =>
+      session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix }),
     async serve({ port, apiKey, onRequest }) {
       const server = await OpenAiServer.start(model, {
         host: '127.0.0.1',

@@ -24,7 +24,8 @@ export function toolCallGrammar(format: ToolFormat, tools: readonly ToolDefiniti
     const close = { hermes: '}\n</tool_call>', llama3: '}', mistral: '}]', harmony: '' }[format];
     return `root ::= tool-args${close ? ` ${lit(close)}` : ''}\n${schemaRule(tool.function.parameters ?? { type: 'object' }, 'tool-args')}`;
   }
-  if (format === 'hermes') return `root ::= "\\n" tool-call "\\n</tool_call>"\n${schemaRule(toolCallSchema(format, tools), 'tool-call')}`;
+  // (the template writes "<tool_call>\n{…}\n</tool_call>"; models keep or drop the newlines)
+  if (format === 'hermes') return `root ::= [ \\t\\n]* tool-call [ \\t\\n]* "</tool_call>"\n${schemaRule(toolCallSchema(format, tools), 'tool-call')}`;
   if (format === 'mistral') return `root ::= "[" tool-call "]"\n${schemaRule(toolCallSchema(format, tools), 'tool-call')}`;
   return undefined;
 }

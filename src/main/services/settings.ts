@@ -18,6 +18,7 @@ export const DEFAULT_SETTINGS: Settings = {
   theme: 'system',
   modelsFolder: null,
   contextPolicy: 'stop',
+  showProbabilities: false,
 };
 
 export class SettingsStore {

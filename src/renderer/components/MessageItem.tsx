@@ -7,7 +7,9 @@ import type { ReplyReasoning, StoredMessage } from '../../shared/contract.js';
 import { formatMs } from '../lib/format.js';
 import { renderMarkdown } from '../lib/markdown.js';
 import { useChat } from '../store/chat.js';
+import { useSettings } from '../store/settings.js';
 import { CopyButton } from './CopyButton.js';
+import { TokenProbabilities } from './TokenProbabilities.js';
 
 const STOP_TEXT: Record<string, string> = {
   eos: 'end of text',
@@ -96,14 +98,15 @@ function Reasoning({ r, live }: { r: ReplyReasoning; live: boolean }) {
   );
 }
 
-function ReplyMessage({ m, streaming }: { m: StoredMessage; streaming: boolean }) {
+function ReplyMessage({ m, streaming, busy }: { m: StoredMessage; streaming: boolean; busy: boolean }) {
   const s = m.stats;
+  const probabilities = useSettings((x) => x.settings?.showProbabilities ?? false) && !!m.tokens?.length;
   const prompt = m.prompt;
   const thinking = streaming && !m.content;
   return (
     <article className={`message assistant${streaming ? ' streaming' : ''}`} aria-label="Reply" aria-busy={streaming}>
       {m.reasoning && <Reasoning r={m.reasoning} live={thinking} />}
-      {m.content ? <Markdown text={m.content} /> : m.reasoning && streaming ? null : <p className="muted">{streaming ? 'Thinking…' : '(no text)'}</p>}
+      {probabilities ? <TokenProbabilities m={m} busy={busy} /> : m.content ? <Markdown text={m.content} /> : m.reasoning && streaming ? null : <p className="muted">{streaming ? 'Thinking…' : '(no text)'}</p>}
       <footer className="reply-foot">
         {s ? (
           <span className="stats">
@@ -130,6 +133,6 @@ function ReplyMessage({ m, streaming }: { m: StoredMessage; streaming: boolean }
 
 export function MessageItem({ m, streaming, busy }: { m: StoredMessage; streaming: boolean; busy: boolean }) {
   if (m.role === 'user') return <UserMessage m={m} busy={busy} />;
-  if (m.role === 'assistant') return <ReplyMessage m={m} streaming={streaming} />;
+  if (m.role === 'assistant') return <ReplyMessage m={m} streaming={streaming} busy={busy} />;
   return null;
 }

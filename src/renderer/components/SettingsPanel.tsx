@@ -84,6 +84,10 @@ export function SettingsPanel() {
         value={settings.threads}
         onCommit={(n) => void update({ threads: n })}
       />
+      <label className="check">
+        <input type="checkbox" checked={settings.showProbabilities ?? false} onChange={(e) => void update({ showProbabilities: e.target.checked })} /> Probabilities
+        <span className="hint muted"> shade each token by its probability; hover or focus one for the alternatives, choose one to branch there</span>
+      </label>
       <div className="field">
         <label htmlFor="context-policy">When the context is full</label>
         <select id="context-policy" value={settings.contextPolicy ?? 'stop'} onChange={(e) => void update({ contextPolicy: e.target.value as ContextPolicy })}>

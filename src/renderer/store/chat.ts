@@ -2,7 +2,7 @@
 // user message and after each reply ends, so reloading the page finds it as it was.
 
 import { create } from 'zustand';
-import type { Chat, ChatSummary, ContextPolicy, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, ContextPolicy, StoredToken, TokenLogprobs, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
 import { api } from '../api.js';
 import { errorLine } from '../lib/format.js';
 import { useApp } from './app.js';
@@ -44,8 +44,19 @@ export interface ChatState {
   send(text: string): Promise<void>;
   stop(): void;
   regenerate(): Promise<void>;
+  /** Cut reply `messageId` before token `index`, put the alternative `alt` there and continue. */
+  branch(messageId: string, index: number, alt: string): Promise<void>;
   editAndResend(messageId: string, text: string): Promise<void>;
   countContext(): Promise<void>;
+}
+
+/** Log-probabilities as stored: -Infinity (an underflow) as a very small number, which JSON keeps. */
+const storedLp = (lp: number): number => Math.max(lp, -1e4);
+
+/** A token event's probabilities as the reply keeps them: the sampler's p (0 when it cut the token) and the raw ones. */
+function storedToken(id: number, text: string, top: { id: number; p: number; text: string }[], lps: TokenLogprobs): StoredToken {
+  const p = (tid: number) => top.find((x) => x.id === tid)?.p ?? 0;
+  return { t: text, p: p(id), lp: storedLp(lps.logprob), alts: lps.top.map((a) => ({ t: a.text, p: p(a.id), lp: storedLp(a.logprob) })) };
 }
 
 function newId(): string {
@@ -133,8 +144,11 @@ export const useChat = create<ChatState>()((set, get) => {
     return next;
   }
 
-  /** Stream a reply to the open chat (whose last message is the user's). */
-  async function generate(): Promise<void> {
+  /**
+   * Stream a reply to the open chat (whose last message is the user's). `start`: the reply begins
+   * with this text and these tokens, given (a branch at an alternative token); the engine goes on.
+   */
+  async function generate(start?: { content: string; tokens: StoredToken[] }): Promise<void> {
     const model = useApp.getState().model;
     const settings = useSettings.getState().settings;
     if (!model || !settings) {
@@ -152,9 +166,17 @@ export const useChat = create<ChatState>()((set, get) => {
     const chat = get().chat;
     if (!chat) return;
     const engine = useEngine.getState().state;
-    const reply: StoredMessage = { id: newId(), role: 'assistant', content: '', createdAt: Date.now(), modelName: engine.status === 'ready' || engine.status === 'busy' ? engine.modelName : model.entry.fileName };
+    const reply: StoredMessage = {
+      id: newId(), role: 'assistant', content: start?.content ?? '', createdAt: Date.now(),
+      modelName: engine.status === 'ready' || engine.status === 'busy' ? engine.modelName : model.entry.fileName,
+      ...(start ? { tokens: start.tokens } : {}),
+    };
     const structured = structuredRequest(useStructured.getState());
-    const request = { messages: requestMessages(chat), sampling: settings.sampling, contextPolicy: settings.contextPolicy ?? 'stop', ...(structured ? { structured } : {}) };
+    const probabilities = settings.showProbabilities || !!start;
+    const request = {
+      messages: requestMessages(chat), sampling: settings.sampling, contextPolicy: settings.contextPolicy ?? 'stop', ...(structured ? { structured } : {}),
+      ...(probabilities ? { probabilities: true } : {}), ...(start ? { replyPrefix: start.content } : {}),
+    };
     set({ chat: { ...chat, messages: [...chat.messages, reply] }, streaming: { messageId: reply.id, handle: null, stopping: false }, notice: null, error: null });
 
     // Tokens arrive faster than the screen refreshes: gather them and paint a few times a second.
@@ -162,6 +184,8 @@ export const useChat = create<ChatState>()((set, get) => {
     // the answer starts; the engine's own counts replace these when the reply ends.
     let pending = '';
     let pendingReasoning = '';
+    // "Probabilities": each answer token with its probabilities, painted with the text
+    let pendingTokens: StoredToken[] = [];
     const thinking = { tokens: 0, started: 0, ms: 0, answered: false, seen: false };
     let timer: ReturnType<typeof setTimeout> | null = null;
     // The reply in flight is saved as it grows (its first words at once, then at most every 2 s,
@@ -193,11 +217,14 @@ export const useChat = create<ChatState>()((set, get) => {
       }
       const text = pending;
       const reasoning = pendingReasoning;
+      const tokens = pendingTokens;
       pending = '';
       pendingReasoning = '';
+      pendingTokens = [];
       patchMessage(reply.id, (m) => ({
         ...m,
         content: m.content + text,
+        ...(tokens.length ? { tokens: [...(m.tokens ?? []), ...tokens] } : {}),
         ...(thinking.seen ? { reasoning: { text: (m.reasoning?.text ?? '') + reasoning, tokens: thinking.tokens, ms: thinking.ms } } : {}),
       }));
     };
@@ -245,6 +272,7 @@ export const useChat = create<ChatState>()((set, get) => {
             }
             pending += ev.text;
             pendingReasoning += ev.reasoning;
+            if (ev.logprobs && ev.text) pendingTokens.push(storedToken(ev.id, ev.text, ev.top, ev.logprobs));
             timer ??= setTimeout(flush, 40);
             break;
           }
@@ -405,6 +433,22 @@ export const useChat = create<ChatState>()((set, get) => {
       if (!s || s.stopping) return;
       set({ streaming: { ...s, stopping: true } });
       s.handle?.cancel();
+    },
+
+    async branch(messageId, index, alt) {
+      const chat = get().chat;
+      if (!chat || get().streaming) return;
+      const i = chat.messages.findIndex((m) => m.id === messageId);
+      const old = chat.messages[i];
+      if (i < 0 || old.role !== 'assistant' || !old.tokens || index >= old.tokens.length) return;
+      // The reply cut before token `index`, the alternative put there; the engine continues.
+      const kept = old.tokens.slice(0, index);
+      const chosen = old.tokens[index].alts.find((a) => a.t === alt) ?? { t: alt, p: 0, lp: storedLp(-Infinity) };
+      const tokens = [...kept, { t: alt, p: chosen.p, lp: chosen.lp, alts: old.tokens[index].alts }];
+      const next = { ...chat, updatedAt: Date.now(), messages: chat.messages.slice(0, i) };
+      set({ chat: next });
+      await save(next);
+      await generate({ content: tokens.map((t) => t.t).join(''), tokens });
     },
 
     async regenerate() {
