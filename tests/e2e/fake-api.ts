@@ -87,6 +87,12 @@ export function installFakeApi(opts: FakeOptions): void {
       },
       openDropped: async () => opts.model,
       close: async () => undefined,
+      // Statistics need the file (tested against the harness: inspect.e2e.test.ts): one line here.
+      tensorStats: async () => {
+        throw fail('UsageError', 'USAGE', 'The fake API computes no statistics.');
+      },
+      compare: async () => null,
+      cancelInspect: async () => undefined,
       metaArray: async ({ key, offset, limit, query }: { key: string; offset: number; limit: number; query?: string }) => {
         const all = opts.arrays[key];
         if (!all) throw fail('PantheonError', 'NOT_FOUND', `No array metadata key ${key}.`);
@@ -145,6 +151,11 @@ export function installFakeApi(opts: FakeOptions): void {
         delete all[id];
         store.put(all);
       },
+    },
+    // No remote servers here (the real ones are tested against the harness: remote.e2e.test.ts).
+    remote: {
+      list: async () => [],
+      add: async () => { throw new Error('The fake API has no remote servers.'); },
     },
     settings: {
       get: async () => settings,
