@@ -3,32 +3,24 @@
 // the import is a new chat with the same messages.
 
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
-import { startHarness, type RunningHarness } from './harness.js';
+import { openApp, openDemo, type AppSession } from './app-session.js';
+import { HAVE_CHROMIUM, screenshot } from './browser.js';
 
 describe.skipIf(!HAVE_CHROMIUM)('chat export and import in Chromium', () => {
-  let harness: RunningHarness;
-  let browser: Browser;
+  let app: AppSession;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    harness = await startHarness();
-    browser = await launch();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-    context.setDefaultTimeout(30_000);
-    page = await context.newPage();
-    problems = watchProblems(page);
-    await page.goto(harness.url);
-    await page.getByRole('list', { name: 'Demo model' }).getByRole('button').click();
-    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+    app = await openApp({ timeout: 30_000, acceptDownloads: true });
+    ({ page, problems } = app);
+    await openDemo(page);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
+    await app?.close();
   });
 
   it('exports the open chat as Markdown and JSON, and imports the JSON as a new chat', async () => {

@@ -3,38 +3,30 @@
 // the file, independently of the engine's code), its histogram and heatmap, and a comparison with
 // the Q8_0 build of the same model picked through the open dialog (PANTHEON_MODEL_FILE).
 
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
 import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
-import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
-import { startHarness, type RunningHarness } from './harness.js';
+import { openApp, openDemo, type AppSession } from './app-session.js';
+import { HAVE_CHROMIUM, screenshot } from './browser.js';
 
 const DEMO = `${ROOT}/resources/models/stories260K.gguf`;
 const Q8 = sharedModel('tinyllamas-stories-260k-q8_0.gguf');
 const TENSOR = 'blk.0.ffn_gate.weight';
 
 describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('tensor statistics and comparison in Chromium', () => {
-  let harness: RunningHarness;
-  let browser: Browser;
+  let app: AppSession;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    harness = await startHarness({ PANTHEON_MODEL_FILE: Q8 });
-    browser = await launch();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    problems = watchProblems(page);
-    await page.goto(harness.url);
-    await page.getByRole('list', { name: 'Demo model' }).getByRole('button').click();
-    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+    app = await openApp({ env: { PANTHEON_MODEL_FILE: Q8 }, viewport: { width: 1280, height: 860 } });
+    ({ page, problems } = app);
+    await openDemo(page);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
+    await app?.close();
   });
 
   it("shows a tensor's min, max, mean and std, its histogram and heatmap", async () => {

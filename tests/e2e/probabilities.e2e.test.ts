@@ -5,11 +5,11 @@
 
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers.js';
-import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
-import { startHarness, type RunningHarness } from './harness.js';
+import { openApp, openDemo, type AppSession } from './app-session.js';
+import { HAVE_CHROMIUM, screenshot } from './browser.js';
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
 const N = 16;
@@ -22,26 +22,18 @@ function greedy(prompt: string, n: number): string {
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('token probabilities and branching in Chromium', () => {
-  let harness: RunningHarness;
-  let browser: Browser;
+  let app: AppSession;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    harness = await startHarness();
-    browser = await launch();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
-    context.setDefaultTimeout(30_000);
-    page = await context.newPage();
-    problems = watchProblems(page);
-    await page.goto(harness.url);
-    await page.getByRole('list', { name: 'Demo model' }).getByRole('button').click();
-    await page.getByRole('tab', { name: 'Chat', selected: true }).waitFor();
+    app = await openApp({ viewport: { width: 1280, height: 820 }, timeout: 30_000 });
+    ({ page, problems } = app);
+    await openDemo(page);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
+    await app?.close();
   });
 
   it('shows each token with its alternatives, and a branch continues as the engine would', async () => {

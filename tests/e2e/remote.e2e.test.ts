@@ -2,39 +2,20 @@
 // server) on the demo model is added in the picker with its API key, its model opened, and a chat
 // streams from it; a wrong key is refused in one line.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoadedModel } from '../../src/engine/session.js';
 import { OpenAiServer } from '../../src/engine/server/server.js';
 import { ROOT } from '../helpers.js';
-import { HAVE_CHROMIUM, launch, screenshot, watchProblems } from './browser.js';
-import { startHarness, type RunningHarness } from './harness.js';
+import { HAVE_BENCH, startLlamaServer } from '../host/llama-server.js';
+import { openApp, type AppSession } from './app-session.js';
+import { HAVE_CHROMIUM, screenshot } from './browser.js';
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
 const KEY = 'e2e-remote-key';
-const HAVE_BENCH = existsSync(join(ROOT, 'bench', 'node_modules', 'node-llama-cpp'));
-
-/** llama.cpp's OpenAI server from bench/ (dev-only), on the demo model; resolves its base URL. */
-function startLlamaServer(): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'llama-openai-server.mjs'), DEMO], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`the llama.cpp server exited (${code})`)));
-  });
-  return { child, url };
-}
-
 describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
-  let harness: RunningHarness;
-  let browser: Browser;
+  let app: AppSession;
   let page: Page;
   let problems: string[];
   let served: LoadedModel;
@@ -43,18 +24,12 @@ describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
   beforeAll(async () => {
     served = await LoadedModel.load(DEMO, { contextSize: 512 });
     server = await OpenAiServer.start(served, { host: '127.0.0.1', port: 0, apiKey: KEY });
-    harness = await startHarness();
-    browser = await launch();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    context.setDefaultTimeout(30_000);
-    page = await context.newPage();
-    problems = watchProblems(page);
-    await page.goto(harness.url);
+    app = await openApp({ viewport: { width: 1280, height: 860 }, timeout: 30_000 });
+    ({ page, problems } = app);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await harness?.stop();
+    await app?.close();
     await server?.close();
     served?.dispose();
   });
@@ -92,7 +67,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
 
   // A second, independent server: llama.cpp's, without a key.
   it.skipIf(!HAVE_BENCH)('the same with llama.cpp behind node-llama-cpp', async () => {
-    const llama = startLlamaServer();
+    const llama = startLlamaServer(DEMO);
     try {
       const url = await llama.url;
       await page.getByRole('tab', { name: 'Models' }).click();

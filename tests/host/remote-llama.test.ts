@@ -2,15 +2,14 @@
 // through node-llama-cpp (bench/llama-openai-server.mjs, dev-only; skipped with a notice where
 // bench/ is not installed). The reply streams, usage becomes the stats, and a wrong key or model
 // is one sentence, as against `pantheon serve`.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationEvent, SamplingSettings } from '../../src/shared/contract.js';
 import { loadSessionModel } from '../../src/engine/host/engine.js';
 import { ROOT } from '../helpers.js';
+import { HAVE_BENCH, startLlamaServer } from './llama-server.js';
 
-const HAVE_BENCH = existsSync(join(ROOT, 'bench', 'node_modules', 'node-llama-cpp'));
 if (!HAVE_BENCH) console.warn('remote-llama.test: bench/ is not installed (npm run bench:install); the llama.cpp server checks are skipped');
 
 const DEMO = join(ROOT, 'resources', 'models', 'stories260K.gguf');
@@ -25,16 +24,9 @@ describe.skipIf(!HAVE_BENCH)('remote model against llama.cpp behind node-llama-c
   let url = '';
 
   beforeAll(async () => {
-    child = spawn(process.execPath, [join(ROOT, 'bench', 'llama-openai-server.mjs'), DEMO, '--api-key', KEY], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /listening on (\S+)/.exec(out);
-        if (m) resolve(m[1]);
-      });
-      child.on('exit', (code) => reject(new Error(`the llama.cpp server exited (${code})`)));
-    });
+    const server = startLlamaServer(DEMO, KEY);
+    child = server.child;
+    url = await server.url;
   }, 60_000);
 
   afterAll(() => {
