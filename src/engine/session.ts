@@ -219,6 +219,11 @@ export interface GenerateOptions {
   logitBias?: ReadonlyMap<number, number>;
   /** GBNF the output must match (grammar/): tokens it rejects are masked; it ends when the grammar is complete. */
   grammar?: string;
+  /**
+   * A lazy grammar: free text until the output shows `opener`, then `grammar` for what follows it
+   * (a tool call the model starts on its own). Ignored when `grammar` is set.
+   */
+  grammarAfter?: { opener: string; grammar: string };
 }
 
 /** Adds the bias to the logits; returns the logits it changed, to put back. */
@@ -370,7 +375,10 @@ export class Session {
     // The sampler's whole-vocabulary passes on the WebAssembly kernels when the model runs on them
     // (not on the scalar reference backend, which keeps everything in TypeScript).
     const sampler = new Sampler(sampling, lm.model.backend.kernels ? sharedWasmPasses() : undefined);
-    const constrained = opts.grammar !== undefined ? new ConstrainedSampler(sampler, grammarMatcher(opts.grammar, tok)) : null;
+    let constrained = opts.grammar !== undefined ? new ConstrainedSampler(sampler, grammarMatcher(opts.grammar, tok)) : null;
+    // the lazy grammar's watch: the output's last characters, until its opener shows
+    const lazy = constrained ? null : opts.grammarAfter ?? null;
+    let recent = '';
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
@@ -464,6 +472,10 @@ export class Session {
         else if (this.cached.length >= size) reason = 'context';
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
+      if (lazy && !constrained && reason === null) {
+        recent = (recent + text).slice(-(lazy.opener.length + 64));
+        if (recent.includes(lazy.opener)) constrained = new ConstrainedSampler(sampler, grammarMatcher(lazy.grammar, tok));
+      }
       // Reasoning and answer: a token counts as reasoning from the one that opens the thinking to
       // the one that closes it (so the markers count, the answer's tokens do not).
       const wasThinking = !split.answering;

@@ -1,7 +1,8 @@
 // Forced tool calls under their schema's grammar: the grammars accept the calls the format writes
 // and refuse arguments outside the schema (hand-written strings), and end to end a random-weight
 // model given Qwen3's template (whose tokens are noise) returns, for a named function at
-// temperature 1, arguments that parse and match the function's parameters every time.
+// temperature 1, arguments that parse and match the function's parameters every time, and under
+// 'auto' a call the scripted tool caller opens is constrained from its opener on.
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { LoadedModel } from '../../src/engine/session.js';
 import { OpenAiServer } from '../../src/engine/server/server.js';
 import { toolCallGrammar } from '../../src/engine/server/tool-grammar.js';
 import { HAVE_SHARED, ROOT, sharedModel } from '../helpers.js';
+import { writeToolCallerModel } from '../chat/tool-model.js';
 import { validate } from '../grammar/validate.js';
 
 const PARAMS = { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'days'], additionalProperties: false };
@@ -82,4 +84,36 @@ describe.skipIf(!HAVE_SHARED)('a forced call from a random model, through the op
       expect(validate(args, PARAMS)).toBeNull();
     }
   }, 120_000);
+});
+
+
+describe('auto: a call the model opens itself is constrained from its opener on', () => {
+  // The scripted tool caller (tests/chat/tool-model.ts) always writes
+  // <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>. With a schema
+  // that allows only Rome or Oslo, the lazy grammar takes over at <tool_call> and the call comes out
+  // valid: the model's best allowed city, never Paris.
+  const ONLY: ToolDefinition = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { enum: ['Rome', 'Oslo'] } }, required: ['city'], additionalProperties: false } } };
+  let caller: LoadedModel;
+  let server: OpenAiServer;
+  let client: OpenAI;
+  beforeAll(async () => {
+    caller = await LoadedModel.load(writeToolCallerModel(mkdtempSync(join(tmpdir(), 'pantheon-lazy-'))), { contextSize: 1024 });
+    server = await OpenAiServer.start(caller, { port: 0 });
+    client = new OpenAI({ baseURL: server.url, apiKey: 'none', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    caller?.dispose();
+  });
+
+  it('the scripted Paris becomes an allowed city', async () => {
+    const ask = [{ role: 'user' as const, content: 'Weather?' }];
+    const r = await client.chat.completions.create({ model: 'scripted-tool-caller', messages: ask, tools: [ONLY], temperature: 0 });
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    const call = r.choices[0].message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    expect(call.function.name).toBe('get_weather');
+    const args = JSON.parse(call.function.arguments);
+    expect(validate(args, ONLY.function.parameters as never)).toBeNull();
+    expect(['Rome', 'Oslo']).toContain(args.city);
+  });
 });

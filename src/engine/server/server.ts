@@ -16,7 +16,7 @@ import { UsageError } from '../../shared/errors.js';
 import { reasoningSetup, renderChat } from '../chat/index.js';
 import { toolCallPrefix, toolFormat, type ToolFormat } from '../chat/tools.js';
 import { apiToolCalls, ToolCallStream } from './tool-stream.js';
-import { toolCallGrammar } from './tool-grammar.js';
+import { lazyToolCallGrammar, toolCallGrammar } from './tool-grammar.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
 import { Slots } from './slots.js';
 import type { SamplingParams } from '../sample/index.js';
@@ -221,9 +221,10 @@ export class OpenAiServer {
       const forced = format && r.toolChoice !== 'auto' ? toolCallPrefix(format, typeof r.toolChoice === 'object' ? r.toolChoice.name : undefined) : '';
       // a forced call is generated under its schema's grammar (tool-grammar.ts); else response_format's
       const grammar = (format && toolCallGrammar(format, r.tools, r.toolChoice)) || r.grammar;
+      const grammarAfter = format && r.toolChoice === 'auto' && !grammar ? lazyToolCallGrammar(format, r.tools) : undefined;
       const tools = format ? { format, prefix: forced } : undefined;
       const tokens = m.tokenizer.encode(rendered.text + forced, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias, grammar };
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias, grammar, grammarAfter };
       return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts, tools });
     }
     if (path === '/v1/completions') {

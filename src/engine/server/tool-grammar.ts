@@ -3,9 +3,10 @@
 // its arguments in the prompt (tools.ts toolCallPrefix): the grammar is the arguments' JSON schema,
 // then the text that closes the call in the model's format. tool_choice 'required' in the formats
 // whose opener is a bare marker (Hermes, Mistral) gets the whole call object (toolCallSchema).
-// 'auto' is not constrained: the model may answer in prose.
+// Under 'auto' the model may answer in prose; a call it opens itself is constrained from its opener
+// on (lazyToolCallGrammar).
 
-import { toolCallSchema, type ToolChoice, type ToolDefinition, type ToolFormat } from '../chat/tools.js';
+import { toolCallPrefix, toolCallSchema, type ToolChoice, type ToolDefinition, type ToolFormat } from '../chat/tools.js';
 import { jsonSchemaToGbnf } from '../grammar/json-schema.js';
 
 /** GBNF text for a literal. */
@@ -14,6 +15,15 @@ const lit = (s: string): string => JSON.stringify(s);
 /** The schema's grammar with its root renamed `name`, to be used inside another rule. */
 function schemaRule(schema: unknown, name: string): string {
   return jsonSchemaToGbnf(schema).replace(/^root ::=/m, `${name} ::=`).replace(/(?<=[ (|])root(?=[ )|\n]|$)/g, name);
+}
+
+/**
+ * For tool_choice 'auto': the opener a call starts with and the grammar of what follows it, so a
+ * call the model makes on its own is constrained from its opener on (Hermes, Mistral).
+ */
+export function lazyToolCallGrammar(format: ToolFormat, tools: readonly ToolDefinition[]): { opener: string; grammar: string } | undefined {
+  const grammar = toolCallGrammar(format, tools, 'required');
+  return grammar ? { opener: toolCallPrefix(format), grammar } : undefined;
 }
 
 export function toolCallGrammar(format: ToolFormat, tools: readonly ToolDefinition[], choice: ToolChoice): string | undefined {
