@@ -202,6 +202,8 @@ export interface ChatExtra {
   probabilities?: boolean;
   /** The reply starts with this text, given; generation continues after it. */
   replyPrefix?: string;
+  /** Charge this reply's time per op and per layer to it; the 'done' event carries its view. */
+  profile?: Profile;
 }
 
 export interface GenerateOptions {
@@ -322,6 +324,15 @@ export class Session {
     const topLogprobs = extra.probabilities ? 10 : undefined;
     const pieces = new Map<number, string>();
     const piece = (id: number) => pieces.get(id) ?? (pieces.set(id, m.tokenizer.decode([id])), pieces.get(id)!);
+    // a reply's own profile (the app's Profile panel) in place of the session's, for this reply
+    const before = this.state.profile;
+    const backend = this.model.model.backend;
+    const beforeMeter = backend.waitMeter;
+    if (extra.profile) {
+      this.state.profile = extra.profile;
+      backend.waitMeter = extra.profile;
+    }
+    try {
     for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text + prefix, reasoning, grammar: extra.grammar, topLogprobs })) {
       switch (e.kind) {
         case 'prompt':
@@ -340,10 +351,17 @@ export class Session {
           // the reasoning's numbers only for a reply that had reasoning (they are stored with it)
           const { reasoningTokens, reasoningMs, ...stats } = e.stats;
           const withReasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
-          yield { kind: 'done', stats: { ...stats, ...withReasoning, stopReason: e.reason }, contextUsed: this.used, contextSize: m.contextSize };
+          yield {
+            kind: 'done', stats: { ...stats, ...withReasoning, stopReason: e.reason }, contextUsed: this.used, contextSize: m.contextSize,
+            ...(extra.profile ? { profile: extra.profile.view() } : {}),
+          };
           break;
         }
       }
+    }
+    } finally {
+      this.state.profile = before;
+      backend.waitMeter = beforeMeter;
     }
   }
 

@@ -208,6 +208,8 @@ export interface Settings {
   contextPolicy: ContextPolicy;
   /** Shade each generated token by its probability, with the alternatives at each step. */
   showProbabilities: boolean;
+  /** Profile each reply (time per op and per layer) and show the last one beside the chat. */
+  showProfile: boolean;
 }
 
 export type ChatRole = 'system' | 'user' | 'assistant';
@@ -338,6 +340,15 @@ export interface GenerateRequest {
   probabilities?: boolean;
   /** Text the reply starts with, given (a branch at another token): generation continues after it. */
   replyPrefix?: string;
+  /** The 'done' event carries the reply's profile (time per op and per layer). */
+  profile?: boolean;
+}
+
+/** Time per op kind and per layer of one reply, prompt and generation apart (engine/model/profile.ts). */
+export interface ProfileView {
+  ops: { op: string; promptMs: number; genMs: number; genCalls: number }[];
+  layers: { layer: number; promptMs: number; genMs: number }[];
+  tokens: { prompt: number; gen: number };
 }
 
 /** One generated token's raw log-probability (ln softmax of the logits) and the most likely tokens. */
@@ -354,7 +365,7 @@ export type GenerationEvent =
   | { kind: 'prompt'; text: string; tokens: number[]; templateName: string; notice?: string; dropped?: number }
   /** One token: `text` is its part of the answer, `reasoning` its part of the reasoning ('' for most tokens). */
   | { kind: 'token'; id: number; text: string; reasoning: string; top: { id: number; p: number; text: string }[]; logprobs?: TokenLogprobs }
-  | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number }
+  | { kind: 'done'; stats: ReplyStats; contextUsed: number; contextSize: number; profile?: ProfileView }
   | { kind: 'error'; error: SerializedError };
 
 // ---------------------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ export function generateRequest(v: unknown): GenerateRequest {
   const structured = r.structured === undefined ? undefined : structuredOutput(r.structured);
   const probabilities = r.probabilities === undefined ? {} : { probabilities: bool(r.probabilities, 'probabilities') };
   const prefix = r.replyPrefix === undefined ? {} : { replyPrefix: string(r.replyPrefix, 'replyPrefix', MAX_MESSAGE_CHARS) };
-  return { messages, sampling: samplingSettings(r.sampling), ...policy, ...(structured ? { structured } : {}), ...probabilities, ...prefix };
+  const profile = r.profile === undefined ? {} : { profile: bool(r.profile, 'profile') };
+  return { messages, sampling: samplingSettings(r.sampling), ...policy, ...(structured ? { structured } : {}), ...probabilities, ...prefix, ...profile };
 }
 
 const MAX_GRAMMAR_CHARS = 1 << 20;
@@ -207,6 +208,7 @@ export function validateSettingsPatch(v: unknown): Partial<Settings> {
       case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
       case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
       case 'showProbabilities': out.showProbabilities = bool(p.showProbabilities, 'settings.showProbabilities'); break;
+      case 'showProfile': out.showProfile = bool(p.showProfile, 'settings.showProfile'); break;
       case 'contextPolicy': out.contextPolicy = oneOf(p.contextPolicy, 'settings.contextPolicy', CONTEXT_POLICIES); break;
       case 'modelsFolder': throw new UsageError('settings.modelsFolder is chosen with library.chooseFolder(), not set directly.');
       default: throw new UsageError(`settings.${key} is not a setting.`);

@@ -8,6 +8,7 @@ import { LoadedModel, Session, type BackendKind } from '../session.js';
 import type { GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
 import { OpenAiServer } from '../server/server.js';
 import { structuredGrammar } from '../grammar/structured.js';
+import { Profile } from '../model/profile.js';
 import type { LoadedInfo } from './protocol.js';
 import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
 
@@ -27,6 +28,8 @@ export interface ChatOptions {
   structured?: StructuredOutput;
   probabilities?: boolean;
   replyPrefix?: string;
+  /** Profile the reply (the 'done' event then carries it). */
+  profile?: boolean;
 }
 
 /** One loaded model with its conversation cache, as the host uses it. */
@@ -77,8 +80,8 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       return session.used;
     },
     countTokens: (messages) => model.encodeChat(messages).tokens.length,
-    chat: (messages, sampling, signal, { policy, structured, probabilities, replyPrefix } = {}) =>
-      session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix }),
+    chat: (messages, sampling, signal, { policy, structured, probabilities, replyPrefix, profile } = {}) =>
+      session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix, ...(profile ? { profile: new Profile() } : {}) }),
     async serve({ port, apiKey, onRequest }) {
       const server = await OpenAiServer.start(model, {
         host: '127.0.0.1',

@@ -180,7 +180,7 @@ export class EngineHost {
     };
     try {
       let last: GenerationEvent | null = null;
-      for await (const event of model.chat(request.messages, request.sampling, abort.signal, { policy: request.contextPolicy, structured: request.structured, probabilities: request.probabilities, replyPrefix: request.replyPrefix })) {
+      for await (const event of model.chat(request.messages, request.sampling, abort.signal, { policy: request.contextPolicy, structured: request.structured, probabilities: request.probabilities, replyPrefix: request.replyPrefix, profile: request.profile })) {
         if (event.kind === 'done') {
           // Leave the loop first: that finishes the engine's generator (its session is free
           // again) before anyone hears the reply ended and asks for the next one.

@@ -248,6 +248,7 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
   O.mark('rope');
 
   for (let l = 0; l < hp.nLayer; l++) {
+    O.layer(l);
     const L = w.layers[l];
     const ropeKind = hp.layerRope[l];
     const rc = ropeKind === 'swa' ? s.ropeSwa : s.rope;
@@ -346,6 +347,7 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
       else ffn(m, s, O, L, n, true);
     }
   }
+  O.layer(-1);
 
   // final norm and logits, last token only (llama.cpp outputs logits for the last token of a prompt)
   O.norm(s.last, s.x, w.outputNorm, w.outputNormB, (n - 1) * dim, 0);

@@ -9,6 +9,8 @@
 
 export type Phase = 'prompt' | 'gen';
 
+import type { ProfileView } from '../../shared/contract.js';
+
 interface Cell {
   ms: number;
   calls: number;
@@ -19,6 +21,10 @@ export class Profile {
   /** Of the products' time, what the calling thread spent waiting for pool workers (addWait). */
   private readonly waits: Record<Phase, number> = { prompt: 0, gen: 0 };
   private t = 0;
+  /** Milliseconds per layer and phase (forward.ts says which layer its ops belong to). */
+  private readonly layers: Record<Phase, Map<number, number>> = { prompt: new Map(), gen: new Map() };
+  /** The layer mark() also charges (-1: none: embedding, output, sampling). */
+  layer = -1;
   /** Which column mark() charges. */
   phase: Phase = 'prompt';
   /** Tokens evaluated per phase (prompt tokens, generated tokens), for the per-token column. */
@@ -32,6 +38,7 @@ export class Profile {
   /** Charge the time since the last mark (or begin) to `op`. */
   mark(op: string): void {
     const now = performance.now();
+    const c0 = this.t;
     const m = this.cells[this.phase];
     const c = m.get(op);
     if (c) {
@@ -39,6 +46,10 @@ export class Profile {
       c.calls++;
     } else {
       m.set(op, { ms: now - this.t, calls: 1 });
+    }
+    if (this.layer >= 0) {
+      const lm = this.layers[this.phase];
+      lm.set(this.layer, (lm.get(this.layer) ?? 0) + (now - c0));
     }
     this.t = now;
   }
@@ -56,6 +67,18 @@ export class Profile {
   /** Milliseconds charged to `op` in `phase` (0 when never marked). */
   ms(op: string, phase: Phase): number {
     return this.cells[phase].get(op)?.ms ?? 0;
+  }
+
+  /** The counters as data (the app's Profile panel): per op and per layer, prompt and generation. */
+  view(): ProfileView {
+    const ops = new Set([...this.cells.prompt.keys(), ...this.cells.gen.keys()]);
+    const layers = new Set([...this.layers.prompt.keys(), ...this.layers.gen.keys()]);
+    return {
+      ops: [...ops].map((op) => ({ op, promptMs: this.ms(op, 'prompt'), genMs: this.ms(op, 'gen'), genCalls: this.cells.gen.get(op)?.calls ?? 0 }))
+        .sort((a, b) => b.promptMs + b.genMs - (a.promptMs + a.genMs)),
+      layers: [...layers].sort((a, b) => a - b).map((layer) => ({ layer, promptMs: this.layers.prompt.get(layer) ?? 0, genMs: this.layers.gen.get(layer) ?? 0 })),
+      tokens: { ...this.tokens },
+    };
   }
 
   /** Total milliseconds charged in `phase`. */
@@ -92,6 +115,10 @@ export class Profile {
     const all = [head, ...body];
     const width = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
     const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(width[i]) : c.padStart(width[i]))).join('  ');
-    return [line(head), width.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), tail + waits].join('\n');
+    const layers = this.view().layers;
+    const perLayer = layers.length
+      ? `\nper layer (prompt ms / gen ms): ${layers.map((l) => `${l.layer}: ${l.promptMs.toFixed(1)}/${l.genMs.toFixed(1)}`).join(', ')}`
+      : '';
+    return [line(head), width.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), tail + waits + perLayer].join('\n');
   }
 }

@@ -47,6 +47,8 @@ export interface RunOps {
   swiglu(out: Float32Array, gate: Float32Array, up: Float32Array, n: number): void;
   /** Charge the time since the last op to `op` (forward.ts's inline steps; nothing unless profiled). */
   mark(op: string): void;
+  /** The layer the ops that follow belong to (-1: none); the profile keeps a total per layer. */
+  layer(l: number): void;
 }
 
 /** What the ops read of a RunState (all of it but the ops). */
@@ -174,6 +176,7 @@ export function createRunOps(m: Model, s: RunArrays): RunOps {
     residual,
     swiglu: W ? (out, gate, up, n) => W.k.swiglu(out.byteOffset, gate.byteOffset, up.byteOffset, n) : (out, gate, up, n) => gatedAct(out, gate, up, silu, n),
     mark() {},
+    layer() {},
   };
 }
 
@@ -247,5 +250,8 @@ export function profiled(o: RunOps, P: Profile): RunOps {
       P.mark('activation');
     },
     mark: (op) => P.mark(op),
+    layer: (l) => {
+      P.layer = l;
+    },
   };
 }

@@ -19,6 +19,7 @@ export const DEFAULT_SETTINGS: Settings = {
   modelsFolder: null,
   contextPolicy: 'stop',
   showProbabilities: false,
+  showProfile: false,
 };
 
 export class SettingsStore {

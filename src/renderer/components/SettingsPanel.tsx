@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import type { ContextPolicy, SamplingSettings } from '../../shared/contract.js';
 import { POLICY_LABEL, useChat } from '../store/chat.js';
+import { ProfilePanel } from './ProfilePanel.js';
 import { useSettings } from '../store/settings.js';
 import { StructuredOutputField } from './StructuredOutput.js';
 
@@ -88,6 +89,10 @@ export function SettingsPanel() {
         <input type="checkbox" checked={settings.showProbabilities ?? false} onChange={(e) => void update({ showProbabilities: e.target.checked })} /> Probabilities
         <span className="hint muted"> shade each token by its probability; hover or focus one for the alternatives, choose one to branch there</span>
       </label>
+      <label className="check">
+        <input type="checkbox" checked={settings.showProfile ?? false} onChange={(e) => void update({ showProfile: e.target.checked })} /> Profile
+        <span className="hint muted"> time each reply per op and per layer</span>
+      </label>
       <div className="field">
         <label htmlFor="context-policy">When the context is full</label>
         <select id="context-policy" value={settings.contextPolicy ?? 'stop'} onChange={(e) => void update({ contextPolicy: e.target.value as ContextPolicy })}>
@@ -98,6 +103,7 @@ export function SettingsPanel() {
         <p className="hint muted">Truncate the middle keeps the system prompt and the first exchange; a rolling window keeps the newest turns.</p>
       </div>
       {error && <p className="line line-error">{error}</p>}
+      {settings.showProfile && <ProfilePanel />}
     </aside>
   );
 }

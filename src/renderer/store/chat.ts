@@ -2,7 +2,7 @@
 // user message and after each reply ends, so reloading the page finds it as it was.
 
 import { create } from 'zustand';
-import type { Chat, ChatSummary, ContextPolicy, StoredToken, TokenLogprobs, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, ContextPolicy, ProfileView, StoredToken, TokenLogprobs, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
 import { api } from '../api.js';
 import { errorLine } from '../lib/format.js';
 import { useApp } from './app.js';
@@ -32,6 +32,8 @@ export interface ChatState {
   notice: string | null;
   /** Messages the context policy left out of the last prompt (0: none). */
   dropped: number;
+  /** The last reply's profile ("Profile" setting), or null. */
+  profile: ProfileView | null;
   error: string | null;
   init(): Promise<void>;
   select(id: string): Promise<void>;
@@ -176,6 +178,7 @@ export const useChat = create<ChatState>()((set, get) => {
     const request = {
       messages: requestMessages(chat), sampling: settings.sampling, contextPolicy: settings.contextPolicy ?? 'stop', ...(structured ? { structured } : {}),
       ...(probabilities ? { probabilities: true } : {}), ...(start ? { replyPrefix: start.content } : {}),
+      ...(settings.showProfile ? { profile: true } : {}),
     };
     set({ chat: { ...chat, messages: [...chat.messages, reply] }, streaming: { messageId: reply.id, handle: null, stopping: false }, notice: null, error: null });
 
@@ -277,7 +280,7 @@ export const useChat = create<ChatState>()((set, get) => {
             break;
           }
           case 'done':
-            set({ context: { used: ev.contextUsed, size: ev.contextSize } });
+            set({ context: { used: ev.contextUsed, size: ev.contextSize }, ...(ev.profile ? { profile: ev.profile } : {}) });
             if (ev.stats.stopReason === 'context') set({ notice: `The context is full (${ev.contextUsed} of ${ev.contextSize} tokens). Start a new chat, or load the model with a larger context in Settings.` });
             void finish(ev.stats).then(resolve);
             break;
@@ -329,6 +332,7 @@ export const useChat = create<ChatState>()((set, get) => {
     streaming: null,
     context: null,
     dropped: 0,
+    profile: null,
     notice: null,
     error: null,
 
