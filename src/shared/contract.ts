@@ -265,6 +265,20 @@ export interface StoredMessage {
    * likely tokens at that step. Their texts joined are the reply's content.
    */
   tokens?: StoredToken[];
+  /**
+   * Assistant replies: the earlier versions this one replaced (Regenerate, a branch at another
+   * token), oldest first, kept to read (without their prompts).
+   */
+  versions?: ReplyVersion[];
+}
+
+/** An earlier version of a reply. */
+export interface ReplyVersion {
+  content: string;
+  createdAt: number;
+  stats?: ReplyStats;
+  modelName?: string;
+  reasoning?: ReplyReasoning;
 }
 
 export interface StoredToken {

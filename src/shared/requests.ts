@@ -5,7 +5,7 @@
 
 import type {
   Chat, ChatRole, GenerateRequest, ReplyPrompt, ReplyReasoning, ReplyStats, RequestChannel, RequestMessage, RequestOf, SamplingSettings, Settings, StoredMessage,
-  StoredToken, StructuredOutput,
+  ReplyVersion, StoredToken, StructuredOutput,
 } from './contract.js';
 import { CONTEXT_POLICIES, DEFAULT_SAMPLING } from './contract.js';
 import { UsageError } from './errors.js';
@@ -142,6 +142,8 @@ function replyPrompt(v: unknown, what: string): ReplyPrompt {
 
 /** A whole chat from the page (chats:save) or from disk: every field checked. */
 const MAX_STORED_TOKENS = 16_384;
+/** Earlier versions a reply keeps (the oldest go first past this). */
+export const MAX_VERSIONS = 32;
 const MAX_ALTS = 20;
 const MAX_PIECE = 1024;
 
@@ -178,6 +180,17 @@ export function validateChat(v: unknown): Chat {
     if (r.prompt !== undefined) out.prompt = replyPrompt(r.prompt, `${what}.prompt`);
     if (r.reasoning !== undefined) out.reasoning = replyReasoning(r.reasoning, `${what}.reasoning`);
     if (r.tokens !== undefined) out.tokens = storedTokens(r.tokens, `${what}.tokens`);
+    if (r.versions !== undefined) {
+      out.versions = array(r.versions, `${what}.versions`, MAX_VERSIONS).map((x, k) => {
+        const w = `${what}.versions[${k}]`;
+        const q = record(x, w);
+        const v: ReplyVersion = { content: string(q.content, `${w}.content`, MAX_MESSAGE_CHARS), createdAt: number(q.createdAt, `${w}.createdAt`, 0, Number.MAX_SAFE_INTEGER) };
+        if (q.stats !== undefined) v.stats = replyStats(q.stats, `${w}.stats`);
+        if (q.modelName !== undefined) v.modelName = string(q.modelName, `${w}.modelName`, 1000);
+        if (q.reasoning !== undefined) v.reasoning = replyReasoning(q.reasoning, `${w}.reasoning`);
+        return v;
+      });
+    }
     return out;
   });
   return {

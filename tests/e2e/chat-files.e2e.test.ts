@@ -29,9 +29,9 @@ describe.skipIf(!HAVE_CHROMIUM)('chat export and import in Chromium', () => {
     await box.fill('Once upon a time');
     await box.press('Enter');
     const article = page.getByRole('article', { name: 'Reply' }).last();
-    await expect.poll(() => article.locator('.markdown').textContent()).toMatch(/\w{3}/);
+    await expect.poll(() => article.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
     await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
-    await expect.poll(() => article.getAttribute('aria-busy')).toBe('false');
+    await expect.poll(() => article.getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
     const reply = (await article.locator('.markdown').textContent())?.trim() ?? '';
 
     const files = page.getByRole('group', { name: 'Export or import a chat' });
@@ -51,7 +51,7 @@ describe.skipIf(!HAVE_CHROMIUM)('chat export and import in Chromium', () => {
     const before = await page.getByRole('navigation', { name: 'Conversations' }).getByRole('listitem').count();
     await page.getByLabel('Chat file to import').setInputFiles(jsonPath);
     const list = page.getByRole('navigation', { name: 'Conversations' }).getByRole('listitem');
-    await expect.poll(() => list.count()).toBe(before + 1);
+    await expect.poll(() => list.count(), { timeout: 30_000 }).toBe(before + 1);
     await page.getByRole('region', { name: 'Chat: Once upon a time' }).waitFor();
     expect((await page.getByRole('article', { name: 'Your message' }).locator('.user-text').allTextContents())).toEqual(['Once upon a time']);
     expect((await page.getByRole('article', { name: 'Reply' }).locator('.markdown').allTextContents()).map((t) => t.trim())).toEqual([reply]);

@@ -1,7 +1,8 @@
 // "Probabilities" in Chromium against the dev harness and its real engine (the demo model, greedy):
 // each token of a reply is shown with its probability, a focused token lists the 10 most likely
 // at that step, and choosing another branches the reply: the new reply is the cut text, the chosen
-// token, and then exactly the engine's greedy continuation of that prompt (from the CLI).
+// token, and then exactly the engine's greedy continuation of that prompt (from the CLI); the
+// replaced reply stays as an earlier version.
 
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -45,7 +46,7 @@ describe.skipIf(!HAVE_CHROMIUM)('token probabilities and branching in Chromium',
     await box.fill('Once upon a time');
     await box.press('Enter');
     const reply = page.getByRole('article', { name: 'Reply' }).last();
-    await expect.poll(() => reply.getAttribute('aria-busy')).toBe('false');
+    await expect.poll(() => reply.getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
     const tokens = reply.getByRole('group', { name: 'Reply tokens by probability' }).locator('.tok');
     expect(await tokens.count()).toBe(N);
 
@@ -62,7 +63,7 @@ describe.skipIf(!HAVE_CHROMIUM)('token probabilities and branching in Chromium',
     const texts = await tokens.evaluateAll((els) => els.map((e) => e.firstChild?.textContent ?? ''));
     const alt = /^Branch with "(.*)":/.exec((await alts.nth(1).getAttribute('aria-label'))!)![1];
     await alts.nth(1).click();
-    await expect.poll(() => page.getByRole('article', { name: 'Reply' }).last().getAttribute('aria-busy')).toBe('false');
+    await expect.poll(() => page.getByRole('article', { name: 'Reply' }).last().getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
     const branched = page.getByRole('article', { name: 'Reply' }).last();
     const got = (await branched.getByRole('group', { name: 'Reply tokens by probability' }).locator('.tok').evaluateAll((els) => els.map((e) => e.firstChild?.textContent ?? ''))).join('');
     const prefix = texts.slice(0, 2).join('') + JSON.parse(`"${alt}"`);
@@ -73,6 +74,9 @@ describe.skipIf(!HAVE_CHROMIUM)('token probabilities and branching in Chromium',
     expect(prompt.endsWith(prefix)).toBe(true);
     expect(got.slice(prefix.length)).toBe(greedy(prompt, N));
     expect(await page.getByRole('article', { name: 'Reply' }).count()).toBe(1);
+    // The reply it replaced stays, as an earlier version.
+    await branched.getByText('1 earlier version').click();
+    expect((await branched.getByRole('listitem', { name: 'Version 1' }).locator('.markdown').textContent())?.trim()).toBe(texts.join('').trim());
     await screenshot(page, 'probabilities-02-branch');
     expect(problems).toEqual([]);
   });

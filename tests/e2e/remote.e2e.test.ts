@@ -39,7 +39,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
     await form.getByRole('textbox', { name: 'Server base URL' }).fill(server.url);
     await form.getByLabel('API key (optional)').fill('wrong');
     await form.getByRole('button', { name: 'Add remote server' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/refused the API key \(HTTP 401\)/);
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 30_000 }).toMatch(/refused the API key \(HTTP 401\)/);
     await form.getByLabel('API key (optional)').fill(KEY);
     await form.getByRole('button', { name: 'Add remote server' }).click();
     await page.getByRole('list', { name: `Models on ${server.url}` }).getByRole('button', { name: `Open stories260K on ${server.url}` }).waitFor();
@@ -56,8 +56,8 @@ describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
     await box.fill('Once upon a time');
     await box.press('Enter');
     const reply = page.getByRole('article', { name: 'Reply' }).last();
-    await expect.poll(() => reply.locator('.markdown').textContent()).toMatch(/\w{3}/);
-    await expect.poll(() => reply.getAttribute('aria-busy')).toBe('false');
+    await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
+    await expect.poll(() => reply.getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
     expect(await page.locator('.engine-bar, [class*="engine"]').first().textContent()).toMatch(/remote \(127\.0\.0\.1:\d+\)/);
     await reply.getByText('Show prompt').click();
     expect(await reply.textContent()).toContain('"stream": true');
@@ -81,8 +81,8 @@ describe.skipIf(!HAVE_CHROMIUM)('a remote server in Chromium', () => {
       await box.fill('Once upon a time');
       await box.press('Enter');
       const reply = page.getByRole('article', { name: 'Reply' }).last();
-      await expect.poll(() => reply.locator('.markdown').textContent()).toMatch(/\w{3}/);
-      await expect.poll(() => reply.getAttribute('aria-busy')).toBe('false');
+      await expect.poll(() => reply.locator('.markdown').textContent(), { timeout: 30_000 }).toMatch(/\w{3}/);
+      await expect.poll(() => reply.getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
       expect(await reply.textContent()).toMatch(/\d+ tokens · first token \d+ ms/);
       await screenshot(page, 'remote-03-llama-cpp');
       expect(problems).toEqual([]);

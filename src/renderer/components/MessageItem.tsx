@@ -118,6 +118,19 @@ function ReplyMessage({ m, streaming, busy }: { m: StoredMessage; streaming: boo
         {m.modelName && <span className="muted">{m.modelName}</span>}
         {!streaming && m.content && <CopyButton label="Copy reply" getText={() => m.content} />}
       </footer>
+      {m.versions && m.versions.length > 0 && (
+        <details className="versions">
+          <summary>{m.versions.length} earlier version{m.versions.length === 1 ? '' : 's'}</summary>
+          <ol>
+            {m.versions.map((v, i) => (
+              <li key={i} aria-label={`Version ${i + 1}`}>
+                <Markdown text={v.content} />
+                {v.stats && <span className="stats muted">{v.stats.generatedTokens} tokens · {STOP_TEXT[v.stats.stopReason] ?? v.stats.stopReason}</span>}
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
       {prompt && (
         <details className="prompt">
           <summary>Show prompt</summary>

@@ -2,7 +2,7 @@
 // user message and after each reply ends, so reloading the page finds it as it was.
 
 import { create } from 'zustand';
-import type { Chat, ChatSummary, ContextPolicy, ProfileView, StoredToken, TokenLogprobs, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
+import type { Chat, ChatSummary, ContextPolicy, ProfileView, ReplyVersion, StoredToken, TokenLogprobs, GenerationEvent, GenerationHandle, ReplyStats, RequestMessage, StoredMessage } from '../../shared/contract.js';
 import { api } from '../api.js';
 import { errorLine } from '../lib/format.js';
 import { useApp } from './app.js';
@@ -59,6 +59,12 @@ const storedLp = (lp: number): number => Math.max(lp, -1e4);
 function storedToken(id: number, text: string, top: { id: number; p: number; text: string }[], lps: TokenLogprobs): StoredToken {
   const p = (tid: number) => top.find((x) => x.id === tid)?.p ?? 0;
   return { t: text, p: p(id), lp: storedLp(lps.logprob), alts: lps.top.map((a) => ({ t: a.text, p: p(a.id), lp: storedLp(a.logprob) })) };
+}
+
+/** Earlier versions of a reply about to be replaced: its own, then it (at most 32, newest kept). */
+function keptVersions(old: StoredMessage): ReplyVersion[] {
+  const self: ReplyVersion = { content: old.content, createdAt: old.createdAt, ...(old.stats ? { stats: old.stats } : {}), ...(old.modelName ? { modelName: old.modelName } : {}), ...(old.reasoning ? { reasoning: old.reasoning } : {}) };
+  return [...(old.versions ?? []), self].slice(-32);
 }
 
 function newId(): string {
@@ -150,7 +156,7 @@ export const useChat = create<ChatState>()((set, get) => {
    * Stream a reply to the open chat (whose last message is the user's). `start`: the reply begins
    * with this text and these tokens, given (a branch at an alternative token); the engine goes on.
    */
-  async function generate(start?: { content: string; tokens: StoredToken[] }): Promise<void> {
+  async function generate(start?: { content: string; tokens: StoredToken[] }, versions?: ReplyVersion[]): Promise<void> {
     const model = useApp.getState().model;
     const settings = useSettings.getState().settings;
     if (!model || !settings) {
@@ -172,6 +178,7 @@ export const useChat = create<ChatState>()((set, get) => {
       id: newId(), role: 'assistant', content: start?.content ?? '', createdAt: Date.now(),
       modelName: engine.status === 'ready' || engine.status === 'busy' ? engine.modelName : model.entry.fileName,
       ...(start ? { tokens: start.tokens } : {}),
+      ...(versions?.length ? { versions } : {}),
     };
     const structured = structuredRequest(useStructured.getState());
     const probabilities = settings.showProbabilities || !!start;
@@ -452,7 +459,7 @@ export const useChat = create<ChatState>()((set, get) => {
       const next = { ...chat, updatedAt: Date.now(), messages: chat.messages.slice(0, i) };
       set({ chat: next });
       await save(next);
-      await generate({ content: tokens.map((t) => t.t).join(''), tokens });
+      await generate({ content: tokens.map((t) => t.t).join(''), tokens }, keptVersions(old));
     },
 
     async regenerate() {
@@ -461,10 +468,11 @@ export const useChat = create<ChatState>()((set, get) => {
       let end = chat.messages.length;
       while (end > 0 && chat.messages[end - 1].role === 'assistant') end--;
       if (end === 0) return;
+      const old = chat.messages[end];
       const next = { ...chat, updatedAt: Date.now(), messages: chat.messages.slice(0, end) };
       set({ chat: next });
       await save(next);
-      await generate();
+      await generate(undefined, old?.role === 'assistant' ? keptVersions(old) : undefined);
     },
 
     async editAndResend(messageId, text) {
