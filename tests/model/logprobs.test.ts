@@ -41,6 +41,10 @@ type Case = [name: string, path: string, tight: number, loose: number];
 const MODELS = ([
   ['stories260K', join(ROOT, 'resources/models/stories260K.gguf'), 8, 2e-2],
   ['llama-2-tiny-random', HAVE_SHARED ? sharedModel('llama-2-tiny-random.gguf') : '', Infinity, 1e-3],
+  // tiny-random models of other families (../shared/models/tiny-random): 1e-3, or llama.cpp's own
+  // first-step spread between its two attention paths where that is larger (2.5e-3 to 5.8e-3 here;
+  // measured: ours within 1.2e-3 and 1.1e-3 on qwen2 and qwen3; gemma3 drifts past its spread by step 5)
+  ...['tiny-llama-s5', 'tiny-qwen2-s5', 'tiny-qwen3-s5'].map((n): Case => [n, HAVE_SHARED ? sharedModel(`tiny-random/${n}.gguf`) : '', Infinity, -1]),
 ] as Case[]).filter(([name, path]) => path !== '' && existsSync(path) && readGolden(name) !== null);
 
 describe('top-5 log-probabilities per greedy step equal llama.cpp\'s within 1e-3', () => {
@@ -63,7 +67,8 @@ describe('top-5 log-probabilities per greedy step equal llama.cpp\'s within 1e-3
           const { lp } = got[k];
           expect(lp.top).toHaveLength(5);
           // the values, rank by rank (ids at a near-tie may swap: each of ours is among llama.cpp's 10)
-          const bound = k < tight ? 1e-3 : loose;
+          // (loose -1: 1e-3, or the case's own llama.cpp spread where larger)
+          const bound = loose < 0 ? Math.max(1e-3, c.flashAttentionOff?.firstStepMaxAbsDiff ?? 0) : k < tight ? 1e-3 : loose;
           for (let j = 0; j < 5; j++) expect(Math.abs(lp.top[j].logprob - want[j].logprob), `${name} step ${k} rank ${j}`).toBeLessThan(bound);
           for (const t of lp.top) {
             const w = want.find((x) => x.id === t.id);
