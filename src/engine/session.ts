@@ -315,8 +315,11 @@ export class Session {
     const m = this.model;
     // Room for the reply: its max tokens, at most a quarter of the context (256 when unlimited).
     const reserve = Math.min(sampling.maxTokens > 0 ? sampling.maxTokens : 256, Math.floor(m.contextSize / 4));
-    const fitted = fitMessages(messages, (x) => m.encodeChat(x).tokens.length, m.contextSize - reserve, extra.policy ?? 'stop');
-    const { rendered, tokens: chatTokens } = m.encodeChat(fitted.messages);
+    // (rendered once when it fits: the policy's first count is of the whole conversation)
+    const full = m.encodeChat(messages);
+    const count = (x: ChatMessage[]) => (x.length === messages.length ? full : m.encodeChat(x)).tokens.length;
+    const fitted = fitMessages(messages, count, m.contextSize - reserve, extra.policy ?? 'stop');
+    const { rendered, tokens: chatTokens } = fitted.dropped ? m.encodeChat(fitted.messages) : full;
     // a given start of the reply (a branch): after the rendered prompt, tokenised with it
     const prefix = extra.replyPrefix ?? '';
     const tokens = prefix ? m.tokenizer.encode(rendered.text + prefix, { addSpecial: !rendered.startsWithBos, parseSpecial: true }) : chatTokens;
@@ -333,32 +336,32 @@ export class Session {
       backend.waitMeter = extra.profile;
     }
     try {
-    for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text + prefix, reasoning, grammar: extra.grammar, topLogprobs })) {
-      switch (e.kind) {
-        case 'prompt':
-          yield {
-            kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName,
-            ...(rendered.notice ? { notice: rendered.notice } : {}), ...(fitted.dropped ? { dropped: fitted.dropped } : {}),
-          };
-          break;
-        case 'token':
-          yield {
-            kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top,
-            ...(e.logprobs ? { logprobs: { logprob: e.logprobs.logprob, top: e.logprobs.top.map((t) => ({ id: t.id, logprob: t.logprob, text: piece(t.id) })) } } : {}),
-          };
-          break;
-        case 'done': {
-          // the reasoning's numbers only for a reply that had reasoning (they are stored with it)
-          const { reasoningTokens, reasoningMs, ...stats } = e.stats;
-          const withReasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
-          yield {
-            kind: 'done', stats: { ...stats, ...withReasoning, stopReason: e.reason }, contextUsed: this.used, contextSize: m.contextSize,
-            ...(extra.profile ? { profile: extra.profile.view() } : {}),
-          };
-          break;
+      for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text + prefix, reasoning, grammar: extra.grammar, topLogprobs })) {
+        switch (e.kind) {
+          case 'prompt':
+            yield {
+              kind: 'prompt', text: e.text, tokens: e.tokens, templateName: rendered.templateName,
+              ...(rendered.notice ? { notice: rendered.notice } : {}), ...(fitted.dropped ? { dropped: fitted.dropped } : {}),
+            };
+            break;
+          case 'token':
+            yield {
+              kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top,
+              ...(e.logprobs ? { logprobs: { logprob: e.logprobs.logprob, top: e.logprobs.top.map((t) => ({ id: t.id, logprob: t.logprob, text: piece(t.id) })) } } : {}),
+            };
+            break;
+          case 'done': {
+            // the reasoning's numbers only for a reply that had reasoning (they are stored with it)
+            const { reasoningTokens, reasoningMs, ...stats } = e.stats;
+            const withReasoning = reasoningTokens > 0 ? { reasoningTokens, reasoningMs } : {};
+            yield {
+              kind: 'done', stats: { ...stats, ...withReasoning, stopReason: e.reason }, contextUsed: this.used, contextSize: m.contextSize,
+              ...(extra.profile ? { profile: extra.profile.view() } : {}),
+            };
+            break;
+          }
         }
       }
-    }
     } finally {
       this.state.profile = before;
       backend.waitMeter = beforeMeter;
