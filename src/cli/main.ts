@@ -1,7 +1,7 @@
 // The `pantheon` command line: the same engine as the app, from a terminal.
 // Exit status: 0 ok, 1 bad input (one line on stderr), 2 usage error.
 
-import { PantheonError, UsageError } from '../shared/errors.js';
+import { GgufError, PantheonError, UsageError } from '../shared/errors.js';
 import type { CliIo } from './command.js';
 import { commands } from './commands/index.js';
 
@@ -45,7 +45,8 @@ export async function main(argv: string[], io: CliIo = defaultIo): Promise<numbe
     }
     const file = rest.find((a) => !a.startsWith('-'));
     const msg = err instanceof PantheonError ? err.message : err instanceof Error ? `internal error: ${err.message}` : String(err);
-    io.err(`error: ${file && err instanceof PantheonError && err.name === 'GgufError' ? `${file}: ` : ''}${msg.split('\n')[0]}`);
+    const about = err instanceof GgufError ? (err.file ?? file) : undefined;
+    io.err(`error: ${about ? `${about}: ` : ''}${msg.split('\n')[0]}`);
     return 1;
   }
 }

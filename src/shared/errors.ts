@@ -19,6 +19,8 @@ export class PantheonError extends Error {
 
 /** A GGUF file that cannot be read: truncated, corrupt, hostile, or a version we do not read. */
 export class GgufError extends PantheonError {
+  /** The file it is about, when the reader knows it (the CLI names it before the message). */
+  file?: string;
   constructor(code: GgufErrorCode, message: string, readonly offset?: number) {
     super(code, offset === undefined ? message : `${message} (at byte ${offset})`);
   }

@@ -152,6 +152,14 @@ describe('pantheon diff', () => {
     expect(r.out).toMatch(/3 tensors differ, 1 identical/);
   });
 
+  it('a bad second file is named as the one at fault', async () => {
+    const bad = join(dir, 'not-a-model.gguf');
+    writeFileSync(bad, 'not a model');
+    const r = await cli(['diff', a, bad]);
+    expect(r.code).toBe(1);
+    expect(r.err.trim()).toBe(`error: ${bad}: starts with "not " instead of "GGUF": it is not a GGUF model (at byte 0)`);
+  });
+
   it('a missing file is one line', async () => {
     const r = await cli(['diff', a, join(dir, 'nope.gguf')]);
     expect(r.code).toBe(1);

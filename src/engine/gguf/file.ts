@@ -36,7 +36,19 @@ function statSize(isDirectory: boolean, size: number): number {
 }
 
 /** Read and parse the header of the GGUF file at `path`. Throws GgufError. */
+/** `err` with the file it came from, when it is a GgufError that does not say yet. */
+function aboutFile(err: unknown, path: string): unknown {
+  if (err instanceof GgufError) err.file ??= path;
+  return err;
+}
+
 export async function readGgufHeader(path: string): Promise<GgufHeader> {
+  return readHeaderAsync(path).catch((err: unknown) => {
+    throw aboutFile(err, path);
+  });
+}
+
+async function readHeaderAsync(path: string): Promise<GgufHeader> {
   let fh: fsp.FileHandle;
   try {
     fh = await fsp.open(path, 'r');
@@ -66,6 +78,14 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
 
 /** Synchronous form of readGgufHeader, for worker threads and the CLI. */
 export function readGgufHeaderSync(path: string): GgufHeader {
+  try {
+    return readHeaderSync(path);
+  } catch (err) {
+    throw aboutFile(err, path);
+  }
+}
+
+function readHeaderSync(path: string): GgufHeader {
   let fd: number;
   try {
     fd = openSync(path, 'r');
