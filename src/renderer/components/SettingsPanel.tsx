@@ -65,6 +65,8 @@ export function SettingsPanel() {
 
   return (
     <aside className="settings-panel" aria-label="Chat settings">
+      {/* First in the column when on, so the last reply's profile shows without scrolling. */}
+      {settings.showProfile && <ProfilePanel />}
       <div className="field">
         <label htmlFor="system-prompt">System prompt</label>
         <textarea id="system-prompt" rows={4} value={system} placeholder="Optional instructions for the model" onChange={(e) => setSystem(e.target.value)} onBlur={commitSystem} />
@@ -103,7 +105,6 @@ export function SettingsPanel() {
         <p className="hint muted">Truncate the middle keeps the system prompt and the first exchange; a rolling window keeps the newest turns.</p>
       </div>
       {error && <p className="line line-error">{error}</p>}
-      {settings.showProfile && <ProfilePanel />}
     </aside>
   );
 }
