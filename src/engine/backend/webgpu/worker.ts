@@ -30,7 +30,11 @@ export const GPU_WORKER_SOURCE = String.raw`
 const { workerData, receiveMessageOnPort } = require('node:worker_threads');
 const ctrl = new Int32Array(workerData.ctrl);
 const ctrlU8 = new Uint8Array(workerData.ctrl);
-let io = null, ioU8 = null, device = null, adapterInfo = null;
+let io = null, ioU8 = null, device = null;
+// The object create() returned must stay reachable while its device is used: dawn.node frees the
+// native instance when it is garbage collected, and the next mapAsync polls freed memory (glibc
+// aborts: "Owner died", futex errors, tpp.c; docs/webgpu.md "The crash").
+let instance = null;
 const buffers = new Map(), pipes = new Map();
 let readback = null, readbackSize = 0, seq = 0;
 
@@ -75,7 +79,7 @@ async function tryAdapter(gpu, opts) {
   const got = new Uint32Array(rb.getMappedRange().slice(0));
   rb.unmap(); rb.destroy(); buf.destroy();
   for (let i = 0; i < 64; i++) if (got[i] !== i * 7 * 3 + i) { d.destroy(); return null; }
-  return { a, d };
+  return { gpu, a, d };
 }
 
 async function init(fallback) {
@@ -94,6 +98,7 @@ async function init(fallback) {
   }
   if (!got) return null;
   device = got.d;
+  instance = got.gpu;
   const i = got.a.info;
   device.lost.then((info) => { if (info.reason !== 'destroyed') { ctrl[2] = 1; setText('the GPU device was lost: ' + (info.message || info.reason)); } });
   device.addEventListener('uncapturederror', (ev) => { lastError = ev.error.message; });
@@ -168,16 +173,15 @@ async function handle(cmds) {
         if (readback) readback.destroy();
         if (device) device.destroy();
         device = null;
+        instance = null;
         break;
     }
     if (lastError) { const m = lastError; lastError = null; throw new Error(m); }
   }
 }
 
-// Commands are taken with receiveMessageOnPort after a blocking Atomics.wait on REQ, never through
-// 'message' events or timers: dawn.node on Mesa's GL driver corrupts its mutexes (glibc asserts,
-// "Owner died") within a few hundred mapAsync calls when the worker's event loop turns between
-// them; it runs thousands when the only awaits are the GPU's own (mapAsync), as here.
+// Commands are taken with receiveMessageOnPort after a blocking Atomics.wait on REQ: the engine
+// thread posts and blocks, so no 'message' event could be delivered here anyway.
 const port = workerData.port;
 (async () => {
   let req = 0;
