@@ -295,6 +295,11 @@ export class WebGpuBackend extends SerialBackend {
     out.set(new Float32Array(io.buffer, PARAMS_BYTES, spec.cols));
   }
 
+  /** Test hook: a full garbage collection on the GPU thread. */
+  collectGarbage(): void {
+    this.dev.call([{ op: 'gc' }]);
+  }
+
   weightBytes(): number {
     return this.bytes + (this.cpuBackend?.weightBytes() ?? 0);
   }

@@ -21,6 +21,8 @@
 //     reads: [{ id, offset, len, to }] }     one command buffer: the passes in order, then each read
 //                                            copied into io[to, to + len)
 //   { op: 'init', fallback: 'never' | 'allow' | 'only' }   acquire the adapter (device.ts)
+//   { op: 'gc' }                             a full garbage collection on this thread (tests: the
+//                                            device must survive one, docs/webgpu.md)
 
 export const GPU_CTRL = { DONE: 0, ERR: 1, LOST: 2, MSGLEN: 3, REQ: 4, MSG: 16 } as const;
 /** Bytes of the control block: 16 ints, then up to 4 KiB of message text. */
@@ -167,6 +169,11 @@ async function handle(cmds) {
         break;
       }
       case 'run': await run(c); break;
+      case 'gc': {
+        require('node:v8').setFlagsFromString('--expose-gc');
+        require('node:vm').runInNewContext('gc')();
+        break;
+      }
       case 'dispose':
         for (const b of buffers.values()) b.destroy();
         buffers.clear();
