@@ -1,7 +1,7 @@
 // Pantheon against llama.cpp on the same model file, the same CPU threads, context and batch size.
 //
 //   npm run bench -- MODEL [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512]
-//                          [--batch 512] [--backend scalar|wasm|pool] [--engines pantheon,llama.cpp]
+//                          [--batch 512] [--backend scalar|wasm|pool|webgpu] [--engines pantheon,llama.cpp]
 //                          [--no-warmup] [--no-bandwidth] [--json]
 //
 // Each run is a fresh child process (bench/child-pantheon.ts, bench/child-llama.mjs), so load time
