@@ -83,6 +83,25 @@ describe.skipIf(!gpu)(`WebGpuBackend (${gpu?.name ?? 'no adapter'})`, () => {
     }
   });
 
+  it('matmulGated: silu(x·gateᵀ) ⊙ (x·upᵀ) from one command buffer', () => {
+    const cols = 96, rows = 40, n = 2;
+    const dg = quantisedWeights(GgmlType.Q5_1, rows, cols, 80);
+    const du = quantisedWeights(GgmlType.Q4_1, rows, cols, 81);
+    const gate = b.addWeight({ name: 'gate', type: GgmlType.Q5_1, rows, cols }, fillFrom(dg));
+    const up = b.addWeight({ name: 'up', type: GgmlType.Q4_1, rows, cols }, fillFrom(du));
+    const x = randomFloats(n * cols, 82, 1);
+    const out = new Float32Array(n * rows);
+    b.matmulGated(out, gate, up, x, n);
+    const g = reference(GgmlType.Q5_1, dg, rows, cols, x, n);
+    const u = reference(GgmlType.Q4_1, du, rows, cols, x, n);
+    for (let i = 0; i < n * rows; i++) {
+      const s = g.y[i] / (1 + Math.exp(-g.y[i]));
+      // each product within TOL of its scale; silu's slope is at most 1.1
+      const bound = 1.1 * TOL * g.abs[i] * Math.abs(u.y[i]) + Math.abs(s) * TOL * u.abs[i] + 1e-6 * Math.abs(s * u.y[i]);
+      expect(Math.abs(out[i] - s * u.y[i]), `[${i}]`).toBeLessThanOrEqual(bound + 1e-30);
+    }
+  });
+
   it('a type without a WGSL kernel stays on the CPU, and the name says so', () => {
     const type = GgmlType.IQ2_XXS;
     expect(b.onGpu(type)).toBe(false);
