@@ -1,6 +1,6 @@
 // WebGpuBackend (the device on its worker thread, driven synchronously) against the f64 reference
 // product of the scalar dequantisation (src/engine/quant, checked against ggml in tests/quant):
-// matvec, prompt batches, matmulShared with biases, tensors split across storage bindings, getRow,
+// matvec, prompt batches, matmulShared with biases, matmulGated, tensors split across bindings, getRow,
 // a type without a WGSL kernel left on the CPU, and thousands of round trips with garbage
 // collections between them (the dawn.node abort of docs/webgpu.md came from a collected instance).
 // Tolerance as tests/webgpu/kernels.test.ts: |gpu − ref| ≤ 2e-5 · Σ|w·x|.
