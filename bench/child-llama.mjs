@@ -30,12 +30,17 @@ if (!args.model) {
   process.exit(2);
 }
 
-await getReference(); // the native runtime, like importing Pantheon's modules: not load time
+// the native runtime, like importing Pantheon's modules: not load time
+await getReference(args.gpu ?? false).catch((err) => {
+  console.error(`llama.cpp's ${args.gpu || 'CPU'} binary cannot start here: ${String(err?.message ?? err).split('\n')[0]}`);
+  process.exit(1);
+});
 const t0 = performance.now();
 const mc = await loadModel(args.model, {
   threads: args.threads ?? 1,
   contextSize: args.contextSize ?? 512,
   batchSize: args.batchSize ?? 512,
+  gpu: args.gpu ?? false,
 });
 const loadMs = performance.now() - t0;
 

@@ -1,8 +1,8 @@
 // Pantheon against llama.cpp on the same model file, the same CPU threads, context and batch size.
 //
 //   npm run bench -- MODEL [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512]
-//                          [--batch 512] [--backend scalar|wasm|pool] [--engines pantheon,llama.cpp]
-//                          [--no-warmup] [--no-bandwidth] [--json]
+//                          [--batch 512] [--backend scalar|wasm|pool|webgpu] [--engines pantheon,llama.cpp]
+//                          [--no-warmup] [--no-bandwidth] [--json] [--llama-gpu vulkan|cuda]
 //
 // Each run is a fresh child process (bench/child-pantheon.ts, bench/child-llama.mjs), so load time
 // and peak RSS belong to one engine; the engines alternate (P L, L P, P L, …) so a change in the
@@ -40,6 +40,8 @@ interface Options {
   ctx: number;
   batch: number;
   backend: string | undefined;
+  /** llama.cpp on a GPU through node-llama-cpp's prebuilt binary (every layer offloaded), else CPU. */
+  llamaGpu: 'vulkan' | 'cuda' | undefined;
   engines: EngineName[];
   warmup: boolean;
   bandwidth: boolean;
@@ -48,7 +50,7 @@ interface Options {
   node: string;
 }
 
-const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--json]';
+const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--json] [--llama-gpu vulkan|cuda]';
 
 function parseArgs(argv: string[]): Options {
   const o: Partial<Options> & { engines: EngineName[] } = { engines: ['pantheon', 'llama.cpp'], warmup: true, bandwidth: true, json: false };
@@ -67,6 +69,12 @@ function parseArgs(argv: string[]): Options {
       case '--ctx': o.ctx = int(a, argv[++i], 16); break;
       case '--batch': o.batch = int(a, argv[++i], 1); break;
       case '--backend': o.backend = argv[++i]; break;
+      case '--llama-gpu': {
+        const g = argv[++i];
+        if (g !== 'vulkan' && g !== 'cuda') throw new Error(`--llama-gpu takes vulkan or cuda, not "${g ?? ''}"\n${USAGE}`);
+        o.llamaGpu = g;
+        break;
+      }
       case '--engines': {
         const names = (argv[++i] ?? '').split(',');
         if (!names.every((n): n is EngineName => n === 'pantheon' || n === 'llama.cpp')) throw new Error(`--engines takes pantheon and/or llama.cpp\n${USAGE}`);
@@ -90,7 +98,7 @@ function parseArgs(argv: string[]): Options {
   if (prompt + gen > ctx) throw new Error(`--prompt ${prompt} + --gen ${gen} does not fit a context of ${ctx}; raise --ctx`);
   return {
     model: o.model, threads: o.threads ?? 2, prompt, gen, runs: o.runs ?? 3, ctx, batch: o.batch ?? 512,
-    backend: o.backend, engines: o.engines, warmup: o.warmup!, bandwidth: o.bandwidth!, json: o.json!,
+    backend: o.backend, llamaGpu: o.llamaGpu, engines: o.engines, warmup: o.warmup!, bandwidth: o.bandwidth!, json: o.json!,
     node: o.node ?? nodeBinary(existsSync(ELECTRON_NODE) ? 'electron' : 'current'),
   };
 }
@@ -163,7 +171,7 @@ export interface RunResult {
 const CHILD_TIMEOUT_MS = 20 * 60 * 1000;
 
 function runChild(engine: EngineName, o: Options, prompt: number[]): RunResult | { engine: EngineName; error: string } {
-  const args = JSON.stringify({ model: o.model, threads: o.threads, contextSize: o.ctx, batchSize: o.batch, prompt, gen: o.gen, warmup: o.warmup, backend: o.backend });
+  const args = JSON.stringify({ model: o.model, threads: o.threads, contextSize: o.ctx, batchSize: o.batch, prompt, gen: o.gen, warmup: o.warmup, backend: o.backend, gpu: o.llamaGpu });
   const cmd = engine === 'pantheon'
     ? [join(ROOT, 'bin', 'run-ts.mjs'), join(HERE, 'child-pantheon.ts'), args]
     : [join(HERE, 'child-llama.mjs'), args];
@@ -287,6 +295,8 @@ function printTable(report: BenchReport): void {
   console.log(`threads ${o.threads}, context ${o.ctx}, batch ${o.batch}, prompt ${o.prompt} tokens, generate ${o.gen}, ${o.runs} run(s) each${o.warmup ? ', after a warm-up pass' : ''}`);
   const pr = report.runs.find((r): r is RunResult => r.engine === 'pantheon' && !('error' in r));
   if (pr) console.log(`Pantheon: backend ${String(pr.settings.backend)} on Node ${String(pr.settings.node ?? '?')}`);
+  const lr = report.runs.find((r): r is RunResult => r.engine === 'llama.cpp' && !('error' in r));
+  if (lr && lr.settings.gpu) console.log(`llama.cpp: every layer on the GPU (${String(lr.settings.gpu)})`);
   console.log(`CPU ${report.machine.cpu} ×${report.machine.cpus}; load average ${report.machine.loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${report.machine.loadAfter.map((x) => x.toFixed(2)).join(' ')} after`);
   console.log('');
   const P = report.engines.pantheon;

@@ -29,10 +29,14 @@ function logger(level, message) {
   else if (level === 'error' || level === 'fatal' || level === 'warn') process.stderr.write(`[llama.cpp] ${message.trim()}\n`);
 }
 
-/** The llama.cpp runtime, CPU only, never built from source or downloaded. */
-export function getReference() {
+/**
+ * The llama.cpp runtime, never built from source or downloaded: CPU only, or with `gpu` one of
+ * node-llama-cpp's prebuilt GPU binaries ('vulkan', 'cuda'; bench/gpu.sh). One per process.
+ * @param {false | 'vulkan' | 'cuda'} [gpu]
+ */
+export function getReference(gpu = false) {
   llamaPromise ??= getLlama({
-    gpu: false,
+    gpu,
     build: 'never',
     progressLogs: false,
     // info level so that llama_perf_context_print reaches the logger; logger() filters
@@ -45,13 +49,14 @@ export function getReference() {
 /**
  * Load a GGUF file and make one context with one sequence.
  * @param {string} path
- * @param {{ threads?: number, contextSize?: number, batchSize?: number, flashAttention?: 'auto' | boolean }} [opts]
+ * gpu: every layer on that GPU (getReference's binary), else the CPU only.
+ * @param {{ threads?: number, contextSize?: number, batchSize?: number, flashAttention?: 'auto' | boolean, gpu?: false | 'vulkan' | 'cuda' }} [opts]
  */
 export async function loadModel(path, opts = {}) {
-  const { threads = 1, contextSize = 512, batchSize = 512, flashAttention = 'auto' } = opts;
-  const llama = await getReference();
+  const { threads = 1, contextSize = 512, batchSize = 512, flashAttention = 'auto', gpu = false } = opts;
+  const llama = await getReference(gpu);
   const t0 = performance.now();
-  const model = await llama.loadModel({ modelPath: path, gpuLayers: 0 });
+  const model = await llama.loadModel({ modelPath: path, gpuLayers: gpu ? 'max' : 0 });
   const loadMs = performance.now() - t0;
   const context = await model.createContext({
     contextSize,
@@ -63,7 +68,7 @@ export async function loadModel(path, opts = {}) {
   const sequence = context.getSequence();
   return {
     llama, model, context, sequence,
-    settings: { threads, contextSize: context.contextSize, batchSize: context.batchSize, flashAttention },
+    settings: { threads, contextSize: context.contextSize, batchSize: context.batchSize, flashAttention, gpu: gpu ? llama.gpu : false },
     loadMs,
   };
 }

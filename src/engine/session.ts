@@ -10,6 +10,7 @@ import { PoolBackend } from './backend/pool.js';
 import { planPool, type PoolPlan } from './backend/pool-plan.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
+import { WebGpuBackend } from './backend/webgpu/backend.js';
 import type { MatBackend } from './backend/types.js';
 import { ReasoningSplitter, fitMessages, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ContextPolicy, type ReasoningSetup, type RenderedChat, type TemplateInfo } from './chat/index.js';
 import { readGgufHeader } from './gguf/file.js';
@@ -28,7 +29,7 @@ import { tokenizerFromGguf, type Tokenizer } from './tokenizer/index.js';
 // ----------------------------------------------------------------------------------------------
 // Loading
 
-export type BackendKind = 'scalar' | 'wasm' | 'pool';
+export type BackendKind = 'scalar' | 'wasm' | 'pool' | 'webgpu';
 
 export interface LoadOptions {
   /** Positions the KV cache holds. Default: the training context, at most DEFAULT_CONTEXT. */
@@ -72,6 +73,13 @@ async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan
       return new WasmBackend();
     case 'pool':
       return new PoolBackend({ threads, band: plan?.band, shards: plan?.shards });
+    case 'webgpu': {
+      // only when asked for: a GPU, else Mesa's llvmpipe (the CPU through OpenGL ES, for tests),
+      // which the name then says ("webgpu (llvmpipe)")
+      const gpu = WebGpuBackend.create({ fallback: 'allow' });
+      if (!gpu) throw new ModelError('NO_GPU', 'no WebGPU adapter was found here (no GPU through Vulkan, Metal or Direct3D 12, and no Mesa llvmpipe through OpenGL ES); use --backend pool');
+      return gpu;
+    }
   }
 }
 
@@ -79,6 +87,7 @@ async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan
  * The backend asked for, or by default the fastest that starts here: the WebAssembly pool for
  * several threads, single-thread WebAssembly otherwise, and the scalar reference when the
  * WebAssembly kernels cannot be loaded (e.g. not built). An explicit choice that fails throws.
+ * WebGPU only when asked for (docs/webgpu.md).
  */
 async function defaultBackend(kind: BackendKind | undefined, threads: number, plan?: PoolPlan): Promise<MatBackend> {
   if (kind) return createBackend(kind, threads, plan);

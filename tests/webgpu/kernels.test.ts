@@ -15,24 +15,26 @@ import { dequantizeRow } from '../../src/engine/quant/index.js';
 import { quantisedWeights, randomBlocks, randomFloats } from '../wasm/gen.js';
 
 // The kernels run here on this thread's event loop (await mapAsync), not through the backend's
-// GPU thread (see docs/webgpu.md: dawn.node on llvmpipe crashes in a worker thread).
-// Opt-in (PANTHEON_WEBGPU_TESTS=1) until dawn.node's crash on llvmpipe is worked around: the
-// process aborts in glibc (mutex assertions, "Owner died") after a few hundred submissions in a
-// worker thread and, so far, inside vitest's forks too (docs/webgpu.md, "Known problem").
-const OPT_IN = process.env.PANTHEON_WEBGPU_TESTS === '1';
-if (!OPT_IN) console.warn('tests/webgpu: skipped (set PANTHEON_WEBGPU_TESTS=1): dawn.node on llvmpipe can abort the test process, docs/webgpu.md');
+// GPU thread (tests/webgpu/backend.test.ts covers that).
 type Dev = GPUDevice;
 let dev: Dev | null = null;
 let adapterName = 'no adapter';
-const webgpu = OPT_IN ? await import('webgpu').catch(() => null) : null;
+// The object create() returns must stay reachable while the device is used: dawn.node frees its
+// instance when it is collected and the next mapAsync aborts the process (docs/webgpu.md).
+let instance: GPU | null = null;
+const webgpu = await import('webgpu').catch(() => null);
 if (webgpu) {
   Object.assign(globalThis, webgpu.globals);
-  const a = await webgpu.create(['backend=opengles']).requestAdapter({ featureLevel: 'compatibility' }).catch(() => null);
+  instance = webgpu.create(['backend=opengles']);
+  const a = await instance.requestAdapter({ featureLevel: 'compatibility' }).catch(() => null);
   dev = a ? await a.requestDevice() : null;
   adapterName = a ? a.info.device || a.info.description : adapterName;
 }
-if (OPT_IN && !dev) console.warn('tests/webgpu: no WebGPU adapter here (no llvmpipe through OpenGL ES): the WGSL kernel tests are skipped');
-afterAll(() => dev?.destroy());
+if (!dev) console.warn('tests/webgpu: SKIPPED, no WebGPU adapter here (Mesa llvmpipe through OpenGL ES needs libegl-mesa0 libgles2 libgl1-mesa-dri, see .ci/run)');
+afterAll(() => {
+  dev?.destroy();
+  instance = null;
+});
 
 const pipes = new Map<string, GPUComputePipeline>();
 function pipe(code: string): GPUComputePipeline {

@@ -29,7 +29,7 @@ export async function loadModel(path: string, args: ParsedArgs, io: CliIo): Prom
 export const MODEL_OPTIONS = ['threads', 'ctx', 'backend'];
 export const SAMPLING_OPTIONS = ['temp', 'top-k', 'top-p', 'min-p', 'repeat-penalty', 'seed', 'n'];
 
-const BACKENDS: readonly BackendKind[] = ['scalar', 'wasm', 'pool'];
+const BACKENDS: readonly BackendKind[] = ['scalar', 'wasm', 'pool', 'webgpu'];
 
 export function loadOptions(args: ParsedArgs): LoadOptions {
   const backend = optString(args, 'backend');
@@ -82,7 +82,7 @@ function writer(io: CliIo): { write: (t: string) => void; end: () => void } {
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool] [--profile] [--json-schema FILE | --grammar FILE]',
+  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool|webgpu] [--profile] [--json-schema FILE | --grammar FILE]',
   summary: 'continue a prompt with the model (no chat template); --temp 0 is greedy',
   async run(argv, io) {
     const args = parseArgs(argv, ['p', 'prompt', 'top-logprobs', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS, ...GRAMMAR_OPTIONS], ['json', 'stop-at-eos', 'profile']);
@@ -124,6 +124,7 @@ export const runCommand: Command = {
       const r = result as { reason: string; stats: GenerationStats } | null;
       if (json) {
         io.out(JSON.stringify({
+          backend: model.backendName,
           load_ms: Number(model.loadMs.toFixed(1)),
           prompt_tokens: promptTokens,
           tokens,

@@ -51,10 +51,10 @@ export type EngineLoader = (opts: LoaderOptions) => Promise<EngineModel>;
 // ---------------------------------------------------------------------------------------------
 // The adapter over session.ts
 
-/** Which compute backend the host asks for: PANTHEON_BACKEND, else the engine's default. */
+/** Which compute backend the host asks for: PANTHEON_BACKEND (webgpu: opt-in only), else the engine's default. */
 function backendChoice(): BackendKind | undefined {
   const b = process.env.PANTHEON_BACKEND;
-  return b === 'scalar' || b === 'wasm' || b === 'pool' ? b : undefined;
+  return b === 'scalar' || b === 'wasm' || b === 'pool' || b === 'webgpu' ? b : undefined;
 }
 
 export const loadSessionModel: EngineLoader = async (opts) => {

@@ -47,6 +47,8 @@ const pad4 = (n: number) => (n + 3) & ~3;
 
 export class WebGpuBackend extends SerialBackend {
   readonly adapter: string;
+  /** The CPU backend's WebAssembly kernels: the forward pass runs norms, RoPE and attention there. */
+  override readonly kernels: KernelInstance | null;
   private readonly dev: GpuDevice;
   private readonly pipes = new Map<number, Pipes>();
   private cpuBackend: MatBackend | null = null;
@@ -61,6 +63,8 @@ export class WebGpuBackend extends SerialBackend {
   private xBuf = { id: 0, size: 0 };
   private yBuf = { id: 0, size: 0 };
   private uBuf = { id: 0, size: 0 };
+  /** matmulGated's up product. */
+  private gated = new Float32Array(0);
 
   private constructor(dev: GpuDevice, opts: WebGpuOptions) {
     super();
@@ -72,6 +76,7 @@ export class WebGpuBackend extends SerialBackend {
     this.uAlign = Math.max(PARAMS_BYTES, l.minUniformBufferOffsetAlignment);
     this.sAlign = Math.max(16, l.minStorageBufferOffsetAlignment);
     this.maxWg = l.maxComputeWorkgroupsPerDimension;
+    this.kernels = this.cpu().kernels;
   }
 
   /** A backend on the best adapter here, or null when none can be had. */
@@ -260,6 +265,15 @@ export class WebGpuBackend extends SerialBackend {
     this.products([out], [w as GpuWeight], x, n);
   }
 
+  /** gate and up in one command buffer, then ops.ts gatedAct's silu(gate) ⊙ up (SerialBackend's arithmetic). */
+  override matmulGated(out: Float32Array, gate: WeightHandle, up: WeightHandle, x: Float32Array, n: number): void {
+    const m = n * up.spec.rows;
+    if (this.gated.length < m) this.gated = new Float32Array(m);
+    const u = this.gated.subarray(0, m);
+    this.products([out, u], [gate as GpuWeight, up as GpuWeight], x, n);
+    for (let i = 0; i < m; i++) out[i] = Math.fround(out[i] / (1 + Math.exp(-out[i]))) * u[i];
+  }
+
   override matmulShared(outs: Float32Array[], ws: WeightHandle[], x: Float32Array, n: number, biases?: readonly (Float32Array | null)[]): void {
     this.products(outs, ws as GpuWeight[], x, n);
     if (!biases) return;
@@ -293,6 +307,11 @@ export class WebGpuBackend extends SerialBackend {
     });
     this.dev.call(cmds);
     out.set(new Float32Array(io.buffer, PARAMS_BYTES, spec.cols));
+  }
+
+  /** Test hook: a full garbage collection on the GPU thread. */
+  collectGarbage(): void {
+    this.dev.call([{ op: 'gc' }]);
   }
 
   weightBytes(): number {

@@ -54,6 +54,7 @@ export type GpuCommand =
   | { op: 'write'; id: number; offset: number; from: number; len: number }
   | { op: 'pipeline'; id: number; code: string }
   | { op: 'run'; passes: GpuPass[]; reads: GpuRead[] }
+  | { op: 'gc' }
   | { op: 'dispose' };
 
 export interface GpuPass {

@@ -21,6 +21,8 @@
 //     reads: [{ id, offset, len, to }] }     one command buffer: the passes in order, then each read
 //                                            copied into io[to, to + len)
 //   { op: 'init', fallback: 'never' | 'allow' | 'only' }   acquire the adapter (device.ts)
+//   { op: 'gc' }                             a full garbage collection on this thread (tests: the
+//                                            device must survive one, docs/webgpu.md)
 
 export const GPU_CTRL = { DONE: 0, ERR: 1, LOST: 2, MSGLEN: 3, REQ: 4, MSG: 16 } as const;
 /** Bytes of the control block: 16 ints, then up to 4 KiB of message text. */
@@ -30,7 +32,11 @@ export const GPU_WORKER_SOURCE = String.raw`
 const { workerData, receiveMessageOnPort } = require('node:worker_threads');
 const ctrl = new Int32Array(workerData.ctrl);
 const ctrlU8 = new Uint8Array(workerData.ctrl);
-let io = null, ioU8 = null, device = null, adapterInfo = null;
+let io = null, ioU8 = null, device = null;
+// The object create() returned must stay reachable while its device is used: dawn.node frees the
+// native instance when it is garbage collected, and the next mapAsync polls freed memory (glibc
+// aborts: "Owner died", futex errors, tpp.c; docs/webgpu.md "The crash").
+let instance = null;
 const buffers = new Map(), pipes = new Map();
 let readback = null, readbackSize = 0, seq = 0;
 
@@ -75,7 +81,7 @@ async function tryAdapter(gpu, opts) {
   const got = new Uint32Array(rb.getMappedRange().slice(0));
   rb.unmap(); rb.destroy(); buf.destroy();
   for (let i = 0; i < 64; i++) if (got[i] !== i * 7 * 3 + i) { d.destroy(); return null; }
-  return { a, d };
+  return { gpu, a, d };
 }
 
 async function init(fallback) {
@@ -94,6 +100,7 @@ async function init(fallback) {
   }
   if (!got) return null;
   device = got.d;
+  instance = got.gpu;
   const i = got.a.info;
   device.lost.then((info) => { if (info.reason !== 'destroyed') { ctrl[2] = 1; setText('the GPU device was lost: ' + (info.message || info.reason)); } });
   device.addEventListener('uncapturederror', (ev) => { lastError = ev.error.message; });
@@ -162,22 +169,26 @@ async function handle(cmds) {
         break;
       }
       case 'run': await run(c); break;
+      case 'gc': {
+        require('node:v8').setFlagsFromString('--expose-gc');
+        require('node:vm').runInNewContext('gc')();
+        break;
+      }
       case 'dispose':
         for (const b of buffers.values()) b.destroy();
         buffers.clear();
         if (readback) readback.destroy();
         if (device) device.destroy();
         device = null;
+        instance = null;
         break;
     }
     if (lastError) { const m = lastError; lastError = null; throw new Error(m); }
   }
 }
 
-// Commands are taken with receiveMessageOnPort after a blocking Atomics.wait on REQ, never through
-// 'message' events or timers: dawn.node on Mesa's GL driver corrupts its mutexes (glibc asserts,
-// "Owner died") within a few hundred mapAsync calls when the worker's event loop turns between
-// them; it runs thousands when the only awaits are the GPU's own (mapAsync), as here.
+// Commands are taken with receiveMessageOnPort after a blocking Atomics.wait on REQ: the engine
+// thread posts and blocks, so no 'message' event could be delivered here anyway.
 const port = workerData.port;
 (async () => {
   let req = 0;
