@@ -11,9 +11,10 @@
 // the operating system gets every byte of the old model back.
 
 import { SERVER_LOG_SIZE, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
-import { CancelledError, EngineError, deserializeError, serializeError, type PantheonError } from '../../shared/errors.js';
+import { CancelledError, EngineError, deserializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { RemoteTarget } from '../../engine/host/remote-model.js';
+import { StreamClient } from '../../shared/stream-client.js';
 import type { Logger } from './log.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -89,7 +90,8 @@ export class EngineSupervisor {
   private info: LoadedInfo | null = null;
   private pendingLoad: Pending<EngineState> | null = null;
   private readonly counts = new Map<number, Pending<{ tokens: number; contextSize: number }>>();
-  private readonly generations = new Map<number, (e: GenerationEvent) => void>();
+  /** Generations over the control channel; ids shared with token counts and pings. */
+  private readonly generations = new StreamClient<GenerateRequest>(() => this.nextId++);
   private readonly exitWaiters = new Set<() => void>();
   private readonly listeners = new Set<(s: EngineState) => void>();
   /** The local server (run by the host over its model): what the panel shows. */
@@ -295,9 +297,7 @@ export class EngineSupervisor {
   private settleRequests(error: PantheonError): void {
     for (const c of this.counts.values()) c.reject(error);
     this.counts.clear();
-    const gens = [...this.generations.values()];
-    this.generations.clear();
-    for (const g of gens) g({ kind: 'error', error: serializeError(error) });
+    this.generations.endAll(error);
   }
 
   private failAll(error: PantheonError): void {
@@ -306,9 +306,7 @@ export class EngineSupervisor {
     load?.reject(error);
     for (const c of this.counts.values()) c.reject(error);
     this.counts.clear();
-    const gens = [...this.generations.values()];
-    this.generations.clear();
-    for (const g of gens) g({ kind: 'error', error: serializeError(error) });
+    this.generations.endAll(error);
   }
 
   // ---- host messages ---------------------------------------------------------------------------
@@ -381,13 +379,9 @@ export class EngineSupervisor {
       case 'idle':
         if (this.info && this.params) this.setState(this.readyState());
         break;
-      case 'event': {
-        const listener = this.generations.get(msg.id);
-        if (!listener) break;
-        if (msg.event.kind === 'done' || msg.event.kind === 'error') this.generations.delete(msg.id);
-        listener(msg.event);
+      case 'event':
+        this.generations.deliver(msg.id, msg.event);
         break;
-      }
     }
   }
 
@@ -489,16 +483,13 @@ export class EngineSupervisor {
    * over a brokered MessagePort instead (attachPort) and never calls this.
    */
   generate(request: GenerateRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
-    const id = this.nextId++;
-    try {
+    return this.generations.start(request, onEvent, () => {
       this.requireRunning();
-    } catch (err) {
-      queueMicrotask(() => onEvent({ kind: 'error', error: serializeError(err) }));
-      return { cancel() {} };
-    }
-    this.generations.set(id, onEvent);
-    this.send({ kind: 'generate', id, request });
-    return { cancel: () => { if (this.generations.has(id)) this.send({ kind: 'cancel', id }); } };
+      return {
+        start: (id, req) => this.send({ kind: 'generate', id, request: req }),
+        cancel: (id) => this.send({ kind: 'cancel', id }),
+      };
+    });
   }
 
   /**
