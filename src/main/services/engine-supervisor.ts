@@ -15,6 +15,7 @@ import { CancelledError, EngineError, deserializeError, type PantheonError } fro
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { RemoteTarget } from '../../engine/host/remote-model.js';
 import { StreamClient } from '../../shared/stream-client.js';
+import { DEFAULT_HEARTBEAT, Heartbeat, systemClock, type Clock, type HeartbeatOptions } from './heartbeat.js';
 import type { Logger } from './log.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -63,18 +64,6 @@ export interface LoadParams {
 const SHUTDOWN_GRACE_MS = 2000;
 const CANCEL_GRACE_MS = 3000;
 
-/**
- * Heartbeat: a ping every `intervalMs` once the host listens; a process that answers none for
- * `timeoutMs` is alive but stuck (an endless loop, a deadlock): it is ended and reported as a
- * crash with Reload offered. The timeout is long because the host answers between tokens and a
- * large model's prompt step can hold it for a while.
- */
-export interface HeartbeatOptions {
-  intervalMs: number;
-  timeoutMs: number;
-}
-export const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 5000, timeoutMs: 60_000 };
-
 interface Pending<T> {
   resolve(v: T): void;
   reject(e: unknown): void;
@@ -104,9 +93,8 @@ export class EngineSupervisor {
   private hostReady = false;
   private nextId = 1;
   private loadTicket = 0;
-  private heartbeat: ReturnType<typeof setInterval> | null = null;
-  /** When the current process last answered (or started). */
-  private lastPong = 0;
+  /** The hang check of the current process. */
+  private heartbeat: Heartbeat | null = null;
   /** Processes ended because they stopped answering: their exit is told as a hang. */
   private readonly hung = new WeakSet<HostProcess>();
 
@@ -114,6 +102,7 @@ export class EngineSupervisor {
     private readonly transport: EngineTransport,
     private readonly log: Logger,
     private readonly beat: HeartbeatOptions = DEFAULT_HEARTBEAT,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get current(): EngineState {
@@ -202,28 +191,18 @@ export class EngineSupervisor {
 
   private startHeartbeat(proc: HostProcess): void {
     this.stopHeartbeat();
-    this.lastPong = Date.now();
-    const timer = setInterval(() => {
-      if (this.proc !== proc) {
-        clearInterval(timer);
-        return;
-      }
-      if (Date.now() - this.lastPong > this.beat.timeoutMs) {
-        clearInterval(timer);
-        this.log(`engine: process ${proc.pid} has not answered for ${this.beat.timeoutMs} ms; ending it`);
-        this.hung.add(proc);
-        proc.kill();
-        return;
-      }
-      if (this.hostReady) proc.send({ kind: 'ping', id: this.nextId++ });
-    }, this.beat.intervalMs);
-    // The heartbeat alone never keeps the app (or a test) running.
-    (timer as { unref?: () => void }).unref?.();
-    this.heartbeat = timer;
+    this.heartbeat = new Heartbeat(this.beat, this.clock, () => {
+      if (this.proc === proc && this.hostReady) proc.send({ kind: 'ping', id: this.nextId++ });
+    }, () => {
+      if (this.proc !== proc) return;
+      this.log(`engine: process ${proc.pid} has not answered for ${this.beat.timeoutMs} ms; ending it`);
+      this.hung.add(proc);
+      proc.kill();
+    });
   }
 
   private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat?.stop();
     this.heartbeat = null;
   }
 
@@ -313,7 +292,7 @@ export class EngineSupervisor {
 
   private onMessage(msg: FromHost | StreamReply): void {
     // Any message shows the host is alive, not just a pong (a busy host streams tokens).
-    this.lastPong = Date.now();
+    this.heartbeat?.answered();
     switch (msg.kind) {
       case 'pong':
         break;
