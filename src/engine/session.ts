@@ -49,8 +49,8 @@ export const SMALL_MODEL_BYTES = 16 * 2 ** 20;
 
 /**
  * Threads for a model with `weightBytes` of weights on `cores` cores: every core, except one for a
- * tiny model, where the pool's fixed cost per token (~60 jobs of 3–10 µs) outweighs sharing a
- * millisecond of matrix work (stories260K: 2160 tok/s on 1 thread, 470 on 2).
+ * tiny model, where the pool's fixed cost per token outweighs sharing a millisecond of matrix
+ * work (the numbers: docs/performance.md, "Numbers behind choices in the code").
  */
 export function autoThreads(weightBytes: number, cores: number): number {
   return weightBytes < SMALL_MODEL_BYTES ? 1 : Math.max(1, cores);
