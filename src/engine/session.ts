@@ -50,8 +50,8 @@ export const SMALL_MODEL_BYTES = 16 * 2 ** 20;
 
 /**
  * Threads for a model with `weightBytes` of weights on `cores` cores: every core, except one for a
- * tiny model, where the pool's fixed cost per token (~60 jobs of 3–10 µs) outweighs sharing a
- * millisecond of matrix work (stories260K: 2160 tok/s on 1 thread, 470 on 2).
+ * tiny model, where the pool's fixed cost per token outweighs sharing a millisecond of matrix
+ * work (the numbers: docs/performance.md, "Numbers behind choices in the code").
  */
 export function autoThreads(weightBytes: number, cores: number): number {
   return weightBytes < SMALL_MODEL_BYTES ? 1 : Math.max(1, cores);
@@ -307,6 +307,14 @@ export class Session {
     return snap.pos;
   }
 
+  /** One token's text alone (the top candidates', the log-probabilities'), decoded once per id. */
+  private readonly pieces = new Map<number, string>();
+  private pieceText(id: number): string {
+    let x = this.pieces.get(id);
+    if (x === undefined) this.pieces.set(id, (x = this.model.tokenizer.decode([id])));
+    return x;
+  }
+
   private keepSnapshot(snap: RecurrentSnapshot): void {
     this.snapshots = this.snapshots.filter((x) => x.pos < snap.pos);
     this.snapshots.push(snap);
@@ -334,8 +342,6 @@ export class Session {
     const tokens = prefix ? m.tokenizer.encode(rendered.text + prefix, { addSpecial: !rendered.startsWithBos, parseSpecial: true }) : chatTokens;
     const reasoning = reasoningSetup(m.templateInfo, rendered.text);
     const topLogprobs = extra.probabilities ? 10 : undefined;
-    const pieces = new Map<number, string>();
-    const piece = (id: number) => pieces.get(id) ?? (pieces.set(id, m.tokenizer.decode([id])), pieces.get(id)!);
     // a reply's own profile (the app's Profile panel) in place of the session's, for this reply
     const before = this.state.profile;
     const backend = this.model.model.backend;
@@ -356,7 +362,7 @@ export class Session {
           case 'token':
             yield {
               kind: 'token', id: e.id, text: e.text, reasoning: e.reasoning, top: e.top,
-              ...(e.logprobs ? { logprobs: { logprob: e.logprobs.logprob, top: e.logprobs.top.map((t) => ({ id: t.id, logprob: t.logprob, text: piece(t.id) })) } } : {}),
+              ...(e.logprobs ? { logprobs: { logprob: e.logprobs.logprob, top: e.logprobs.top.map((t) => ({ id: t.id, logprob: t.logprob, text: this.pieceText(t.id) })) } } : {}),
             };
             break;
           case 'done': {
@@ -413,13 +419,6 @@ export class Session {
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
     const split = new ReasoningSplitter(opts.reasoning?.format ?? 'none', opts.reasoning?.startsInside);
-    // the top candidates' texts, decoded once per token id (the same few come back token after token)
-    const texts = new Map<number, string>();
-    const pieceText = (t: number): string => {
-      let x = texts.get(t);
-      if (x === undefined) texts.set(t, (x = tok.decode([t])));
-      return x;
-    };
     const size = this.contextSize;
 
     yield { kind: 'prompt', text: opts.promptText ?? tok.decode(promptTokens), tokens: [...promptTokens] };
@@ -519,7 +518,7 @@ export class Session {
         stats.reasoningTokens++;
         stats.reasoningMs = performance.now() - tGen;
       }
-      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, raw: text, top: top.map((c) => ({ id: c.id, p: c.p, text: pieceText(c.id) })), logprobs };
+      const ev: GenerationEvent = { kind: 'token', id, text: piece.answer, reasoning: piece.reasoning, raw: text, top: top.map((c) => ({ id: c.id, p: c.p, text: this.pieceText(c.id) })), logprobs };
       if (P) P.mark('detokenise');
       yield ev;
       if (reason !== null) {

@@ -60,8 +60,15 @@ export function electronEngineTransport(entry: string, log: Logger): EngineTrans
       return {
         get pid() { return child.pid; },
         send: (msg) => child.postMessage(msg),
+        // SIGKILL, as HostProcess.kill says: utilityProcess.kill() sends SIGTERM, and the
+        // heartbeat's target may be stuck. On Windows process.kill terminates whatever the signal.
         kill: () => {
-          child.kill();
+          if (child.pid === undefined) return void child.kill();
+          try {
+            process.kill(child.pid, 'SIGKILL');
+          } catch {
+            child.kill(); // already gone, or not ours to signal: let Electron reap it
+          }
         },
         attachPort: (port) => child.postMessage({ kind: 'attachPort' }, [port as MessagePortMain]),
       };

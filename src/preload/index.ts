@@ -16,7 +16,8 @@ import {
   type EngineState, type EventChannel, type Events, type GenerateRequest, type GenerationEvent, type OpenedModel, type PantheonApi,
 } from '../shared/contract.js';
 import { ENGINE_PORT, ENGINE_PORT_REQUEST, type IpcResult } from '../shared/electron-ipc.js';
-import { EngineError, UsageError, deserializeError, serializeError } from '../shared/errors.js';
+import { EngineError, UsageError, deserializeError } from '../shared/errors.js';
+import { StreamClient } from '../shared/stream-client.js';
 
 const PORT_WAIT_MS = 5000;
 
@@ -30,14 +31,7 @@ async function call(channel: string, request: unknown): Promise<unknown> {
 
 let port: MessagePort | null = null;
 let portWaiters: ((p: MessagePort) => void)[] = [];
-let nextId = 1;
-const streams = new Map<number, (e: GenerationEvent) => void>();
-
-function endAll(error: EngineError): void {
-  const all = [...streams.values()];
-  streams.clear();
-  for (const s of all) s({ kind: 'error', error: serializeError(error) });
-}
+const streams = new StreamClient<GenerateRequest>();
 
 ipcRenderer.on(ENGINE_PORT, (e) => {
   const p = e.ports[0];
@@ -47,10 +41,7 @@ ipcRenderer.on(ENGINE_PORT, (e) => {
   p.onmessage = (m: MessageEvent) => {
     const msg = m.data as { kind?: string; id?: number; event?: GenerationEvent };
     if (msg?.kind !== 'event' || typeof msg.id !== 'number' || !msg.event) return;
-    const s = streams.get(msg.id);
-    if (!s) return;
-    if (msg.event.kind === 'done' || msg.event.kind === 'error') streams.delete(msg.id);
-    s(msg.event);
+    streams.deliver(msg.id, msg.event);
   };
   p.start();
   const waiters = portWaiters;
@@ -63,8 +54,8 @@ ipcRenderer.on('engine:state', (_e, s: EngineState) => {
   if (s.status === 'ready' || s.status === 'busy') return;
   port?.close();
   port = null;
-  if (streams.size > 0) {
-    endAll(new EngineError('ENGINE_STOPPED', s.status === 'crashed' ? s.message : 'The engine stopped before the reply was finished.'));
+  if (streams.open > 0) {
+    streams.endAll(new EngineError('ENGINE_STOPPED', s.status === 'crashed' ? s.message : 'The engine stopped before the reply was finished.'));
   }
 });
 
@@ -85,28 +76,10 @@ async function enginePort(): Promise<MessagePort> {
 }
 
 function generate(request: GenerateRequest, onEvent: (e: GenerationEvent) => void): { cancel(): void } {
-  const id = nextId++;
-  let target: MessagePort | null = null;
-  let cancelled = false;
-  streams.set(id, onEvent);
-  enginePort().then(
-    (p) => {
-      if (!streams.has(id)) return;
-      target = p;
-      p.postMessage({ kind: 'generate', id, request });
-      if (cancelled) p.postMessage({ kind: 'cancel', id });
-    },
-    (err: unknown) => {
-      if (!streams.delete(id)) return;
-      onEvent({ kind: 'error', error: serializeError(err) });
-    },
-  );
-  return {
-    cancel: () => {
-      cancelled = true;
-      if (streams.has(id)) target?.postMessage({ kind: 'cancel', id });
-    },
-  };
+  return streams.start(request, onEvent, enginePort().then((p) => ({
+    start: (id: number, req: GenerateRequest) => p.postMessage({ kind: 'generate', id, request: req }),
+    cancel: (id: number) => p.postMessage({ kind: 'cancel', id }),
+  })));
 }
 
 // ---- the API -------------------------------------------------------------------------------------

@@ -139,6 +139,10 @@ describe.skipIf(!HAVE_VOCABS)('decode', () => {
     const ids = t.encode('<|start_header_id|>user<|end_header_id|>', { parseSpecial: true });
     expect(t.decode(ids)).toBe('<|start_header_id|>user<|end_header_id|>');
     expect(t.decode(ids, { skipSpecial: true })).toBe('user');
+    // one token's bytes follow the same flag
+    expect(new TextDecoder().decode(t.bytes(ids[0]))).toBe('<|start_header_id|>');
+    expect(t.bytes(ids[0], { skipSpecial: true })).toEqual(new Uint8Array(0));
+    expect(t.bytes(ids[1], { skipSpecial: true })).toEqual(t.bytes(ids[1]));
   });
 
   it('round-trips every test string where llama.cpp does', () => {

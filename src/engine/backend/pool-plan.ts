@@ -10,7 +10,7 @@
 import { EngineError, ModelError } from '../../shared/errors.js';
 import type { SliceTop } from './logit-stats.js';
 import { MAX_PAGES, WASM_PAGE } from '../wasm/arena.js';
-import { actBytes, gemmScratchBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
+import { actBytes, actFns, gemmScratchBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { CTRL, JOBK } from './pool-worker.js';
 import type { WeightHandle } from './types.js';
 import type { Kernel, WorkerPool } from './worker-pool.js';
@@ -391,9 +391,9 @@ export function buildPlan(pool: WorkerPool, ws: PoolWeight[], n: number, gated: 
         const { at: kat, ab } = kinds[kindOf[i]];
         const xq = xqAt + kat;
         let name: string, a8 = 0, a9 = 0, xin = xq;
-        if (n === 1) name = `matvec_${w.kt.suffix}`;
-        else if (w.kt.gemm) [name, a8, a9, xin] = [`gemm_${w.kt.suffix}`, lr, scratch, xq + n * ab];
-        else [name, a8, a9] = [`matmul_${w.kt.suffix}`, ab, lr];
+        if (n === 1) name = w.kt.fns.matvec;
+        else if (w.kt.gemm) [name, a8, a9, xin] = [w.kt.fns.gemm, lr, scratch, xq + n * ab];
+        else [name, a8, a9] = [w.kt.fns.matmul, ab, lr];
         put(pool.fnId(name) | (JOBK.PRODUCT << JOBK.MODE_SHIFT), [outAt[i], s.ptr, w.rowBytes, 0, 0, xin, cols, n, a8, a9], [[0, i]]);
       }
       if (gated) {
@@ -413,8 +413,8 @@ export function buildPlan(pool: WorkerPool, ws: PoolWeight[], n: number, gated: 
     const xAt = align16(statsAt + slotCount(p) * sb);
     if (p > 0 && n > 1) {
       for (const k of kinds) {
-        put(pool.fnId(`quantize_rows_${k.act}`), [xqAt + k.at, xAt, cols, n, k.ab]);
-        if (k.wide) put(pool.fnId(`widen_${k.act}`), [xqAt + k.at + n * k.ab, xqAt + k.at, n, cols, k.ab]);
+        put(pool.fnId(actFns(k.act).quantizeRows), [xqAt + k.at, xAt, cols, n, k.ab]);
+        if (k.wide) put(pool.fnId(actFns(k.act).widen), [xqAt + k.at + n * k.ab, xqAt + k.at, n, cols, k.ab]);
       }
     }
     const perUnit = units[0].length + (gated ? 1 : 0) + (bias ? 1 : 0) + (want > 0 ? 1 : 0);

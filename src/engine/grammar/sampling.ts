@@ -24,7 +24,7 @@ const SHOWN = 5;
 /** A tokenizer as the grammar sees it (the same object per tokenizer, so its trie is built once). */
 export function grammarVocab(tok: Tokenizer): GrammarVocab {
   let v = vocabs.get(tok);
-  if (!v) vocabs.set(tok, (v = { size: tok.vocabSize, bytes: (id) => tok.tokenBytes(id), isEog: (id) => tok.isEog(id) }));
+  if (!v) vocabs.set(tok, (v = { size: tok.vocabSize, bytes: (id) => tok.bytes(id, { skipSpecial: true }), isEog: (id) => tok.isEog(id) }));
   return v;
 }
 

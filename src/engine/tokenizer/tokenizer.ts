@@ -104,12 +104,8 @@ export class GgufTokenizer implements Tokenizer {
     return this.vocab.tokens[id];
   }
 
-  bytes(id: number): Uint8Array {
-    return this.pieces.bytes(id, true);
-  }
-
-  tokenBytes(id: number): Uint8Array {
-    return this.pieces.bytes(id, false);
+  bytes(id: number, opts: DecodeOptions = {}): Uint8Array {
+    return this.pieces.bytes(id, !(opts.skipSpecial ?? false));
   }
 
   isEog(id: number): boolean {

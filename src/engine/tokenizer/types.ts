@@ -42,10 +42,11 @@ export interface Tokenizer {
   decode(ids: readonly number[], opts?: DecodeOptions): string;
   /** The raw vocab string of a token ("▁Hello", "Ġworld", "<0x0A>"). */
   piece(id: number): string;
-  /** The bytes token `id` adds to the text (control tokens included); may be part of a UTF-8 character. */
-  bytes(id: number): Uint8Array;
-  /** The bytes a token adds to streamed output (skipSpecial: control tokens are empty); do not modify. */
-  tokenBytes(id: number): Uint8Array;
+  /**
+   * The bytes token `id` adds to the text; may be part of a UTF-8 character; do not modify.
+   * `skipSpecial` as in decode (default false: control tokens are rendered; true: they are empty).
+   */
+  bytes(id: number, opts?: DecodeOptions): Uint8Array;
   /** End of generation: eos, eot, eom and the tokens llama.cpp recognises by text. */
   isEog(id: number): boolean;
   isControl(id: number): boolean;

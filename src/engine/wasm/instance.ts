@@ -2,7 +2,7 @@
 // kernel is `(out, inputs…, sizes)` on byte addresses in this instance's memory.
 
 import { Arena, newSharedMemory } from './arena.js';
-import type { ActKind, KernelType } from './layout.js';
+import { actFns, type ActKind, type KernelType } from './layout.js';
 import type { KernelModule, SimdLevel } from './loader.js';
 
 type Fn = (...args: number[]) => number;
@@ -56,22 +56,22 @@ export class KernelInstance {
 
   /** xq ← x quantised to `act` (x: cols f32 at byte x). */
   quantize(act: ActKind, xq: number, x: number, cols: number): void {
-    this.fns[`quantize_${act}`](xq, x, cols);
+    this.fns[actFns(act).quantize](xq, x, cols);
   }
 
   /** out[r] = W[r,:]·xq for r in [r0, r1); W's rows start at w, rowBytes apart. */
   matvec(kt: KernelType, out: number, w: number, rowBytes: number, r0: number, r1: number, xq: number, cols: number): void {
-    this.fns[`matvec_${kt.suffix}`](out, w, rowBytes, r0, r1, xq, cols);
+    this.fns[kt.fns.matvec](out, w, rowBytes, r0, r1, xq, cols);
   }
 
   /** out[t·outStride + r] = W[r,:]·xq_t for t < n, xq_t at xq + t·xqStride. */
   matmul(kt: KernelType, out: number, w: number, rowBytes: number, r0: number, r1: number, xq: number, cols: number, n: number, xqStride: number, outStride: number): void {
-    this.fns[`matmul_${kt.suffix}`](out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
+    this.fns[kt.fns.matmul](out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
   }
 
   /** xw ← the widened copy of n quantised activations (act q8_0 or q8_K) for the gemm kernels. */
   widen(act: ActKind, xw: number, xq: number, n: number, cols: number, xqStride: number): void {
-    this.fns[`widen_${act}`](xw, xq, n, cols, xqStride);
+    this.fns[actFns(act).widen](xw, xq, n, cols, xqStride);
   }
 
   /**
@@ -79,12 +79,12 @@ export class KernelInstance {
    * scratch: gemmScratchBytes(cols) bytes the kernel may overwrite.
    */
   gemm(kt: KernelType, out: number, w: number, rowBytes: number, r0: number, r1: number, xw: number, cols: number, n: number, outStride: number, scratch: number): void {
-    this.fns[`gemm_${kt.suffix}`](out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
+    this.fns[kt.fns.gemm](out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
   }
 
   /** out[cols] ← one row of W at byte w, dequantised. */
   dequant(kt: KernelType, out: number, w: number, cols: number): void {
-    this.fns[`dequant_${kt.suffix}`](out, w, cols);
+    this.fns[kt.fns.dequant](out, w, cols);
   }
 
   /**
@@ -92,7 +92,7 @@ export class KernelInstance {
    * dequant_row_<suffix> where the layout is not ggml's, else dequant of the row at w + row·rowBytes.
    */
   dequantRow(kt: KernelType, out: number, w: number, rowBytes: number, rows: number, row: number, cols: number): void {
-    const f = this.fns[`dequant_row_${kt.suffix}`];
+    const f = this.fns[kt.fns.dequantRow];
     if (f) f(out, w, rowBytes, rows, row, cols);
     else this.dequant(kt, out, w + row * rowBytes, cols);
   }

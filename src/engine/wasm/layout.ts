@@ -7,22 +7,50 @@ import { GgmlType, rowBytes } from '../gguf/ggml-types.js';
 /** The activation formats the kernels read. */
 export type ActKind = 'f32' | 'q8_0' | 'q8_1' | 'q8_K';
 
+/** The module's exports for one weight type, named once here (tests/wasm/export-names.test.ts checks them). */
+export interface KernelFns<S extends string = string> {
+  readonly matvec: `matvec_${S}`;
+  readonly matmul: `matmul_${S}`;
+  /** Only where KernelType.gemm. */
+  readonly gemm: `gemm_${S}`;
+  readonly dequant: `dequant_${S}`;
+  /** Only where the stored layout is not ggml's (storedRowBytes, rowLayout). */
+  readonly dequantRow: `dequant_row_${S}`;
+}
+
+/** The module's exports for one activation format. */
+export interface ActFns<A extends ActKind = ActKind> {
+  readonly quantize: `quantize_${A}`;
+  readonly quantizeRows: `quantize_rows_${A}`;
+  /** Only for the formats gemm kernels read (q8_0, q8_K). */
+  readonly widen: `widen_${A}`;
+}
+
+const fnsOf = <A extends ActKind>(a: A): ActFns<A> => ({ quantize: `quantize_${a}`, quantizeRows: `quantize_rows_${a}`, widen: `widen_${a}` });
+const ACT_FNS: { readonly [A in ActKind]: ActFns<A> } = { f32: fnsOf('f32'), q8_0: fnsOf('q8_0'), q8_1: fnsOf('q8_1'), q8_K: fnsOf('q8_K') };
+
+export function actFns<A extends ActKind>(act: A): ActFns<A> {
+  return ACT_FNS[act];
+}
+
 export interface KernelType {
   /** ggml type id of the weights. */
   readonly type: number;
-  /** Export suffix: matvec_<suffix>, matmul_<suffix>, dequant_<suffix>. */
+  /** Export suffix of its kernels (the names are in `fns`). */
   readonly suffix: string;
   /** The activation format (ggml's vec_dot_type); its quantiser is quantize_<act>. */
   readonly act: ActKind;
   /** True when batches take gemm_<suffix> on widened activations (assembly/gemm.ts). */
   readonly gemm: boolean;
+  readonly fns: KernelFns;
 }
 
 /** Weight types with a gemm_* prompt kernel. */
 const GEMM_SUFFIXES = new Set(['q8_0', 'q4_0', 'q5_0', 'q4_1', 'q5_1', 'q4_K', 'q5_K', 'q6_K']);
 
 function k(type: number, suffix: string, act: ActKind): KernelType {
-  return { type, suffix, act, gemm: GEMM_SUFFIXES.has(suffix) };
+  const fns: KernelFns = { matvec: `matvec_${suffix}`, matmul: `matmul_${suffix}`, gemm: `gemm_${suffix}`, dequant: `dequant_${suffix}`, dequantRow: `dequant_row_${suffix}` };
+  return { type, suffix, act, gemm: GEMM_SUFFIXES.has(suffix), fns };
 }
 
 /** Every weight type with a WebAssembly kernel, by ggml id. */

@@ -9,15 +9,12 @@ import type {
   TensorStatsView,
 } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
-import { readGgufHeader, type GgufHeader } from '../../engine/gguf/index.js';
-import { SUPPORTED_ARCHITECTURES } from '../../engine/model/arch.js';
 import { ChatStore } from './chat-store.js';
 import { EngineSupervisor, type EngineTransport } from './engine-supervisor.js';
 import { LibraryService } from './library.js';
 import { InspectJobs } from './inspect-jobs.js';
 import { RemoteService, type SecretStore } from './remotes.js';
 import type { Logger } from './log.js';
-import { buildOpenedModel, metaArraySlice } from './opened-model.js';
 import { SettingsStore } from './settings.js';
 import { validateRequest } from '../../shared/requests.js';
 
@@ -53,7 +50,8 @@ export class Backend {
   readonly handlers: Handlers;
   readonly inspect = new InspectJobs();
   readonly remotes: RemoteService;
-  private opened: { model: OpenedModel; header: GgufHeader } | null = null;
+  /** The model the page has open; its header stays in the header worker (metadata slices). */
+  private opened: OpenedModel | null = null;
   private readonly listeners = new Set<EventListener>();
 
   constructor(private readonly opts: BackendOptions) {
@@ -120,10 +118,10 @@ export class Backend {
    */
   async openPath(path: string, announce = false): Promise<OpenedModel> {
     const abs = await this.library.checkModelPath(path);
-    const header = await readGgufHeader(abs);
+    const view = await this.library.headers.open(abs);
     const entry = await this.library.addRecent(abs);
-    const model = buildOpenedModel(entry, header, SUPPORTED_ARCHITECTURES);
-    this.opened = { model, header };
+    const model: OpenedModel = { entry, ...view };
+    this.opened = model;
     if (announce) this.emit('model:opened', model);
     return model;
   }
@@ -131,9 +129,8 @@ export class Backend {
   private async openEntry(id: string): Promise<OpenedModel> {
     const entry = await this.library.find(id);
     if (entry.source === 'demo') {
-      const header = await readGgufHeader(entry.path);
-      const model = buildOpenedModel(entry, header, SUPPORTED_ARCHITECTURES);
-      this.opened = { model, header };
+      const model: OpenedModel = { entry, ...(await this.library.headers.open(entry.path)) };
+      this.opened = model;
       return model;
     }
     return this.openPath(entry.path);
@@ -162,17 +159,17 @@ export class Backend {
       },
       'model:metaArray': async ({ key, offset, limit, query }) => {
         if (!this.opened) throw new UsageError('No model is open; open one first.');
-        return metaArraySlice(this.opened.header, key, offset, limit, query);
+        return this.library.headers.metaArray(this.opened.entry.path, key, offset, limit, query);
       },
       'model:tensorStats': async ({ name }) => {
         if (!this.opened) throw new UsageError('No model is open; open one first.');
-        const path = this.opened.model.entry.path;
+        const path = this.opened.entry.path;
         return this.inspect.run<TensorStatsView>({ kind: 'stats', path, name, bins: 64, heatmap: { rows: 64, cols: 128 } }, (done, total) =>
           this.emit('model:inspectProgress', { job: 'stats', done, total }));
       },
       'model:compare': async ({ id }) => {
         if (!this.opened) throw new UsageError('No model is open; open one first.');
-        const path = this.opened.model.entry.path;
+        const path = this.opened.entry.path;
         const other = id !== undefined ? (await this.library.find(id)).path : await platform.chooseModelFile();
         if (other === null) return null;
         const d = await this.inspect.run<Omit<ModelCompareView, 'other'>>({ kind: 'compare', path, other }, (done, total) =>

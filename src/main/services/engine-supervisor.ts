@@ -11,9 +11,11 @@
 // the operating system gets every byte of the old model back.
 
 import { SERVER_LOG_SIZE, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
-import { CancelledError, EngineError, deserializeError, serializeError, type PantheonError } from '../../shared/errors.js';
+import { CancelledError, EngineError, deserializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { RemoteTarget } from '../../engine/host/remote-model.js';
+import { StreamClient } from '../../shared/stream-client.js';
+import { DEFAULT_HEARTBEAT, Heartbeat, systemClock, type Clock, type HeartbeatOptions } from './heartbeat.js';
 import type { Logger } from './log.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -62,18 +64,6 @@ export interface LoadParams {
 const SHUTDOWN_GRACE_MS = 2000;
 const CANCEL_GRACE_MS = 3000;
 
-/**
- * Heartbeat: a ping every `intervalMs` once the host listens; a process that answers none for
- * `timeoutMs` is alive but stuck (an endless loop, a deadlock): it is ended and reported as a
- * crash with Reload offered. The timeout is long because the host answers between tokens and a
- * large model's prompt step can hold it for a while.
- */
-export interface HeartbeatOptions {
-  intervalMs: number;
-  timeoutMs: number;
-}
-export const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 5000, timeoutMs: 60_000 };
-
 interface Pending<T> {
   resolve(v: T): void;
   reject(e: unknown): void;
@@ -89,7 +79,8 @@ export class EngineSupervisor {
   private info: LoadedInfo | null = null;
   private pendingLoad: Pending<EngineState> | null = null;
   private readonly counts = new Map<number, Pending<{ tokens: number; contextSize: number }>>();
-  private readonly generations = new Map<number, (e: GenerationEvent) => void>();
+  /** Generations over the control channel; ids shared with token counts and pings. */
+  private readonly generations = new StreamClient<GenerateRequest>(() => this.nextId++);
   private readonly exitWaiters = new Set<() => void>();
   private readonly listeners = new Set<(s: EngineState) => void>();
   /** The local server (run by the host over its model): what the panel shows. */
@@ -102,9 +93,8 @@ export class EngineSupervisor {
   private hostReady = false;
   private nextId = 1;
   private loadTicket = 0;
-  private heartbeat: ReturnType<typeof setInterval> | null = null;
-  /** When the current process last answered (or started). */
-  private lastPong = 0;
+  /** The hang check of the current process. */
+  private heartbeat: Heartbeat | null = null;
   /** Processes ended because they stopped answering: their exit is told as a hang. */
   private readonly hung = new WeakSet<HostProcess>();
 
@@ -112,6 +102,7 @@ export class EngineSupervisor {
     private readonly transport: EngineTransport,
     private readonly log: Logger,
     private readonly beat: HeartbeatOptions = DEFAULT_HEARTBEAT,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get current(): EngineState {
@@ -200,28 +191,18 @@ export class EngineSupervisor {
 
   private startHeartbeat(proc: HostProcess): void {
     this.stopHeartbeat();
-    this.lastPong = Date.now();
-    const timer = setInterval(() => {
-      if (this.proc !== proc) {
-        clearInterval(timer);
-        return;
-      }
-      if (Date.now() - this.lastPong > this.beat.timeoutMs) {
-        clearInterval(timer);
-        this.log(`engine: process ${proc.pid} has not answered for ${this.beat.timeoutMs} ms; ending it`);
-        this.hung.add(proc);
-        proc.kill();
-        return;
-      }
-      if (this.hostReady) proc.send({ kind: 'ping', id: this.nextId++ });
-    }, this.beat.intervalMs);
-    // The heartbeat alone never keeps the app (or a test) running.
-    (timer as { unref?: () => void }).unref?.();
-    this.heartbeat = timer;
+    this.heartbeat = new Heartbeat(this.beat, this.clock, () => {
+      if (this.proc === proc && this.hostReady) proc.send({ kind: 'ping', id: this.nextId++ });
+    }, () => {
+      if (this.proc !== proc) return;
+      this.log(`engine: process ${proc.pid} has not answered for ${this.beat.timeoutMs} ms; ending it`);
+      this.hung.add(proc);
+      proc.kill();
+    });
   }
 
   private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat?.stop();
     this.heartbeat = null;
   }
 
@@ -295,9 +276,7 @@ export class EngineSupervisor {
   private settleRequests(error: PantheonError): void {
     for (const c of this.counts.values()) c.reject(error);
     this.counts.clear();
-    const gens = [...this.generations.values()];
-    this.generations.clear();
-    for (const g of gens) g({ kind: 'error', error: serializeError(error) });
+    this.generations.endAll(error);
   }
 
   private failAll(error: PantheonError): void {
@@ -306,16 +285,14 @@ export class EngineSupervisor {
     load?.reject(error);
     for (const c of this.counts.values()) c.reject(error);
     this.counts.clear();
-    const gens = [...this.generations.values()];
-    this.generations.clear();
-    for (const g of gens) g({ kind: 'error', error: serializeError(error) });
+    this.generations.endAll(error);
   }
 
   // ---- host messages ---------------------------------------------------------------------------
 
   private onMessage(msg: FromHost | StreamReply): void {
     // Any message shows the host is alive, not just a pong (a busy host streams tokens).
-    this.lastPong = Date.now();
+    this.heartbeat?.answered();
     switch (msg.kind) {
       case 'pong':
         break;
@@ -381,13 +358,9 @@ export class EngineSupervisor {
       case 'idle':
         if (this.info && this.params) this.setState(this.readyState());
         break;
-      case 'event': {
-        const listener = this.generations.get(msg.id);
-        if (!listener) break;
-        if (msg.event.kind === 'done' || msg.event.kind === 'error') this.generations.delete(msg.id);
-        listener(msg.event);
+      case 'event':
+        this.generations.deliver(msg.id, msg.event);
         break;
-      }
     }
   }
 
@@ -489,16 +462,13 @@ export class EngineSupervisor {
    * over a brokered MessagePort instead (attachPort) and never calls this.
    */
   generate(request: GenerateRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
-    const id = this.nextId++;
-    try {
+    return this.generations.start(request, onEvent, () => {
       this.requireRunning();
-    } catch (err) {
-      queueMicrotask(() => onEvent({ kind: 'error', error: serializeError(err) }));
-      return { cancel() {} };
-    }
-    this.generations.set(id, onEvent);
-    this.send({ kind: 'generate', id, request });
-    return { cancel: () => { if (this.generations.has(id)) this.send({ kind: 'cancel', id }); } };
+      return {
+        start: (id, req) => this.send({ kind: 'generate', id, request: req }),
+        cancel: (id) => this.send({ kind: 'cancel', id }),
+      };
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
-// Library headers are read off the main thread: one worker thread (header-worker.ts) reads one
-// file at a time, each under a time limit and the worker under a memory limit. A file that passes
+// Headers are read off the main thread: one worker thread (header-worker.ts) runs one job at a
+// time (a library entry's summary, an opened model's view, a metadata slice: header-jobs.ts),
+// each under a time limit and the worker under a memory limit. A file that passes
 // either gets an error entry; the worker is ended (terminate() stops even a busy loop) and a fresh
 // one reads the next file. Electron main and the dev harness stay responsive whatever the files.
 //
@@ -10,8 +11,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { HeaderAnswer } from './header-worker.js';
-import { readEntrySummary, type EntrySummary } from './header-summary.js';
+import { GgufError, deserializeError } from '../../shared/errors.js';
+import { HeaderJobs, type HeaderAnswer, type HeaderJob, type HeaderResults } from './header-jobs.js';
+import type { EntrySummary } from './header-summary.js';
 import type { Logger } from './log.js';
 
 export interface HeaderReaderOptions {
@@ -34,10 +36,11 @@ function defaultScript(): { file: string; workerData?: unknown } | null {
   return null;
 }
 
+type JobRequest = HeaderJob extends infer J ? (J extends HeaderJob ? Omit<J, 'id'> : never) : never;
+
 interface Job {
-  id: number;
-  path: string;
-  resolve: (s: EntrySummary) => void;
+  job: HeaderJob;
+  resolve: (v: unknown) => void;
   reject: (e: Error) => void;
 }
 
@@ -47,6 +50,7 @@ export class HeaderReader {
   private current: { job: Job; timer: NodeJS.Timeout } | null = null;
   private nextId = 1;
   private closed = false;
+  private inProcess: HeaderJobs | null = null;
   private readonly timeoutMs: number;
   private readonly script: { file: string; workerData?: unknown } | null;
 
@@ -55,11 +59,29 @@ export class HeaderReader {
     this.script = opts.script ?? defaultScript();
   }
 
-  /** The summary of `path`'s header. Rejects with a one-line Error for a bad, slow or huge header. */
+  /** The summary of `path`'s header. Rejects with a one-line error for a bad, slow or huge header. */
   summary(path: string): Promise<EntrySummary> {
-    if (!this.script) return readEntrySummary(path); // no worker entry (should not happen): in process
+    return this.run({ kind: 'summary', path });
+  }
+
+  /** The page's view of the model at `path` (all but its library entry); the worker keeps its header. */
+  open(path: string): Promise<HeaderResults['open']> {
+    return this.run({ kind: 'open', path });
+  }
+
+  /** A slice of a long metadata array of the model at `path` (see metaArraySlice). */
+  metaArray(path: string, key: string, offset: number, limit: number, query?: string): Promise<HeaderResults['metaArray']> {
+    return this.run({ kind: 'metaArray', path, key, offset, limit, ...(query === undefined ? {} : { query }) });
+  }
+
+  private run<R extends JobRequest>(request: R): Promise<HeaderResults[R['kind']]> {
+    const job = { ...request, id: this.nextId++ } as HeaderJob;
+    if (!this.script) { // no worker entry (should not happen): in process
+      this.inProcess ??= new HeaderJobs();
+      return this.inProcess.run(job).then(settle) as Promise<HeaderResults[R['kind']]>;
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, path, resolve, reject });
+      this.queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
     });
   }
@@ -78,21 +100,21 @@ export class HeaderReader {
     w.unref(); // an idle reader never keeps the process alive
     // A worker ended by a timeout is no longer this.worker: what it says or does after is ignored.
     w.on('message', (a: HeaderAnswer) => {
-      if (this.worker !== w || !this.current || a.id !== this.current.job.id) return;
-      if (a.ok) this.finish(null, a.summary);
-      else this.finish(new Error(a.message));
+      if (this.worker !== w || !this.current || a.id !== this.current.job.job.id) return;
+      if (a.ok) this.finish(null, a.value);
+      else this.finish(deserializeError(a.error));
     });
     w.on('error', (err) => {
       if (this.worker !== w) return;
       this.log(`library: header worker failed: ${err.message}`);
       this.worker = null;
       const oom = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
-      if (this.current) this.finish(new Error(oom ? 'its header needs more memory than any model\'s; the file is corrupt or not a model' : `its header could not be read (${err.message})`));
+      if (this.current) this.finish(oom ? new GgufError('GGUF_TOO_LARGE', 'its header needs more memory than any model\'s; the file is corrupt or not a model') : new GgufError('GGUF_IO', `its header could not be read (${err.message})`));
     });
     w.on('exit', () => {
       if (this.worker !== w) return;
       this.worker = null;
-      if (this.current) this.finish(new Error('its header could not be read (the reader stopped)'));
+      if (this.current) this.finish(new GgufError('GGUF_IO', 'its header could not be read (the reader stopped)'));
     });
     return w;
   }
@@ -103,23 +125,28 @@ export class HeaderReader {
     if (!job) return;
     this.worker ??= this.start();
     const timer = setTimeout(() => {
-      this.log(`library: reading the header of ${job.path} took over ${this.timeoutMs} ms; ending the reader`);
+      this.log(`library: reading the header of ${job.job.path} took over ${this.timeoutMs} ms; ending the reader`);
       const w = this.worker;
       this.worker = null;
       void w?.terminate();
-      this.finish(new Error(`reading its header took longer than ${this.timeoutMs / 1000} s; the file is corrupt or not a model`));
+      this.finish(new GgufError('GGUF_TOO_LARGE', `reading its header took longer than ${this.timeoutMs / 1000} s; the file is corrupt or not a model`));
     }, this.timeoutMs);
     this.current = { job, timer };
-    this.worker.postMessage({ id: job.id, path: job.path });
+    this.worker.postMessage(job.job);
   }
 
-  private finish(err: Error | null, summary?: EntrySummary): void {
+  private finish(err: Error | null, value?: unknown): void {
     const c = this.current;
     if (!c) return;
     this.current = null;
     clearTimeout(c.timer);
     if (err) c.job.reject(err);
-    else c.job.resolve(summary!);
+    else c.job.resolve(value);
     this.pump();
   }
+}
+
+function settle(a: HeaderAnswer): unknown {
+  if (a.ok) return a.value;
+  throw deserializeError(a.error);
 }

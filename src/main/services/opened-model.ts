@@ -2,7 +2,7 @@
 // (bigints as decimal strings, long arrays summarised and fetched in slices), every tensor with its
 // layer index, and whether the engine can run it. Built from the header only.
 
-import type { MetaArraySlice, MetaEntry, MetaScalar, MetaValue, ModelEntry, OpenedModel, TensorRow } from '../../shared/contract.js';
+import type { MetaArraySlice, MetaEntry, MetaScalar, MetaValue, OpenedModel, TensorRow } from '../../shared/contract.js';
 import { UsageError } from '../../shared/errors.js';
 import {
   GGUF_TYPE_NAMES, GgufType, architecture, getNumber, ggmlTypeName, isGgufArray, parameterCount, quantLabel,
@@ -90,10 +90,10 @@ export function runnability(h: GgufHeader, supported: readonly string[]): { runn
   return { runnable: true, notRunnableReason: null };
 }
 
-export function buildOpenedModel(entry: ModelEntry, h: GgufHeader, supported: readonly string[]): OpenedModel {
+/** All of OpenedModel but its library entry: what comes from the header (built in the header worker). */
+export function openedView(h: GgufHeader, supported: readonly string[]): Omit<OpenedModel, 'entry'> {
   const arch = architecture(h);
   return {
-    entry,
     version: h.version,
     alignment: h.alignment,
     dataOffset: h.dataOffset,

@@ -50,7 +50,8 @@ export class RemoteService {
   private servers: StoredRemote[] = [];
   /** Keys of this session (no secret store, or not yet stored). */
   private readonly sessionKeys = new Map<string, string>();
-  private readonly views = new Map<string, RemoteServer>();
+  /** The last model list asked of each server, or why it could not be had. */
+  private readonly listed = new Map<string, { models: string[]; error: string | null }>();
   /** Remote model entry id → what to load. */
   private readonly models = new Map<string, { server: string; model: string }>();
   private readonly file: string;
@@ -66,11 +67,15 @@ export class RemoteService {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log(`remotes: ${(err as Error).message}; starting with none`);
     }
-    for (const s of this.servers) this.views.set(s.id, { id: s.id, baseUrl: s.baseUrl, hasKey: !!s.key, keyStorage: s.key ? 'secure' : 'none', models: [], error: null });
   }
 
+  /** Each server as the page sees it: where its key is follows from the stored list and this session's keys. */
   list(): RemoteServer[] {
-    return this.servers.map((s) => this.views.get(s.id)!);
+    return this.servers.map((s) => {
+      const keyStorage = s.key ? 'secure' : this.sessionKeys.has(s.id) ? 'session' : 'none';
+      const { models, error } = this.listed.get(s.id) ?? { models: [], error: null };
+      return { id: s.id, baseUrl: s.baseUrl, hasKey: keyStorage !== 'none', keyStorage, models: [...models], error };
+    });
   }
 
   private key(id: string): string | null {
@@ -89,14 +94,12 @@ export class RemoteService {
   async refresh(id: string): Promise<RemoteServer[]> {
     const s = this.servers.find((x) => x.id === id);
     if (!s) throw new UsageError('No such remote server; add it again.');
-    const view = this.views.get(id)!;
     try {
-      view.models = await listRemoteModels({ baseUrl: s.baseUrl, apiKey: this.key(id) });
-      view.error = null;
-      for (const m of view.models) this.models.set(hexId(`${id}\n${m}`), { server: id, model: m });
+      const models = await listRemoteModels({ baseUrl: s.baseUrl, apiKey: this.key(id) });
+      this.listed.set(id, { models, error: null });
+      for (const m of models) this.models.set(hexId(`${id}\n${m}`), { server: id, model: m });
     } catch (err) {
-      view.models = [];
-      view.error = (err as Error).message.split('\n')[0];
+      this.listed.set(id, { models: [], error: (err as Error).message.split('\n')[0] });
     }
     return this.list();
   }
@@ -123,14 +126,14 @@ export class RemoteService {
     this.sessionKeys.delete(id);
     if (key && this.secrets) s.key = this.secrets.encrypt(key).toString('base64');
     else if (key) this.sessionKeys.set(id, key);
-    this.views.set(id, { id, baseUrl: url, hasKey: !!key, keyStorage: key ? (this.secrets ? 'secure' : 'session') : 'none', models: [], error: null });
+    this.listed.delete(id);
     await this.save();
     return this.refresh(id);
   }
 
   async remove(id: string): Promise<RemoteServer[]> {
     this.servers = this.servers.filter((s) => s.id !== id);
-    this.views.delete(id);
+    this.listed.delete(id);
     this.sessionKeys.delete(id);
     for (const [k, v] of this.models) if (v.server === id) this.models.delete(k);
     await this.save();

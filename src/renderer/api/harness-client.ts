@@ -4,12 +4,15 @@
 // events with its own id and a cancel message. A dropped file is uploaded (a browser has no file
 // paths): its bytes are POSTed to the harness, which saves them to a temp folder and opens them.
 
-import { buildRequestApi, type EventChannel, type Events, type GenerationEvent, type PantheonApi, type RequestChannel } from '../../shared/contract.js';
+import {
+  buildRequestApi, type EventChannel, type Events, type GenerateRequest, type GenerationEvent, type GenerationHandle, type PantheonApi, type RequestChannel,
+} from '../../shared/contract.js';
 import { PantheonError, UsageError, deserializeError, type SerializedError } from '../../shared/errors.js';
 import {
   HARNESS_TOKEN_PARAM, HARNESS_UPLOAD_HEADER, HARNESS_UPLOAD_MAX_BYTES, HARNESS_UPLOAD_PATH, HARNESS_WS_PATH,
   type HarnessClientMessage, type HarnessServerMessage,
 } from '../../shared/harness-protocol.js';
+import { StreamClient, type StreamWire } from '../../shared/stream-client.js';
 
 interface Pending {
   resolve(v: unknown): void;
@@ -27,10 +30,18 @@ export class HarnessClient {
   private opening: Promise<WebSocket> | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly streams = new Map<number, (e: GenerationEvent) => void>();
+  private readonly streams: StreamClient<GenerateRequest>;
   private readonly listeners = new Map<EventChannel, Set<(payload: never) => void>>();
 
-  constructor(private readonly base: URL) {}
+  private readonly wire: StreamWire<GenerateRequest> = {
+    start: (id, request) => this.post({ t: 'gen', id, request }),
+    cancel: (id) => this.post({ t: 'cancel', id }),
+  };
+
+  constructor(private readonly base: URL) {
+    // Generations share the request ids' counter: one id space per socket.
+    this.streams = new StreamClient<GenerateRequest>(() => this.nextId++);
+  }
 
   /** `url` with the harness token of the page's own URL (see HARNESS_TOKEN_PARAM). */
   private withToken(url: URL): URL {
@@ -70,9 +81,7 @@ export class HarnessClient {
     const err = lostConnection();
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
-    const streams = [...this.streams.values()];
-    this.streams.clear();
-    for (const s of streams) s({ kind: 'error', error: err.toJSON() });
+    this.streams.endAll(err);
   }
 
   private receive(data: unknown): void {
@@ -95,13 +104,9 @@ export class HarnessClient {
       case 'evt':
         for (const l of this.listeners.get(msg.event) ?? []) (l as (p: unknown) => void)(msg.payload);
         break;
-      case 'gen': {
-        const s = this.streams.get(msg.id);
-        if (!s) return;
-        if (msg.event.kind === 'done' || msg.event.kind === 'error') this.streams.delete(msg.id);
-        s(msg.event);
+      case 'gen':
+        this.streams.deliver(msg.id, msg.event);
         break;
-      }
     }
   }
 
@@ -127,27 +132,8 @@ export class HarnessClient {
     };
   }
 
-  generate(request: Parameters<PantheonApi['generate']>[0], onEvent: (e: GenerationEvent) => void): { cancel(): void } {
-    const id = this.nextId++;
-    let cancelled = false;
-    this.streams.set(id, onEvent);
-    this.connect().then(
-      () => {
-        if (!this.streams.has(id)) return;
-        this.post({ t: 'gen', id, request });
-        if (cancelled) this.post({ t: 'cancel', id });
-      },
-      (err: PantheonError) => {
-        this.streams.delete(id);
-        onEvent({ kind: 'error', error: err.toJSON() });
-      },
-    );
-    return {
-      cancel: () => {
-        cancelled = true;
-        if (this.streams.has(id) && this.socket) this.post({ t: 'cancel', id });
-      },
-    };
+  generate(request: GenerateRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
+    return this.streams.start(request, onEvent, this.connect().then(() => this.wire));
   }
 
   /** Upload a dropped file's bytes; the harness saves and opens it. */
