@@ -1,4 +1,4 @@
-// Two kernel builds give the same bits: matvec_* and matmul_*/gemm-free paths of the K-quants on
+// Two kernel builds give the same bits: matvec_* (four rows a pass) and matvec1_* of the K-quants on
 // random blocks, A against B (one-off check for kernel rewrites that must keep every output).
 //   node bin/run-ts.mjs bench/kq-ab-bits.ts A.wasm B.wasm
 import { readFileSync } from 'node:fs';
