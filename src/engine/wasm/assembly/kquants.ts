@@ -370,6 +370,12 @@ const KC: usize = memory.data<u8>([
   const scv = v128.load(wb, 192);
   // −32 offset of every quant, taken out as 32·Σ_g sc_g·bsum_g.
   let isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 5);
+  if (!ASC_FEATURE_RELAXED_SIMD) {
+    // plain: one quarter per pass of a rolled loop; written out, Node 20's V8 keeps all four
+    // quarters' values live and spills them (docs/performance.md)
+    for (let q = 0; q < 4; q++) isum = q6Quarter(isum, wb, xb, q >> 1, q & 1);
+    return isum;
+  }
   // the four quarters (n, v) written out with constant n and v, so every offset below folds into
   // its load (V8 then computes no addresses in the block)
   isum = q6Quarter(isum, wb, xb, 0, 0);
@@ -443,22 +449,22 @@ const KC: usize = memory.data<u8>([
  * above gets its own bit 10 = bit 2, nothing crosses the 0x04 mask).
  */
 // @ts-ignore: decorator
-@inline function q3Half(isum: v128, wb: usize, xb: usize, n: i32, hs0: v128, hs1: v128): v128 {
+@inline function q3Half(isum: v128, wb: usize, xb: usize, n: i32, hs0: v128, hs1: v128, hn: i32): v128 {
   const q0 = v128.load(wb + 32 + (<usize>n << 5));
   const q1 = v128.load(wb + 32 + (<usize>n << 5), 16);
-  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 0);
-  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 1);
-  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 2);
-  return q3Pair(isum, q0, q1, hs0, hs1, xb, n, 3);
+  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 0, hn);
+  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 1, hn);
+  isum = q3Pair(isum, q0, q1, hs0, hs1, xb, n, 2, hn);
+  return q3Pair(isum, q0, q1, hs0, hs1, xb, n, 3, hn);
 }
-/** Groups g = 8n + 2j and g + 1 of q3Half (written out per j: constant shift counts). */
+/** Groups g = 8n + 2j and g + 1 of q3Half (written out per j: constant shift counts j + hn). */
 // @ts-ignore: decorator
-@inline function q3Pair(isum: v128, q0: v128, q1: v128, hs0: v128, hs1: v128, xb: usize, n: i32, j: i32): v128 {
+@inline function q3Pair(isum: v128, q0: v128, q1: v128, hs0: v128, hs1: v128, xb: usize, n: i32, j: i32, hn: i32): v128 {
   const g = 8 * n + 2 * j;
   const xg = xb + (<usize>g << 4);
   const m = v128.load(KC, 144);
-  const v0 = v128.or(bits2(q0, 2 * j), v128.and(i16x8.shr_u(hs0, j + 2 * n), m));
-  const v1 = v128.or(bits2(q1, 2 * j), v128.and(i16x8.shr_u(hs1, j + 2 * n), m));
+  const v0 = v128.or(bits2(q0, 2 * j), v128.and(i16x8.shr_u(hs0, j + hn), m));
+  const v1 = v128.or(bits2(q1, 2 * j), v128.and(i16x8.shr_u(hs1, j + hn), m));
   isum = dotSc(isum, v0, v128.load(xg), <i32>load<i8>(SCRATCH + g));
   return dotSc(isum, v1, v128.load(xg, 16), <i32>load<i8>(SCRATCH + g + 1));
 }
@@ -472,7 +478,18 @@ const KC: usize = memory.data<u8>([
   const isum = i32x4.shl(i32x4.sub(Z, bsumDotS(bs, scv)), 2);
   const h0 = v128.load(wb);
   const h1 = v128.load(wb, 16);
-  return q3Half(q3Half(isum, wb, xb, 0, i16x8.shl(h0, 2), i16x8.shl(h1, 2)), wb, xb, 1, h0, h1);
+  if (ASC_FEATURE_RELAXED_SIMD) return q3Half(q3Half(isum, wb, xb, 0, i16x8.shl(h0, 2), i16x8.shl(h1, 2), 0), wb, xb, 1, h0, h1, 2);
+  // plain: one half per pass of a rolled loop (written out, Node 20's V8 spills both halves'
+  // values), with hmask shifted so that the shift counts stay constant: bit 4 + j lands on bit 2
+  // of (h >> 2) >> j, inside its byte
+  let hs0 = i16x8.shl(h0, 2), hs1 = i16x8.shl(h1, 2);
+  let acc = isum;
+  for (let n = 0; n < 2; n++) {
+    acc = q3Half(acc, wb, xb, n, hs0, hs1, 0);
+    hs0 = i16x8.shr_u(h0, 2);
+    hs1 = i16x8.shr_u(h1, 2);
+  }
+  return acc;
 }
 
 // @ts-ignore: decorator
