@@ -32,7 +32,7 @@ export function grammarAfterReasoning(gbnf: string, setup: ThinkingSetup | undef
   }
   // (the prompt ends "<|start|>assistant"; each analysis message ends with the next one's start)
   return [
-    'root ::= ( "<|channel|>analysis<|message|>" reasoning "<|end|><|start|>assistant" )* "<|channel|>final" ( " "? "<|constrain|>"? "json" )? "<|message|>" answer',
+    'root ::= ( "<|channel|>analysis<|message|>" reasoning "<|end|><|start|>assistant" )* "<|channel|>final" ( " " "<|constrain|>"? "json" | "<|constrain|>" "json" )? "<|message|>" answer',
     excludingRules('reasoning', '<|end|>'),
     answer,
   ].join('\n');

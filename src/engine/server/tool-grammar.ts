@@ -36,7 +36,8 @@ function llama3AfterName(tools: readonly ToolDefinition[]): string[] {
 function harmonyAfterName(tools: readonly ToolDefinition[]): string[] {
   // recipient in the channel header: …commentary to=functions.NAME [<|constrain|>json]<|message|>ARGS
   // in the role header: <|start|>assistant to=functions.NAME<|channel|>commentary [json]<|message|>ARGS
-  const constrain = '( " "? "<|constrain|>"? "json" )?';
+  // (something must part the name from "json")
+  const constrain = '( " " "<|constrain|>"? "json" | "<|constrain|>" "json" )?';
   const inChannel = tools.map((t, i) => `${lit(t.function.name)} ${constrain} "<|message|>" tool-args-${i}`);
   const inRole = tools.map((t, i) => `${lit(t.function.name)} "<|channel|>" ( "commentary" | "analysis" ) ${constrain} "<|message|>" tool-args-${i}`);
   return [`tool-in-channel ::= ${inChannel.join(' | ')}`, `tool-in-role ::= ${inRole.join(' | ')}`, ...tools.map((t, i) => schemaRule(params(t), `tool-args-${i}`))];
