@@ -21,6 +21,8 @@ import { createRunState, forward, MAX_BATCH, type Model, type RunState } from '.
 import type { ModelHparams } from './model/hparams.js';
 import type { Profile } from './model/profile.js';
 import { estimateMemory, loadModelFile, modelInfo, type MemoryEstimate } from './model/load.js';
+import { grammarAfterReasoning } from './grammar/after-reasoning.js';
+import { LazyGrammarWatch, type LazyGrammar } from './grammar/lazy.js';
 import { ConstrainedSampler, grammarMatcher } from './grammar/sampling.js';
 import { Sampler, sharedWasmPasses, StopStringMatcher, type SamplingParams } from './sample/index.js';
 import { stepLogprobs, type StepLogprobs } from './sample/logprobs.js';
@@ -231,10 +233,10 @@ export interface GenerateOptions {
   /** GBNF the output must match (grammar/): tokens it rejects are masked; it ends when the grammar is complete. */
   grammar?: string;
   /**
-   * A lazy grammar: free text until the output shows `opener`, then `grammar` for what follows it
-   * (a tool call the model starts on its own). Ignored when `grammar` is set.
+   * A lazy grammar: free text until one of its triggers shows in the output, then its grammar
+   * (grammar/lazy.ts; a tool call the model starts on its own). Ignored when `grammar` is set.
    */
-  grammarAfter?: { opener: string; grammar: string };
+  grammarAfter?: LazyGrammar;
 }
 
 /** Adds the bias to the logits; returns the logits it changed, to put back. */
@@ -341,6 +343,8 @@ export class Session {
     const prefix = extra.replyPrefix ?? '';
     const tokens = prefix ? m.tokenizer.encode(rendered.text + prefix, { addSpecial: !rendered.startsWithBos, parseSpecial: true }) : chatTokens;
     const reasoning = reasoningSetup(m.templateInfo, rendered.text);
+    // a thinking model thinks freely first; the grammar is for its answer
+    const grammar = extra.grammar === undefined ? undefined : grammarAfterReasoning(extra.grammar, reasoning, rendered.text + prefix);
     const topLogprobs = extra.probabilities ? 10 : undefined;
     // a reply's own profile (the app's Profile panel) in place of the session's, for this reply
     const before = this.state.profile;
@@ -351,7 +355,7 @@ export class Session {
       backend.waitMeter = extra.profile;
     }
     try {
-      for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text + prefix, reasoning, grammar: extra.grammar, topLogprobs })) {
+      for await (const e of this.generate(tokens, sampling, signal, { stopStrings: rendered.stopStrings, promptText: rendered.text + prefix, reasoning, grammar, topLogprobs })) {
         switch (e.kind) {
           case 'prompt':
             yield {
@@ -412,9 +416,8 @@ export class Session {
     // (not on the scalar reference backend, which keeps everything in TypeScript).
     const sampler = new Sampler(sampling, lm.model.backend.kernels ? sharedWasmPasses() : undefined);
     let constrained = opts.grammar !== undefined ? new ConstrainedSampler(sampler, grammarMatcher(opts.grammar, tok)) : null;
-    // the lazy grammar's watch: the output's last characters, until its opener shows
-    const lazy = constrained ? null : opts.grammarAfter ?? null;
-    let recent = '';
+    // the lazy grammar's watch on the output, until one of its triggers shows
+    const lazy = constrained || !opts.grammarAfter ? null : new LazyGrammarWatch(opts.grammarAfter, (g) => grammarMatcher(g, tok));
     const stopAtEog = opts.stopAtEog ?? true;
     const stops = new StopStringMatcher([...(opts.stopStrings ?? []), ...sampling.stop]);
     const decoder = tok.createStreamDecoder({ skipSpecial: true });
@@ -502,8 +505,8 @@ export class Session {
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
       if (lazy && !constrained && reason === null) {
-        recent = (recent + text).slice(-(lazy.opener.length + 64));
-        if (recent.includes(lazy.opener)) constrained = new ConstrainedSampler(sampler, grammarMatcher(lazy.grammar, tok));
+        const matcher = lazy.push(text);
+        if (matcher) constrained = new ConstrainedSampler(sampler, matcher);
       }
       // Reasoning and answer: a token counts as reasoning from the one that opens the thinking to
       // the one that closes it (so the markers count, the answer's tokens do not).

@@ -27,3 +27,42 @@ export function writeToolCallerModel(dir: string): string {
   writeFileSync(path, toolCallerGguf());
   return path;
 }
+
+/**
+ * The scripted caller in Llama 3.x's format (Llama 3.2's template): every prompt ends
+ * "<|start_header_id|>assistant<|end_header_id|>\n\n", and the reply is the call's JSON:
+ *   {"name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>
+ */
+export function llama3ToolCallerGguf(): Uint8Array {
+  return scriptedGguf({
+    name: 'Scripted Llama 3 Tool Caller',
+    template: template('meta-llama-Llama-3.2-3B-Instruct.jinja'),
+    specials: [['<|begin_of_text|>', CONTROL], ['<|start_header_id|>', CONTROL], ['<|end_header_id|>', CONTROL], ['<|eot_id|>', CONTROL], ['<|eom_id|>', CONTROL], ['<|python_tag|>', CONTROL]],
+    reply: ['{"name":', '▁"get_weather",', '▁"parameters":', '▁{"city":', '▁"Paris"}}', '<|eot_id|>'],
+    trigger: '<0x0A>',
+    eos: '<|eot_id|>',
+  });
+}
+
+/**
+ * The scripted caller in gpt-oss's Harmony format (its own template): every prompt ends
+ * "<|start|>assistant" (last token the byte "t"), and the reply is a commentary message to the tool:
+ *   <|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{"city": "Paris"}<|call|>
+ */
+export function harmonyToolCallerGguf(): Uint8Array {
+  return scriptedGguf({
+    name: 'Scripted Harmony Tool Caller',
+    template: template('openai-gpt-oss-120b.jinja'),
+    specials: ['<|start|>', '<|end|>', '<|message|>', '<|channel|>', '<|return|>', '<|call|>', '<|constrain|>'].map((t): [string, number] => [t, CONTROL]),
+    reply: ['<|channel|>', 'commentary', '▁to=functions.get_weather', '<|constrain|>', 'json', '<|message|>', '{"city":', '▁"Paris"}', '<|call|>'],
+    trigger: '<0x74>',
+    eos: '<|return|>',
+  });
+}
+
+/** Write one of the scripted tool callers into `dir`; returns its path. */
+export function writeScriptedCaller(dir: string, format: 'hermes' | 'llama3' | 'harmony'): string {
+  const path = join(dir, `scripted-${format}-caller.gguf`);
+  writeFileSync(path, format === 'hermes' ? toolCallerGguf() : format === 'llama3' ? llama3ToolCallerGguf() : harmonyToolCallerGguf());
+  return path;
+}

@@ -84,7 +84,8 @@ export function toolCallOpeners(format: ToolFormat): string[] {
     case 'hermes':
       return ['<tool_call>'];
     case 'llama3':
-      return ['<|python_tag|>', '{"name"', '{ "name"'];
+      // (a call's JSON may put whitespace or "type": "function" before its name)
+      return ['<|python_tag|>', '{'];
     case 'mistral':
       return ['[TOOL_CALLS]'];
     case 'harmony':

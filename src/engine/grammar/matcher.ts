@@ -136,6 +136,18 @@ export class GrammarMatcher {
     if (a.size > GrammarMatcher.maxStates) this.rebase();
   }
 
+  /**
+   * Advance past `text` as if generated (a lazy grammar catching up with the text since its
+   * trigger); false, and no change, when the grammar does not allow it.
+   */
+  acceptText(text: string): boolean {
+    const next = this.a.walk(this.s, new TextEncoder().encode(text));
+    if (next === DEAD || !this.a.states[next].endOk) return false;
+    this.s = next;
+    if (this.a.size > GrammarMatcher.maxStates) this.rebase();
+    return true;
+  }
+
   /** A fresh automaton holding only the current state (the old one's cached transitions are dropped). */
   private rebase(): void {
     const old = this.a, st = old.states[this.s];

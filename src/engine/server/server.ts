@@ -17,6 +17,7 @@ import { reasoningSetup, renderChat } from '../chat/index.js';
 import { toolCallPrefix, toolFormat, type ToolFormat } from '../chat/tools.js';
 import { apiToolCalls, ToolCallStream } from './tool-stream.js';
 import { lazyToolCallGrammar, toolCallGrammar } from './tool-grammar.js';
+import { grammarAfterReasoning } from '../grammar/after-reasoning.js';
 import type { LoadedModel, DoneReason, GenerateOptions, GenerationStats } from '../session.js';
 import { Slots } from './slots.js';
 import type { SamplingParams } from '../sample/index.js';
@@ -219,12 +220,14 @@ export class OpenAiServer {
       if (offered && !format) throw new ApiError(400, "this model's chat template takes no tools (it has no tool-call format Pantheon reads: Hermes <tool_call>, Llama 3 JSON, Mistral [TOOL_CALLS] or Harmony)", 'tools', 'tools_unsupported');
       const rendered = renderChat(m.templateInfo, r.messages, { tools: offered ? r.tools : undefined });
       const forced = format && r.toolChoice !== 'auto' ? toolCallPrefix(format, typeof r.toolChoice === 'object' ? r.toolChoice.name : undefined) : '';
-      // a forced call is generated under its schema's grammar (tool-grammar.ts); else response_format's
-      const grammar = (format && toolCallGrammar(format, r.tools, r.toolChoice)) || r.grammar;
+      // a forced call is generated under its schema's grammar (tool-grammar.ts); else response_format's,
+      // after the reasoning of a model that thinks
+      const reasoning = reasoningSetup(m.templateInfo, rendered.text);
+      const grammar = (format && toolCallGrammar(format, r.tools, r.toolChoice)) || (r.grammar && grammarAfterReasoning(r.grammar, reasoning, rendered.text));
       const grammarAfter = format && r.toolChoice === 'auto' && !grammar ? lazyToolCallGrammar(format, r.tools) : undefined;
       const tools = format ? { format, prefix: forced } : undefined;
       const tokens = m.tokenizer.encode(rendered.text + forced, { addSpecial: !rendered.startsWithBos, parseSpecial: true });
-      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning: reasoningSetup(m.templateInfo, rendered.text), topLogprobs: r.topLogprobs, logitBias: r.logitBias, grammar, grammarAfter };
+      const opts: GenerateOptions = { stopStrings: rendered.stopStrings, promptText: rendered.text, reasoning, topLogprobs: r.topLogprobs, logitBias: r.logitBias, grammar, grammarAfter };
       return this.generate(req, res, 'chat', r, { tokens, sampling: r.sampling, opts, tools });
     }
     if (path === '/v1/completions') {
