@@ -94,3 +94,33 @@ describe('pantheon serve --parallel 3: three clients at once, batched', () => {
     console.log(`${c.name}: output products by rows ${JSON.stringify([...outputRows].sort((a, b) => a[0] - b[0]))}`);
   });
 });
+
+describe('pantheon serve --parallel 3: per-request options stay per request', () => {
+  it('log-probabilities, a stop string, penalties and a JSON grammar at once equal each request sent alone', async () => {
+    let batchedSteps = 0;
+    let outputName = '';
+    const backend = new ObservingBackend(new WasmBackend(), (spec, _x, n) => {
+      if (spec.name === outputName && n > 1) batchedSteps++;
+    });
+    const lm = await LoadedModel.load(join(ROOT, 'resources/models/stories260K.gguf'), { contextSize: CTX, backend });
+    opened.push({ close: () => lm.dispose() });
+    outputName = lm.model.w.output.spec.name;
+    const server = await OpenAiServer.start(lm, { port: 0, parallel: 3 });
+    opened.push(server);
+    const client = new OpenAI({ baseURL: server.url, apiKey: 'none', maxRetries: 0 });
+    const id = server.id;
+    const requests = [
+      () => client.completions.create({ model: id, prompt: 'Once upon a time', temperature: 0, max_tokens: 30, logprobs: 3 }),
+      () => client.completions.create({ model: id, prompt: 'Tom had a dog', temperature: 0, max_tokens: 40, stop: ['.'], frequency_penalty: 0.8 }),
+      () => client.chat.completions.create({ model: id, messages: [{ role: 'user', content: 'Hi' }], temperature: 0, max_tokens: 24, response_format: { type: 'json_object' } }),
+    ];
+    // the truth: each request on its own, nothing else generating (a batch of one is the one-token forward())
+    const strip = (r: { choices: unknown[] }) => r.choices;
+    const want = [];
+    for (const q of requests) want.push(strip(await q()));
+    expect(batchedSteps).toBe(0);
+    const got = (await Promise.all(requests.map((q) => q()))).map(strip);
+    expect(got).toEqual(want);
+    expect(batchedSteps).toBeGreaterThan(0);
+  });
+});
