@@ -4,7 +4,8 @@
 // matrix read once for the batch, each row against its own KV cache and position). A session
 // joins with its first decode step (its prompt is evaluated on its own, as a prompt batch) and
 // leaves when its generation ends, fails or is cancelled; the others go on without it. A step of
-// one session alone is today's one-token forward().
+// one session alone is today's one-token forward(). A session whose events nobody reads holds the
+// others back (the server reads every reply to its end, or returns it, which leaves).
 
 import { createRunState, decodeRowsUnsupported, forward, forwardRows, type Model, type RunState } from './model/forward.js';
 
