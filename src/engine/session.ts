@@ -16,6 +16,7 @@ import { ReasoningSplitter, fitMessages, reasoningSetup, renderChat, templateInf
 import { readGgufHeader } from './gguf/file.js';
 import { summarize, type ModelSummary } from './gguf/keys.js';
 import type { GgufHeader } from './gguf/types.js';
+import type { DecodeBatch } from './decode-batch.js';
 import { recurrentRestore, type RecurrentSnapshot, type RecurrentState } from './model/deltanet.js';
 import { createRunState, forward, MAX_BATCH, type Model, type RunState } from './model/forward.js';
 import type { ModelHparams } from './model/hparams.js';
@@ -267,8 +268,11 @@ export class Session {
    */
   private snapshots: RecurrentSnapshot[] = [];
 
-  /** `profile`: charge time per op of every generation to it (`pantheon run --profile`). */
-  constructor(readonly model: LoadedModel, profile: Profile | null = null) {
+  /**
+   * `profile`: charge time per op of every generation to it (`pantheon run --profile`). `batch`:
+   * take decode steps together with the other sessions on it (the server's --parallel slots).
+   */
+  constructor(readonly model: LoadedModel, profile: Profile | null = null, private readonly batch: DecodeBatch | null = null) {
     this.state = createRunState(model.model, model.contextSize);
     this.state.profile = profile;
     // (a pool reports its workers' waits to the last session made on it: this one's profile, or none)
@@ -406,6 +410,7 @@ export class Session {
       yield* this.run(promptTokens, sampling, signal, opts);
     } finally {
       this.busy = false;
+      this.batch?.leave(this.state);
     }
   }
 
@@ -532,7 +537,7 @@ export class Session {
       // Feed the token back and yield to the event loop (cancellation, streaming) before the next.
       const t1 = performance.now();
       if (P) P.phase = 'gen';
-      logits = forward(lm.model, state, [id], this.cached.length);
+      logits = this.batch ? await this.batch.step(state, id, this.cached.length) : forward(lm.model, state, [id], this.cached.length);
       if (P) P.tokens.gen++;
       this.cached.push(id);
       decodeMs += performance.now() - t1;

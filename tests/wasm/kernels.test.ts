@@ -11,7 +11,7 @@ import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { canQuantize, dequantizeRow, f16ToF32, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
 import { KernelInstance } from '../../src/engine/wasm/instance.js';
-import { actBytes, KERNEL_TYPES, type ActKind, type KernelType } from '../../src/engine/wasm/layout.js';
+import { actBytes, KERNEL_TYPES, takesGemm, type ActKind, type KernelType } from '../../src/engine/wasm/layout.js';
 import { loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { absDot, fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
@@ -90,8 +90,9 @@ describe('WasmBackend matvec / matmul / getRow against the scalar reference', ()
             const bound = tol * absDot(kt.type, data, r * rb, x, cols) + 1e-30;
             expect(Math.abs(out[r] - ref), `${name} ${rows}x${cols} row ${r}: ${out[r]} vs ${ref}`).toBeLessThanOrEqual(bound);
           }
-          // matmul over a batch of 3 equals three matvecs exactly (same kernel, same order); the
-          // gemm kernels (assembly/gemm.ts) sum in another order: within the same bound of the reference.
+          // matmul over a batch of 3 equals three matvecs exactly (same kernel, same order; batches
+          // under GEMM_MIN_TOKENS take it for every type); the gemm kernels (assembly/gemm.ts, 8+
+          // tokens) sum in another order: within the same bound of the reference.
           const n = 3;
           const xs = randomFloats(n * cols, seed++, 2);
           const outs = new Float32Array(n * rows);
@@ -99,7 +100,7 @@ describe('WasmBackend matvec / matmul / getRow against the scalar reference', ()
           for (let t = 0; t < n; t++) {
             const xt = xs.subarray(t * cols, (t + 1) * cols);
             be.matvec(out, h, xt);
-            if (!kt.gemm) {
+            if (!takesGemm(kt, n)) {
               expect([...outs.subarray(t * rows, (t + 1) * rows)]).toEqual([...out]);
               continue;
             }

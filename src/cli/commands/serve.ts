@@ -18,7 +18,8 @@ export const serveCommand: Command = {
     const port = optNumber(args, 'port', 8080, { int: true, min: 0, max: 65535 });
     const apiKey = optString(args, 'api-key');
     if (apiKey === '') throw new UsageError('--api-key needs a non-empty key');
-    // --parallel N: N requests at once, each with its own KV cache of --ctx positions
+    // --parallel N: N requests at once, each with its own KV cache of --ctx positions, their
+    // decode steps batched (decode-batch.ts)
     const parallel = optNumber(args, 'parallel', 1, { int: true, min: 1, max: 64 });
     const cors = optString(args, 'cors');
     if (cors === '') throw new UsageError('--cors needs an origin (e.g. http://localhost:3000, or * for any)');
@@ -41,6 +42,7 @@ export const serveCommand: Command = {
       throw err;
     }
     io.err(`${model.summary.name ?? server.id} (${model.summary.architecture}, ${model.summary.quantization}), context ${model.contextSize}${parallel > 1 ? ` × ${parallel} sequences` : ''}, ${model.backendName}`);
+    if (server.interleaved) io.err(`--parallel ${parallel}: the sequences take their steps in turn, not as one batch (${server.interleaved})`);
     io.out(`listening on ${server.url}`);
     // Until Ctrl+C (or SIGTERM): then stop accepting, cancel what runs, and exit 0.
     await new Promise<void>((resolve) => {

@@ -10,7 +10,7 @@
 import { EngineError, ModelError } from '../../shared/errors.js';
 import type { SliceTop } from './logit-stats.js';
 import { MAX_PAGES, WASM_PAGE } from '../wasm/arena.js';
-import { actBytes, actFns, gemmScratchBytes, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
+import { actBytes, actFns, gemmScratchBytes, takesGemm, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { CTRL, JOBK } from './pool-worker.js';
 import type { WeightHandle } from './types.js';
 import type { Kernel, WorkerPool } from './worker-pool.js';
@@ -304,13 +304,13 @@ export function buildPlan(pool: WorkerPool, ws: PoolWeight[], n: number, gated: 
     if (spec.cols !== cols) throw new EngineError('BAD_SHAPE', `tensors "${ws[0].spec.name}" and "${spec.name}" do not take the same input`);
     let k = kinds.findIndex((c) => c.act === kt.act);
     if (k < 0) {
-      const wide = n > 1 && ws.some((w) => w.kt.act === kt.act && w.kt.gemm);
+      const wide = ws.some((w) => w.kt.act === kt.act && takesGemm(w.kt, n));
       k = kinds.push({ act: kt.act, at: xqBytes, ab: actBytes(kt.act, cols), wide }) - 1;
       xqBytes += n * actBytes(kt.act, cols) + (wide ? widenBytes(kt.act, n, cols) : 0);
     }
     kindOf.push(k);
   }
-  const gs = n > 1 && ws.some((w) => w.kt.gemm) ? gemmScratchBytes(cols) : 0;
+  const gs = ws.some((w) => takesGemm(w.kt, n)) ? gemmScratchBytes(cols) : 0;
   const outBytes = (p: number) => ws.reduce((b, w) => {
     const s = sliceOf(w, p);
     return b + (s ? n * (s.r1 - s.r0) * 4 : 0);
@@ -392,7 +392,7 @@ export function buildPlan(pool: WorkerPool, ws: PoolWeight[], n: number, gated: 
         const xq = xqAt + kat;
         let name: string, a8 = 0, a9 = 0, xin = xq;
         if (n === 1) name = w.kt.fns.matvec;
-        else if (w.kt.gemm) [name, a8, a9, xin] = [w.kt.fns.gemm, lr, scratch, xq + n * ab];
+        else if (takesGemm(w.kt, n)) [name, a8, a9, xin] = [w.kt.fns.gemm, lr, scratch, xq + n * ab];
         else [name, a8, a9] = [w.kt.fns.matmul, ab, lr];
         put(pool.fnId(name) | (JOBK.PRODUCT << JOBK.MODE_SHIFT), [outAt[i], s.ptr, w.rowBytes, 0, 0, xin, cols, n, a8, a9], [[0, i]]);
       }

@@ -5,7 +5,7 @@
 import { EngineError, ModelError } from '../../shared/errors.js';
 import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { KernelInstance } from '../wasm/instance.js';
-import { actBytes, gemmScratchBytes, kernelType, rowLayout, storedRowBytes, widenBytes, type KernelType } from '../wasm/layout.js';
+import { actBytes, gemmScratchBytes, kernelType, rowLayout, storedRowBytes, takesGemm, widenBytes, type KernelType } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
 import { SerialBackend } from './serial.js';
 import type { FillFn, WeightHandle, WeightSpec } from './types.js';
@@ -78,7 +78,7 @@ export class WasmBackend extends SerialBackend {
     const { rows, cols } = spec;
     const a = this.k.arena;
     const ab = actBytes(kt.act, cols);
-    const gemm = n > 1 && kt.gemm;
+    const gemm = takesGemm(kt, n);
     const wb = gemm ? widenBytes(kt.act, n, cols) + gemmScratchBytes(cols) : 0;
     const xPtr = a.scratch(n * (cols * 4 + ab + rows * 4) + wb);
     const xqPtr = xPtr + n * cols * 4;

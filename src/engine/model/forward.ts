@@ -43,6 +43,8 @@ export interface RunState {
   ffo: Float32Array; //    [maxBatch, nEmbd] FFN output
   last: Float32Array; //   [nEmbd] final normed hidden state of the last token
   logits: Float32Array; // [nVocab]
+  /** [maxBatch, nVocab] a decode batch's logits, a row per sequence (forwardRows), before they go to each sequence's own state; else empty. */
+  rowLogits: Float32Array;
   /** Sampling's stats of the logits, found by the backend's threads when `want` > 0 (MatBackend.matvecTop). */
   logitStats: LogitStats;
   rope: Float32Array; //   [maxBatch, nRot] cos/sin cache of each position of the batch
@@ -99,9 +101,11 @@ const releasedSplit = new FinalizationRegistry<SplitAttention>((a) => a.dispose(
 /**
  * Activations and KV cache for `contextSize` positions. With `kernels` (by default the backend's),
  * the arrays the WebAssembly attention reads and writes live in that kernel memory (they are views
- * on it, so the TypeScript ops use them unchanged) and attention runs there.
+ * on it, so the TypeScript ops use them unchanged) and attention runs there. `decodeRows`: the
+ * activations of a decode batch of maxBatch sequences (forwardRows), whose caches are in their own
+ * states: no cache here, and logits per row.
  */
-export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BATCH, kernels: KernelInstance | null = m.backend.kernels): RunState {
+export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BATCH, kernels: KernelInstance | null = m.backend.kernels, decodeRows = false): RunState {
   const { nEmbd, nHead, nHeadKv, headDimK, headDimV, nLayer, nVocab, nRot } = m.hp;
   const b = Math.max(1, Math.min(maxBatch, contextSize));
   const qDim = nHead * headDimK;
@@ -114,9 +118,9 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here
   // is empty); soft-capped attention runs in TypeScript over the cache here
   const attends = m.hp.deltaNet?.recurrent.map((r) => !r); // a hybrid's linear-attention layers keep no KV
-  const split = k && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? m.backend.splitAttention({ nLayer, nHead, nHeadKv, headDimK, headDimV, attends }, contextSize) : null;
+  const split = k && !decodeRows && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? m.backend.splitAttention({ nLayer, nHead, nHeadKv, headDimK, headDimV, attends }, contextSize) : null;
   const swaRope = m.hp.layerRope.includes('swa');
-  const cacheDims = split ? [0, 0] : [kvDimK, kvDimV];
+  const cacheDims = split || decodeRows ? [0, 0] : [kvDimK, kvDimV];
   const arrays = (a: Alloc) => ({
     x: a.f32(b * nEmbd),
     xb: a.f32(b * nEmbd),
@@ -170,6 +174,7 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     ...v,
     qkv: m.w.layers.some((l) => l.wqkv) ? new Float32Array(b * (qDim + kvDimK + kvDimV)) : new Float32Array(0),
     logits: new Float32Array(nVocab),
+    rowLogits: new Float32Array(decodeRows ? b * nVocab : 0),
     logitStats: createLogitStats(),
     ropeFactors: ropeFactorsFor(m.w, m.hp, contextSize),
     ropeYarn: ropeYarn(m.hp.nRot, m.hp.rope),
@@ -219,7 +224,47 @@ export function forward(m: Model, s: RunState, tokens: ArrayLike<number>, pos: n
   return s.logits;
 }
 
-function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: number): void {
+/**
+ * Why `m` cannot run a decode batch (forwardRows), or null when it can: a hybrid's (qwen35)
+ * linear-attention layers advance one sequence's recurrent state over its own tokens
+ * (deltanet.ts), so its sequences take their steps one after another instead.
+ */
+export function decodeRowsUnsupported(m: Model): string | null {
+  return m.hp.deltaNet ? `${m.hp.arch}'s linear-attention layers keep a recurrent state per sequence that advances one sequence at a time` : null;
+}
+
+/**
+ * One decode step of several sequences at once: tokens[t] is the next token of the sequence whose
+ * state is rows[t] (its KV cache), at position pos[t]. Every weight matrix is one matmul over the
+ * batch, in b (createRunState with decodeRows); norms and RoPE run per row there, and the cache
+ * store and attention per row in rows[t], as its one-token step does. Each row's logits go to
+ * rows[t].logits.
+ */
+export function forwardRows(m: Model, b: RunState, rows: readonly RunState[], tokens: readonly number[], pos: readonly number[]): void {
+  const n = tokens.length;
+  if (n === 0 || rows.length !== n || pos.length !== n) throw new RangeError(`forwardRows needs one state and position per token (${n} tokens, ${rows.length} states, ${pos.length} positions)`);
+  if (n > b.maxBatch || b.rowLogits.length === 0) throw new RangeError(`forwardRows needs a state made for decode batches of at least ${n} rows`);
+  const why = decodeRowsUnsupported(m);
+  if (why) throw new RangeError(`forwardRows cannot run this model: ${why}`);
+  for (let t = 0; t < n; t++) {
+    if (pos[t] < 0 || pos[t] >= rows[t].cache.size) throw new RangeError(`position ${pos[t]} does not fit a context of ${rows[t].cache.size}`);
+  }
+  m.backend.hold(true);
+  try {
+    forwardBatch(m, b, b.ops, [...tokens], 0, { states: rows, pos });
+  } finally {
+    m.backend.hold(false);
+  }
+}
+
+/** A decode batch's sequences (forwardRows): token t belongs to states[t], at position pos[t]. */
+interface DecodeRows {
+  states: readonly RunState[];
+  pos: readonly number[];
+}
+
+/** tokens at pos, pos+1, … of the sequence in s, or (rows) one token of each of rows' sequences. */
+function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: number, rows: DecodeRows | null = null): void {
   const { hp, spec, w, backend: be } = m;
   const n = tokens.length;
   const dim = hp.nEmbd;
@@ -231,6 +276,8 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
   const qScale = hp.kqScale;
   const R = s.recurrent;
   if (R) recurrentBegin(R, pos, n);
+  // position of token t
+  const at = rows ? (t: number) => rows.pos[t] : (t: number) => pos + t;
 
   // embed: one row of token_embd per token (× sqrt(n_embd) for gemma, × embedding_scale for
   // granite: a float, as ggml_scale takes)
@@ -242,8 +289,8 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
 
   // cos/sin of each position of the batch, shared by every layer (the sliding-window layers' own
   // RoPE in ropeSwa, when they have one)
-  for (let t = 0; t < n; t++) ropeCache(s.rope, pos + t, nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn, t * nRot);
-  if (s.ropeSwa.length > 0) for (let t = 0; t < n; t++) ropeCache(s.ropeSwa, pos + t, nRot, hp.ropeSwa.freqBase, hp.ropeSwa.freqScale, null, s.ropeYarnSwa, t * nRot);
+  for (let t = 0; t < n; t++) ropeCache(s.rope, at(t), nRot, hp.rope.freqBase, hp.rope.freqScale, s.ropeFactors, s.ropeYarn, t * nRot);
+  if (s.ropeSwa.length > 0) for (let t = 0; t < n; t++) ropeCache(s.ropeSwa, at(t), nRot, hp.ropeSwa.freqBase, hp.ropeSwa.freqScale, null, s.ropeYarnSwa, t * nRot);
   if (R) imropeText(R, s.rope, n, nRot);
   O.mark('rope');
 
@@ -291,7 +338,7 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
     const qh = full ? 1 : nHead, kh = full ? 1 : nHeadKv;
     const qn = full ? qDim : headDimK, kn = full ? kvDimK : headDimK;
     for (let t = 0; t < n; t++) {
-      const p = pos + t;
+      const p = at(t);
       // q/k norm, then RoPE at position p (none on NoPE layers), then Llama 4's attention
       // temperature (mistral3)
       if (L.qNorm) O.headNorm(s.q, t * qDim, qh, qn, L.qNorm);
@@ -305,16 +352,17 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
       if (LA) afterRope(LA, l, p, s.q, t * qDim, s.k, t * kvDimK, nHead, nHeadKv, headDimK, hp.normEps);
       if (spec.scaleQ) scaleInto(s.q, qScale, qDim, t * qDim);
       O.mark('rope');
-      // into the cache (split attention stores them itself)
-      O.kvStore(l, p, t);
+      // into the cache (split attention stores them itself; a decode batch's rows: their own caches, below)
+      if (!rows) O.kvStore(l, p, t);
     }
 
     // attention of each token over the cache up to its own position (causal; sliding window;
     // llama4's chunked layers past the first chunk: token by token, each over its own chunk)
     const scale = spec.scaleQ ? 1 : qScale;
     const chunk = LA && LA.chunked[l] ? LA.chunk : 0;
-    // (gpt-oss: this layer's window, the sinks)
-    if (chunk > 0 && pos + n > chunk) for (let t = 0; t < n; t++) O.attend(l, pos, t, 1, mode, chunkWindow(chunk, pos + t), scale, L.sinks);
+    // (gpt-oss: this layer's window, the sinks; a decode batch: each row over its own cache)
+    if (rows) attendRows(hp, s, rows, l, chunk, window, scale, L.sinks);
+    else if (chunk > 0 && pos + n > chunk) for (let t = 0; t < n; t++) O.attend(l, pos, t, 1, mode, chunkWindow(chunk, pos + t), scale, L.sinks);
     else O.attend(l, pos, 0, n, mode, window, scale, L.sinks);
     if (spec.deltaNet) {
       applyQGate(R!, s.att, n * nHead * headDimV); // × σ(gate)
@@ -348,6 +396,7 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
     }
   }
   O.layer(-1);
+  if (rows) return rowLogits(m, s, O, rows.states, n);
 
   // final norm and logits, last token only (llama.cpp outputs logits for the last token of a prompt)
   O.norm(s.last, s.x, w.outputNorm, w.outputNormB, (n - 1) * dim, 0);
@@ -358,11 +407,55 @@ function forwardBatch(m: Model, s: RunState, O: RunOps, tokens: number[], pos: n
   const after = w.outputB !== null || hp.finalSoftcap > 0 || hp.logitScale > 0;
   O.logits(s.logits, w.output, s.last, T.want > 0 && !after ? T : null);
   if (after) {
-    if (w.outputB) addInto(s.logits, w.outputB, hp.nVocab);
-    if (hp.logitScale > 0) scaleInto(s.logits, Math.fround(1 / hp.logitScale), hp.nVocab);
-    if (hp.finalSoftcap > 0) softcapInto(s.logits, hp.finalSoftcap);
+    logitsAfter(m, s.logits);
     O.mark('logit bias, scale, softcap');
   }
+}
+
+/** The output bias, logit scale (granite) and final soft-cap (gemma2) on a logits row, in that order. */
+function logitsAfter(m: Model, logits: Float32Array): void {
+  const { w, hp } = m;
+  if (w.outputB) addInto(logits, w.outputB, hp.nVocab);
+  if (hp.logitScale > 0) scaleInto(logits, Math.fround(1 / hp.logitScale), hp.nVocab);
+  if (hp.finalSoftcap > 0) softcapInto(logits, hp.finalSoftcap);
+}
+
+/**
+ * A decode batch's cache and attention: row t's q, k, v into its own state (as its token 0), stored
+ * at its position in its cache and attended over it as a one-token step does (f16 mode; llama4's
+ * chunked layers from the chunk's start), and the output back into row t of s.att.
+ */
+function attendRows(hp: ModelHparams, s: RunState, rows: DecodeRows, l: number, chunk: number, window: number, scale: number, sinks: Float32Array | null): void {
+  const qDim = hp.nHead * hp.headDimK, kDim = hp.nHeadKv * hp.headDimK, vDim = hp.nHeadKv * hp.headDimV, oDim = hp.nHead * hp.headDimV;
+  for (let t = 0; t < rows.states.length; t++) {
+    const r = rows.states[t];
+    const p = rows.pos[t];
+    r.q.set(s.q.subarray(t * qDim, (t + 1) * qDim));
+    r.k.set(s.k.subarray(t * kDim, (t + 1) * kDim));
+    r.v.set(s.v.subarray(t * vDim, (t + 1) * vDim));
+    r.ops.kvStore(l, p, 0);
+    r.ops.attend(l, p, 0, 1, 'f16', chunk > 0 && p + 1 > chunk ? chunkWindow(chunk, p) : window, scale, sinks);
+    s.att.set(r.att.subarray(0, oDim), t * oDim);
+  }
+}
+
+/**
+ * A decode batch's final norm and logits: every row's, in one matmul over the output matrix, each
+ * then copied to its sequence's state (without the backend's sampling stats: the sampler makes its own passes).
+ */
+function rowLogits(m: Model, s: RunState, O: RunOps, states: readonly RunState[], n: number): void {
+  const { w, hp } = m;
+  const dim = hp.nEmbd;
+  const V = hp.nVocab;
+  for (let t = 0; t < n; t++) O.norm(s.xb, s.x, w.outputNorm, w.outputNormB, t * dim, t * dim);
+  O.project(s.rowLogits, w.output, s.xb, n, null);
+  for (let t = 0; t < n; t++) {
+    const r = states[t];
+    r.logits.set(s.rowLogits.subarray(t * V, (t + 1) * V));
+    r.logitStats.valid = false;
+    logitsAfter(m, r.logits);
+  }
+  O.mark('logits');
 }
 
 /** x[i] = cap·tanh(x[i]/cap), as ggml_scale(1/cap) → ggml_tanh → ggml_scale(cap) in float. */

@@ -4,7 +4,8 @@
 //   POST /v1/completions               a raw prompt continued (no template); SSE when stream
 //   POST /v1/embeddings                each input's pooled, normalised last hidden state (embed.ts)
 // Requests run on `parallel` Sessions (default 1; slots.ts), each keeping its KV cache for the
-// shared prefix of the next request; the others wait their turn. A client that goes away cancels
+// shared prefix of the next request, their decode steps batched into one forward pass
+// (decode-batch.ts); the others wait their turn. A client that goes away cancels
 // its request, queued or generating (the session checks the signal before every token).
 // CORS headers only when `cors` names the allowed origin (or '*').
 
@@ -132,6 +133,11 @@ export class OpenAiServer {
       });
     });
     return server;
+  }
+
+  /** Why --parallel's sequences take their decode steps one after another instead of as one batch, or null. */
+  get interleaved(): string | null {
+    return this.slots.interleaved;
   }
 
   /** The base URL clients use: http://HOST:PORT/v1. */

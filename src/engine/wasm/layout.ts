@@ -48,6 +48,18 @@ export interface KernelType {
 /** Weight types with a gemm_* prompt kernel. */
 const GEMM_SUFFIXES = new Set(['q8_0', 'q4_0', 'q5_0', 'q4_1', 'q5_1', 'q4_K', 'q5_K', 'q6_K']);
 
+/**
+ * Batches of at least this many tokens take the gemm kernels; smaller ones (a decode batch of a few
+ * sequences, a short prompt) the matmul kernel, whose fixed cost (no widened copy of x) is lower
+ * there. The same bits either way (docs/performance.md, "Decode batches").
+ */
+export const GEMM_MIN_TOKENS = 8;
+
+/** Whether a batch of n tokens on kt takes its gemm kernel. */
+export function takesGemm(kt: KernelType, n: number): boolean {
+  return kt.gemm && n >= GEMM_MIN_TOKENS;
+}
+
 function k(type: number, suffix: string, act: ActKind): KernelType {
   const fns: KernelFns = { matvec: `matvec_${suffix}`, matmul: `matmul_${suffix}`, gemm: `gemm_${suffix}`, dequant: `dequant_${suffix}`, dequantRow: `dequant_row_${suffix}` };
   return { type, suffix, act, gemm: GEMM_SUFFIXES.has(suffix), fns };
