@@ -92,13 +92,14 @@ async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan
  * WebAssembly kernels cannot be loaded (e.g. not built). An explicit choice that fails throws.
  * WebGPU only when asked for (docs/webgpu.md).
  */
-async function defaultBackend(kind: BackendKind | undefined, threads: number, plan?: PoolPlan): Promise<MatBackend> {
-  if (kind) return createBackend(kind, threads, plan);
+async function defaultBackend(kind: BackendKind | undefined, threads: number, plan?: PoolPlan): Promise<{ backend: MatBackend; notice?: string }> {
+  if (kind) return { backend: await createBackend(kind, threads, plan) };
   try {
     // (one thread whose model needs more than one memory: the pool, with its shards on this thread)
-    return await createBackend(threads > 1 || (plan && plan.shards > 1) ? 'pool' : 'wasm', threads, plan);
-  } catch {
-    return new ScalarBackend();
+    return { backend: await createBackend(threads > 1 || (plan && plan.shards > 1) ? 'pool' : 'wasm', threads, plan) };
+  } catch (err) {
+    // said, not silent: the scalar reference is many times slower than the kernels
+    return { backend: new ScalarBackend(), notice: `running on the slow scalar reference: ${(err as Error).message}` };
   }
 }
 
@@ -111,6 +112,8 @@ export class LoadedModel {
   private disposed = false;
   /** Milliseconds load() took, from opening the file to a model ready to run (`pantheon run --json` load_ms). */
   loadMs = 0;
+  /** Why the default backend could not start and the scalar reference runs instead (said to the user). */
+  backendNotice?: string;
 
   private constructor(
     readonly path: string,
@@ -158,11 +161,13 @@ export class LoadedModel {
     }
     const tokenizer = tokenizerFromGguf(header);
     const templateInfo = templateInfoFromGguf(header);
-    const backend = typeof opts.backend === 'object' ? opts.backend : await defaultBackend(opts.backend, threads, plan);
+    const chosen = typeof opts.backend === 'object' ? { backend: opts.backend } : await defaultBackend(opts.backend, threads, plan);
+    const backend = chosen.backend;
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
       const lm = new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
       lm.loadMs = performance.now() - t0;
+      lm.backendNotice = chosen.notice;
       return lm;
     } catch (err) {
       backend.dispose();

@@ -18,11 +18,14 @@ import { loadProgress } from '../progress.js';
  */
 export async function loadModel(path: string, args: ParsedArgs, io: CliIo): Promise<LoadedModel> {
   const progress = loadProgress(io);
+  let model: LoadedModel;
   try {
-    return await LoadedModel.load(path, { ...loadOptions(args), onProgress: progress.onProgress });
+    model = await LoadedModel.load(path, { ...loadOptions(args), onProgress: progress.onProgress });
   } finally {
     progress.done();
   }
+  if (model.backendNotice) io.err(`note: ${model.backendNotice}`);
+  return model;
 }
 
 /** Options shared by `run` and `chat`. */

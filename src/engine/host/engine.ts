@@ -73,7 +73,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       architecture: model.summary.architecture ?? 'unknown',
       contextSize: model.contextSize,
       threads: model.model.backend.threads,
-      backend: model.backendName,
+      backend: model.backendNotice ? `${model.backendName} (the WebAssembly kernels did not start)` : model.backendName,
       memoryBytes: model.plan.need, // weights (with the pool's bands) + KV cache
     },
     get used() {

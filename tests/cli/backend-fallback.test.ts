@@ -1,0 +1,29 @@
+// When the WebAssembly kernels cannot start (here: a corrupt kernels file found first), the default
+// backend falls back to the scalar reference and says so on stderr, instead of running many times
+// slower in silence; the tokens are still llama.cpp's.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HAVE_SHARED, sharedModel } from '../helpers.js';
+import { readGolden } from '../model/golden.js';
+
+describe.skipIf(!HAVE_SHARED)('the scalar fallback is said', () => {
+  it('a corrupt kernels.wasm: one note naming the file and the fix, then the same greedy tokens', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pantheon-badwasm-'));
+    for (const f of ['kernels.wasm', 'kernels-relaxed.wasm']) writeFileSync(join(dir, f), 'not wasm');
+    const r = spawnSync(process.execPath, ['bin/pantheon.mjs', 'run', sharedModel('stories260K.gguf'), '-p', 'Once upon a time', '-n', '8', '--temp', '0', '--json', '--ctx', '64'], {
+      env: { ...process.env, PANTHEON_WASM_DIR: dir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const notes = r.stderr.split('\n').filter((l) => l.startsWith('note:'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/scalar reference: .*kernels(-relaxed)?\.wasm could not be compiled.*npm run build:wasm/);
+    const out = JSON.parse(r.stdout);
+    expect(out.backend).toBe('scalar');
+    expect(out.tokens).toEqual(readGolden('stories260K')!.cases[0].tokens.slice(0, 8));
+  });
+});
