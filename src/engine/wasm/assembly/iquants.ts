@@ -18,16 +18,16 @@ const Z: v128 = i32x4.splat(0);
   return i8x16.sub(v128.xor(x, m), m);
 }
 
-/** Two 8-byte codebook entries as one vector. */
+/** Two 8-byte codebook entries as one vector (two loads straight into lanes: no scalar round trip). */
 // @ts-ignore: decorator
 @inline function pair64(a: usize, b: usize): v128 {
-  return i64x2.replace_lane(i64x2.splat(load<i64>(a)), 1, load<i64>(b));
+  return v128.load64_lane(b, v128.load64_splat(a), 1);
 }
 
 /** Four 4-byte codebook entries as one vector. */
 // @ts-ignore: decorator
 @inline function quad32(a: usize, b: usize, c: usize, d: usize): v128 {
-  return i32x4.replace_lane(i32x4.replace_lane(i32x4.replace_lane(i32x4.splat(load<i32>(a)), 1, load<i32>(b)), 2, load<i32>(c)), 3, load<i32>(d));
+  return v128.load32_lane(d, v128.load32_lane(c, v128.load32_lane(b, v128.load32_splat(a), 1), 2), 3);
 }
 
 /**
@@ -163,12 +163,17 @@ const Z: v128 = i32x4.splat(0);
   return isum;
 }
 
-/** 8·grid + 9 + delta for two iq1s_grid entries (delta ±1 for each 8-lane half). */
+/** 9 + delta per 8-lane half, delta = −1 where bit 0 (lanes 0-7) or bit 1 (lanes 8-15) of the index is set. */
+const IQ1_OFF: usize = memory.data<u64>([
+  0x0a0a0a0a0a0a0a0a, 0x0a0a0a0a0a0a0a0a, 0x0808080808080808, 0x0a0a0a0a0a0a0a0a,
+  0x0a0a0a0a0a0a0a0a, 0x0808080808080808, 0x0808080808080808, 0x0808080808080808,
+], 16);
+
+/** 8·grid + 9 + delta for two iq1s_grid entries; neg: IQ1_OFF's index of the two halves' deltas. */
 // @ts-ignore: decorator
-@inline function iq1Weights(g0: u32, g1: u32, d0: i32, d1: i32): v128 {
+@inline function iq1Weights(g0: u32, g1: u32, neg: u32): v128 {
   const g = pair64(IQ1S_GRID + (<usize>g0 << 3), IQ1S_GRID + (<usize>g1 << 3));
-  const off = i64x2.replace_lane(i64x2.splat(<i64>(9 + d0) * 0x0101010101010101), 1, <i64>(9 + d1) * 0x0101010101010101);
-  return i8x16.add(i8x16.shl(g, 3), off);
+  return i8x16.add(i8x16.shl(g, 3), v128.load(IQ1_OFF + (<usize>neg << 4)));
 }
 
 // @ts-ignore: decorator
@@ -178,14 +183,14 @@ const Z: v128 = i32x4.splat(0);
   for (let ib = 0; ib < 8; ib++) {
     const qh = <u32>load<u16>(wb + 34 + (<usize>ib << 1));
     const ls = 2 * <i32>((qh >> 12) & 7) + 1;
-    const delta: i32 = qh & 0x8000 ? -1 : 1;
+    const neg: u32 = (qh >> 15) * 3;
     let s = Z;
     for (let h = 0; h < 2; h++) {
       const l = 2 * h;
       const q = wb + 2 + (<usize>ib << 2) + l;
       const g0 = <u32>load<u8>(q) | (((qh >> (3 * l)) & 7) << 8);
       const g1 = <u32>load<u8>(q, 1) | (((qh >> (3 * l + 3)) & 7) << 8);
-      s = acc16(s, iq1Weights(g0, g1, delta, delta), v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)));
+      s = acc16(s, iq1Weights(g0, g1, neg), v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)));
     }
     isum = scaled(isum, fin16(s), ls);
     corr += ls * 9 * (<i32>load<i16>(bs + (<usize>ib << 2)) + <i32>load<i16>(bs + (<usize>ib << 2), 2));
@@ -211,7 +216,7 @@ const Z: v128 = i32x4.splat(0);
       const q = wb + (<usize>ib << 2) + (<usize>h << 1);
       const g0 = <u32>load<u8>(q) | ((qh << 8) & 0x700);
       const g1 = <u32>load<u8>(q, 1) | ((qh << 4) & 0x700);
-      const w = iq1Weights(g0, g1, qh & 0x08 ? -1 : 1, qh & 0x80 ? -1 : 1);
+      const w = iq1Weights(g0, g1, ((qh >> 3) & 1) | ((qh >> 6) & 2));
       const s = fin16(acc16(Z, w, v128.load(xb + (<usize>ib << 5) + (<usize>h << 4))));
       const ls = 2 * ((sc >> (6 * (ib & 1) + 3 * h)) & 7) + 1;
       isum = scaled(isum, s, ls);
