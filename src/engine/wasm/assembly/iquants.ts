@@ -144,19 +144,32 @@ const Z: v128 = i32x4.splat(0);
   return IQ3S_GRID + (<usize>(<u32>load<u8>(wb + 2 + (<usize>ib << 3) + e) | ((qh << (8 - e)) & 256)) << 2);
 }
 
+/** IQ3_S sub-block ib's eight codebook indices (qs, 9th bit from qh) as byte offsets of iq3s_grid entries, u16 lanes (lane e gets (qh << (8 − e)) & 256, a multiply by 2^(8−e): SIMD128 has no per-lane shifts); eight scalar shift/mask/or chains cost more. */
+// @ts-ignore: decorator
+@inline function iq3sOffsets(wb: usize, ib: i32, qh: u32): v128 {
+  const q = i16x8.extend_low_i8x16_u(v128.load64_zero(wb + 2 + (<usize>ib << 3)));
+  const hb = v128.and(i16x8.mul(i16x8.splat(<i16>qh), i16x8(256, 128, 64, 32, 16, 8, 4, 2)), i16x8.splat(256));
+  return i16x8.shl(v128.or(q, hb), 2);
+}
+
 // @ts-ignore: decorator
 @inline function iq3sSum(wb: usize, xb: usize): v128 {
   let isum = Z;
   for (let ib = 0; ib < 8; ib++) {
-    const qh = <u32>load<u8>(wb + 66 + ib);
-    let s = Z;
-    for (let h = 0; h < 2; h++) {
-      const e = 4 * h;
-      const w = quad32(iq3sEntry(wb, ib, qh, e), iq3sEntry(wb, ib, qh, e + 1), iq3sEntry(wb, ib, qh, e + 2), iq3sEntry(wb, ib, qh, e + 3));
-      const sg = wb + 74 + (<usize>ib << 2) + (<usize>h << 1);
-      const m = pair64(SIGNS64 + (<usize>load<u8>(sg) << 3), SIGNS64 + (<usize>load<u8>(sg, 1) << 3));
-      s = acc16(s, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
-    }
+    const off = iq3sOffsets(wb, ib, <u32>load<u8>(wb + 66 + ib));
+    const sg = wb + 74 + (<usize>ib << 2);
+    const x = xb + (<usize>ib << 5);
+    const w0 = quad32(
+      IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 0), IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 1),
+      IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 2), IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 3),
+    );
+    const m0 = pair64(SIGNS64 + (<usize>load<u8>(sg) << 3), SIGNS64 + (<usize>load<u8>(sg, 1) << 3));
+    const w1 = quad32(
+      IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 4), IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 5),
+      IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 6), IQ3S_GRID + <usize>i16x8.extract_lane_u(off, 7),
+    );
+    const m1 = pair64(SIGNS64 + (<usize>load<u8>(sg, 2) << 3), SIGNS64 + (<usize>load<u8>(sg, 3) << 3));
+    const s = acc16(acc16(Z, w0, signed(v128.load(x), m0)), w1, signed(v128.load(x, 16), m1));
     const ls = 2 * ((<i32>load<u8>(wb + 106 + (ib >> 1)) >> (4 * (ib & 1))) & 15) + 1;
     isum = scaled(isum, fin16(s), ls);
   }
