@@ -2,8 +2,8 @@
 // (block layouts in src/engine/quant/iq1.ts, iq2.ts, iq3.ts; codebooks in iq-grids.ts). Each block
 // of 256 is taken 16 elements at a time: the codebook entries give 16 unsigned weights (at most
 // 62), the weights' signs (byte masks m from iq-grids.ts KSIGNS64 / SIGNS64) go onto the
-// activation, (x ^ m) − m, and acc16 sums the products (i16x8.extmul, or one relaxed dot), times
-// the sub-block scale. IQ1 weights are 8·(grid + delta) + 9 ∈ [0, 18]; the +9 comes off as
+// activation, (x ^ m) − m, acc16 sums the products in i16 lanes (i16x8.extmul, or one relaxed
+// dot), and scaled widens them times the sub-block scale with one i32x4.dot_i16x8_s. IQ1 weights are 8·(grid + delta) + 9 ∈ [0, 18]; the +9 comes off as
 // 9·bsum. The integer block sum is exact, as in ggml; it is scaled by d_w·d_x (and 1/8 or 1/4 for
 // the formats whose scales carry it) in f32. dequant_* mirror ggml's dequantize_row_* bit for bit.
 
@@ -31,27 +31,25 @@ const Z: v128 = i32x4.splat(0);
 }
 
 /**
- * acc + w·x over 16 lanes (w ∈ [0, 62], x ∈ [−127, 127]) in the accumulator of this build: relaxed,
- * four i32 lanes by one relaxed dot (w is the 7-bit operand); plain, eight i16 lanes of products
- * summed in pairs (i16x8.extmul), which hold two calls' sums (4·62·127 < 2^15); fin16 widens them.
+ * acc + w·x over 16 lanes (w ∈ [0, 62], x ∈ [−127, 127]) as eight i16 lanes, which hold two calls'
+ * sums (4·62·127 < 2^15): relaxed, one i16x8 relaxed dot (pmaddubsw; w is the 7-bit operand, a pair
+ * sum ≤ 2·62·127 does not saturate), lane j = products 2j, 2j+1; plain, i16x8.extmul, lane j =
+ * products j, j+8.
  */
 // @ts-ignore: decorator
 @inline function acc16(acc: v128, w: v128, x: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
+  if (ASC_FEATURE_RELAXED_SIMD) return i16x8.add(acc, i16x8.relaxed_dot_i8x16_i7x16_s(x, w));
   return i16x8.add(acc, i16x8.add(i16x8.extmul_low_i8x16_s(w, x), i16x8.extmul_high_i8x16_s(w, x)));
 }
 
-/** acc16's accumulator as four i32 lanes. */
-// @ts-ignore: decorator
-@inline function fin16(acc: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return acc;
-  return i32x4.extadd_pairwise_i16x8_s(acc);
-}
-
-/** isum + ls·s. */
+/**
+ * isum + ls·s for acc16's i16 sums s: one i32x4.dot_i16x8_s against splat(ls) (pmaddwd, as
+ * llama.cpp's AVX2 path folds the scale in), which widens and scales at once. Lane k gets
+ * ls·(s_2k + s_2k+1): the same four i32 lanes as the i32 relaxed dot (or the widened pairs) times ls.
+ */
 // @ts-ignore: decorator
 @inline function scaled(isum: v128, s: v128, ls: i32): v128 {
-  return i32x4.add(isum, i32x4.mul(s, i32x4.splat(ls)));
+  return i32x4.add(isum, i32x4.dot_i16x8_s(s, i16x8.splat(<i16>ls)));
 }
 
 /** Four rows' dots as one vector (rows4 takes four rows at a time; each is summed as by itself). */
@@ -75,7 +73,7 @@ const Z: v128 = i32x4.splat(0);
       const m = pair64(KSIGNS64 + (<usize>((aux >> (7 * l)) & 127) << 3), KSIGNS64 + (<usize>((aux >> (7 * l + 7)) & 127) << 3));
       s = acc16(s, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
     }
-    isum = scaled(isum, fin16(s), 2 * <i32>(aux >> 28) + 1);
+    isum = scaled(isum, s, 2 * <i32>(aux >> 28) + 1);
   }
   return isum;
 }
@@ -90,7 +88,7 @@ const Z: v128 = i32x4.splat(0);
       const q0 = <u32>load<u16>(q), q1 = <u32>load<u16>(q, 2);
       const w = pair64(IQ2XS_GRID + (<usize>(q0 & 511) << 3), IQ2XS_GRID + (<usize>(q1 & 511) << 3));
       const m = pair64(KSIGNS64 + (<usize>(q0 >> 9) << 3), KSIGNS64 + (<usize>(q1 >> 9) << 3));
-      const s = fin16(acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m)));
+      const s = acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
       isum = scaled(isum, s, 2 * ((sc >> (4 * h)) & 15) + 1);
     }
   }
@@ -110,7 +108,7 @@ const Z: v128 = i32x4.splat(0);
       const g1 = <u32>load<u8>(q, 1) | ((qh << (6 - 2 * l)) & 0x300);
       const w = pair64(IQ2S_GRID + (<usize>g0 << 3), IQ2S_GRID + (<usize>g1 << 3));
       const m = pair64(SIGNS64 + (<usize>load<u8>(q, 32) << 3), SIGNS64 + (<usize>load<u8>(q, 33) << 3));
-      const s = fin16(acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m)));
+      const s = acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
       isum = scaled(isum, s, 2 * ((sc >> (4 * h)) & 15) + 1);
     }
   }
@@ -133,7 +131,7 @@ const Z: v128 = i32x4.splat(0);
       const m = pair64(KSIGNS64 + (<usize>((aux >> (7 * l)) & 127) << 3), KSIGNS64 + (<usize>((aux >> (7 * l + 7)) & 127) << 3));
       s = acc16(s, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
     }
-    isum = scaled(isum, fin16(s), 2 * <i32>(aux >> 28) + 1);
+    isum = scaled(isum, s, 2 * <i32>(aux >> 28) + 1);
   }
   return isum;
 }
@@ -171,7 +169,7 @@ const Z: v128 = i32x4.splat(0);
     const m1 = pair64(SIGNS64 + (<usize>load<u8>(sg, 2) << 3), SIGNS64 + (<usize>load<u8>(sg, 3) << 3));
     const s = acc16(acc16(Z, w0, signed(v128.load(x), m0)), w1, signed(v128.load(x, 16), m1));
     const ls = 2 * ((<i32>load<u8>(wb + 106 + (ib >> 1)) >> (4 * (ib & 1))) & 15) + 1;
-    isum = scaled(isum, fin16(s), ls);
+    isum = scaled(isum, s, ls);
   }
   return isum;
 }
@@ -205,7 +203,7 @@ const IQ1_OFF: usize = memory.data<u64>([
       const g1 = <u32>load<u8>(q, 1) | (((qh >> (3 * l + 3)) & 7) << 8);
       s = acc16(s, iq1Weights(g0, g1, neg), v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)));
     }
-    isum = scaled(isum, fin16(s), ls);
+    isum = scaled(isum, s, ls);
     corr += ls * 9 * (<i32>load<i16>(bs + (<usize>ib << 2)) + <i32>load<i16>(bs + (<usize>ib << 2), 2));
   }
   return i32x4.sub(isum, i32x4.replace_lane(Z, 0, corr));
@@ -230,7 +228,7 @@ const IQ1_OFF: usize = memory.data<u64>([
       const g0 = <u32>load<u8>(q) | ((qh << 8) & 0x700);
       const g1 = <u32>load<u8>(q, 1) | ((qh << 4) & 0x700);
       const w = iq1Weights(g0, g1, ((qh >> 3) & 1) | ((qh >> 6) & 2));
-      const s = fin16(acc16(Z, w, v128.load(xb + (<usize>ib << 5) + (<usize>h << 4))));
+      const s = acc16(Z, w, v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)));
       const ls = 2 * ((sc >> (6 * (ib & 1) + 3 * h)) & 7) + 1;
       isum = scaled(isum, s, ls);
       corr += ls * 9 * <i32>load<i16>(bs + (<usize>ib << 2) + (<usize>h << 1));
