@@ -3,9 +3,10 @@
 // of 256 is taken 16 elements at a time: the codebook entries give 16 unsigned weights (at most
 // 62), the weights' signs (byte masks m from iq-grids.ts KSIGNS64 / SIGNS64) go onto the
 // activation, (x ^ m) − m, acc16 sums the products in i16 lanes (i16x8.extmul, or one relaxed
-// dot), and scaled widens them times the sub-block scale with one i32x4.dot_i16x8_s. IQ1 weights are 8·(grid + delta) + 9 ∈ [0, 18]; the +9 comes off as
-// 9·bsum. The integer block sum is exact, as in ggml; it is scaled by d_w·d_x (and 1/8 or 1/4 for
-// the formats whose scales carry it) in f32. dequant_* mirror ggml's dequantize_row_* bit for bit.
+// dot), and scaled widens them times the sub-block scale with one i32x4.dot_i16x8_s. IQ1 weights
+// are 8·(grid + delta) + 9 ∈ [0, 18]; the +9 comes off as 9·bsum. The integer block sum is exact,
+// as in ggml; it is scaled by d_w·d_x (and 1/8 or 1/4 for the formats whose scales carry it) in f32.
+// dequant_* mirror ggml's dequantize_row_* bit for bit.
 
 import { f16, fmaI, hsumF, qKBsums, qKScales, rows4, rows4Batch } from './common';
 import { IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS64, KSIGNS_IQ2XS, SIGNS64 } from './iq-grids';
