@@ -96,8 +96,31 @@ const Z: v128 = i32x4.splat(0);
   return isum;
 }
 
+/**
+ * IQ2_S sub-blocks ib, ib + 1: their eight codebook indices (8 bits from qs, 2 from qh) as byte
+ * offsets of iq2s_grid entries, u16 lanes. With q16 = qh[ib] | qh[ib+1] << 8 in every lane, lane e
+ * needs q16's bits 2e, 2e + 1 at 8, 9 (e < 4; bits 8 + 2(e − 4) for e ≥ 4): a multiply by
+ * 2^(14 − 2e) puts them at 14, 15 (SIMD128 has no per-lane shifts), then one mask and shift.
+ */
 // @ts-ignore: decorator
-@inline function iq2sSum(wb: usize, xb: usize): v128 {
+@inline function iq2sOffsets(wb: usize, ib: i32): v128 {
+  const q = i16x8.extend_low_i8x16_u(v128.load64_zero(wb + 2 + (<usize>ib << 2)));
+  const m = i16x8.mul(i16x8.splat(<i16>load<u16>(wb + 66 + ib)), i16x8(16384, 4096, 1024, 256, 64, 16, 4, 1));
+  const hb = i16x8.shr_u(v128.and(m, i16x8.splat(<i16>0xc000)), 6);
+  return i16x8.shl(v128.or(q, hb), 3);
+}
+
+/** acc + one IQ2_S half sub-block (16 weights: grid entries at byte offsets a, b; signs bytes at sg) · x. */
+// @ts-ignore: decorator
+@inline function iq2sHalf(a: usize, b: usize, sg: usize, x: usize): v128 {
+  const w = pair64(IQ2S_GRID + a, IQ2S_GRID + b);
+  const m = pair64(SIGNS64 + (<usize>load<u8>(sg) << 3), SIGNS64 + (<usize>load<u8>(sg, 1) << 3));
+  return acc16(Z, w, signed(v128.load(x), m));
+}
+
+/** IQ2_S's block sum with the indices by scalar shift/mask/or: faster in the relaxed build (docs/performance.md). */
+// @ts-ignore: decorator
+@inline function iq2sSumScalar(wb: usize, xb: usize): v128 {
   let isum = Z;
   for (let ib = 0; ib < 8; ib++) {
     const sc = <i32>load<u8>(wb + 74 + ib);
@@ -112,6 +135,28 @@ const Z: v128 = i32x4.splat(0);
       const s = acc16(Z, w, signed(v128.load(xb + (<usize>ib << 5) + (<usize>h << 4)), m));
       isum = scaled(isum, s, 2 * ((sc >> (4 * h)) & 15) + 1);
     }
+  }
+  return isum;
+}
+
+/** IQ2_S's block sum; the plain build takes the indices by iq2sOffsets, faster there (docs/performance.md). */
+// @ts-ignore: decorator
+@inline function iq2sSum(wb: usize, xb: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return iq2sSumScalar(wb, xb);
+  let isum = Z;
+  for (let ib = 0; ib < 8; ib += 2) {
+    const off = iq2sOffsets(wb, ib);
+    const sc = <i32>load<u16>(wb + 74 + ib);
+    const sg = wb + 34 + (<usize>ib << 2);
+    const x = xb + (<usize>ib << 5);
+    const e0 = <usize>i16x8.extract_lane_u(off, 0), e1 = <usize>i16x8.extract_lane_u(off, 1);
+    const e2 = <usize>i16x8.extract_lane_u(off, 2), e3 = <usize>i16x8.extract_lane_u(off, 3);
+    const e4 = <usize>i16x8.extract_lane_u(off, 4), e5 = <usize>i16x8.extract_lane_u(off, 5);
+    const e6 = <usize>i16x8.extract_lane_u(off, 6), e7 = <usize>i16x8.extract_lane_u(off, 7);
+    isum = scaled(isum, iq2sHalf(e0, e1, sg, x), 2 * (sc & 15) + 1);
+    isum = scaled(isum, iq2sHalf(e2, e3, sg + 2, x + 16), 2 * ((sc >> 4) & 15) + 1);
+    isum = scaled(isum, iq2sHalf(e4, e5, sg + 4, x + 32), 2 * ((sc >> 8) & 15) + 1);
+    isum = scaled(isum, iq2sHalf(e6, e7, sg + 6, x + 48), 2 * (sc >> 12) + 1);
   }
   return isum;
 }
