@@ -502,11 +502,14 @@ export class Session {
       const eog = tok.isEog(id);
       let reason: DoneReason | null = null;
       let text: string;
+      // what the model wrote this step, before the stop matcher holds back a possible stop string's
+      // start (the lazy grammar's watch must see every character the grammar will be fed)
+      let written: string;
       if (eog && (stopAtEog || constrained)) {
         reason = 'eos';
-        text = stops.push(decoder.flush()).text;
+        text = stops.push((written = decoder.flush())).text;
       } else {
-        const s = stops.push(decoder.push(id));
+        const s = stops.push((written = decoder.push(id)));
         text = s.text;
         if (s.stopped) reason = 'stop';
         else if (constrained?.matcher.complete) reason = 'eos'; // nothing may follow: as if EOS were drawn
@@ -515,7 +518,7 @@ export class Session {
       }
       if (reason !== null && reason !== 'stop') text += stops.push(decoder.flush()).text + stops.flush();
       if (lazy && !constrained && reason === null) {
-        const matcher = lazy.push(text);
+        const matcher = lazy.push(written);
         if (matcher) constrained = new ConstrainedSampler(sampler, matcher);
       }
       // Reasoning and answer: a token counts as reasoning from the one that opens the thinking to
