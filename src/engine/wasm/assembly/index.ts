@@ -13,6 +13,7 @@ export * from './iquants';
 export * from './layout';
 export * from './legacy';
 export * from './kquants';
+export * from './kscales';
 export * from './membench';
 export * from './norm';
 export * from './sample';

@@ -1,0 +1,121 @@
+// The WebAssembly scale searches (wasm/assembly/kscales.ts) against their TypeScript references
+// (quant/kscales.ts, kscales-weighted.ts), bit for bit: the same levels, scale and min on random
+// groups and on the edge cases (all zero, constant, one outlier, tiny, negative, zero weights).
+// ggml itself is the truth for the references (reference.test.ts, imatrix-quant.test.ts run the
+// quantisers, and so these kernels, against ggml's bytes).
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  makeQ3Quants, makeQ3QuantsRef, makeQkx2Quants, makeQkx2QuantsRef, makeQxQuants, makeQxQuantsRef,
+} from '../../src/engine/quant/kscales.js';
+import { makeQpQuants, makeQpQuantsRef } from '../../src/engine/quant/kscales-weighted.js';
+import { scaleKernel, useScaleKernel } from '../../src/engine/quant/kscales-wasm.js';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
+
+/** Groups of n values: random normal-ish, then the edge cases. */
+function groups(n: number, seed: number, nonNegative = false): Float32Array[] {
+  const r = rng(seed);
+  const out: Float32Array[] = [];
+  for (let g = 0; g < 300; g++) {
+    const scale = 10 ** (-4 + 5 * r());
+    const x = new Float32Array(n).map(() => (r() + r() + r() - 1.5) * scale);
+    if (g % 7 === 0) x[Math.floor(r() * n)] *= 30;
+    out.push(nonNegative ? x.map(Math.abs) : x);
+  }
+  out.push(new Float32Array(n), new Float32Array(n).fill(0.25), new Float32Array(n).fill(-3), new Float32Array(n).fill(1e-20));
+  const one = new Float32Array(n);
+  one[n - 1] = 1;
+  out.push(one);
+  return out;
+}
+
+function weightsFor(x: Float32Array, r: () => number, kind: number): Float32Array {
+  if (kind === 0) return x.map((v) => Math.fround(0.01 + Math.abs(v)));
+  if (kind === 1) return x.map(() => Math.fround(Math.exp(3 * r() - 1.5)));
+  const w = x.map(() => Math.fround(r()));
+  w[0] = 0;
+  return w;
+}
+
+const bits = (v: number) => new Uint32Array(new Float32Array([v]).buffer)[0];
+
+describe('scale-search kernels = TypeScript references', () => {
+  afterAll(() => useScaleKernel(true));
+
+  it('the kernel module is here (so the comparisons below are of two implementations)', () => {
+    expect(scaleKernel()).not.toBeNull();
+  });
+
+  it('make_qkx2/qkx3 (Q2_K, Q4_K, Q5_K settings, unweighted and weighted)', () => {
+    const settings: [number, number, number, number, number, boolean][] = [
+      [16, 3, -0.5, Math.fround(0.1), 15, true], [32, 15, -1, Math.fround(0.1), 20, false], [32, 31, -0.5, Math.fround(0.1), 15, false],
+      [32, 15, Math.fround(-0.9), Math.fround(0.05), 36, false], [16, 3, Math.fround(-0.9), Math.fround(0.05), 36, false], [32, 15, -1, Math.fround(0.1), 0, false],
+    ];
+    let checked = 0;
+    for (const [n, nmax, rmin, rdelta, nstep, mad] of settings) {
+      const r = rng(n * 1000 + nmax);
+      for (const x of groups(n, nmax)) {
+        for (let kind = 0; kind < 3; kind++) {
+          const w = weightsFor(x, r, kind);
+          const La = new Uint8Array(n + 3);
+          const Lb = new Uint8Array(n + 3);
+          const mins = new Float32Array(2);
+          const sa = makeQkx2Quants(n, nmax, x, 0, w, La, 3, mins, 0, new Uint8Array(n), rmin, rdelta, nstep, mad);
+          const sb = makeQkx2QuantsRef(n, nmax, x, 0, w, Lb, 3, mins, 1, new Uint8Array(n), rmin, rdelta, nstep, mad);
+          expect([bits(sa), bits(mins[0]), [...La]]).toEqual([bits(sb), bits(mins[1]), [...Lb]]);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(5000);
+  });
+
+  it('make_qx_quants (Q6_K, IQ-weighted Q3_K/Q6_K scales; every rmse type)', () => {
+    for (const [n, nmax] of [[16, 32], [16, 4], [32, 8], [32, 16]]) {
+      const r = rng(n + nmax);
+      for (const x of groups(n, 7 * nmax)) {
+        for (const rmse of [0, 1, 2, 3, 4, -1]) {
+          for (const qw of [null, weightsFor(x, r, 1)]) {
+            const La = new Uint8Array(n + 1);
+            const Lb = new Uint8Array(n + 1);
+            const sa = makeQxQuants(n, nmax, x, 0, La, 1, rmse, qw);
+            const sb = makeQxQuantsRef(n, nmax, x, 0, Lb, 1, rmse, qw);
+            expect([bits(sa), [...La]]).toEqual([bits(sb), [...Lb]]);
+          }
+        }
+      }
+    }
+  });
+
+  it('make_q3_quants (Q3_K), with and without the refinement', () => {
+    for (const x of groups(16, 3)) {
+      for (const rmse of [true, false]) {
+        const La = new Int8Array(18);
+        const Lb = new Int8Array(18);
+        const sa = makeQ3Quants(16, 4, x, 0, La, 2, rmse);
+        const sb = makeQ3QuantsRef(16, 4, x, 0, Lb, 2, rmse);
+        expect([bits(sa), [...La]]).toEqual([bits(sb), [...Lb]]);
+      }
+    }
+  });
+
+  it('make_qp_quants (the weighted K-quant super-block scales, non-negative input)', () => {
+    for (const [n, nmax] of [[8, 63], [16, 15]]) {
+      const r = rng(n);
+      for (const x of groups(n, 11 * n, true)) {
+        const w = weightsFor(x, r, 1);
+        const La = new Uint8Array(n);
+        const Lb = new Uint8Array(n);
+        const sa = makeQpQuants(n, nmax, x, La, w);
+        const sb = makeQpQuantsRef(n, nmax, x, Lb, w);
+        expect([bits(sa), [...La]]).toEqual([bits(sb), [...Lb]]);
+      }
+    }
+  });
+});
