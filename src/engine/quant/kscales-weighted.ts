@@ -5,7 +5,7 @@
 
 import { fr, nearestInt } from './half.js';
 import { GROUP_MAX_EPS, makeQkx2Quants } from './kscales.js';
-import { KERNEL_MAX_N, scaleKernel } from './kscales-wasm.js';
+import { kernelFits, scaleKernel } from './kscales-wasm.js';
 
 const F01 = fr(0.1);
 
@@ -89,7 +89,7 @@ export function makeQpQuantsRef(n: number, nmax: number, x: Float32Array, L: Uin
 
 /** makeQpQuantsRef's result, by the WebAssembly kernel when there is one (kscales-wasm.ts). */
 export function makeQpQuants(n: number, nmax: number, x: Float32Array, L: Uint8Array, qw: Float32Array): number {
-  const k = n <= KERNEL_MAX_N ? scaleKernel() : null;
+  const k = kernelFits(n) ? scaleKernel() : null;
   if (!k) return makeQpQuantsRef(n, nmax, x, L, qw);
   const f = k.f32;
   for (let i = 0; i < n; i++) {

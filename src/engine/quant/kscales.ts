@@ -4,7 +4,7 @@
 // Arrays are passed with an element offset (x, xo) so the callers never allocate per group.
 
 import { fr, nearestInt } from './half.js';
-import { KERNEL_MAX_N, scaleKernel } from './kscales-wasm.js';
+import { kernelFits, scaleKernel } from './kscales-wasm.js';
 import { QK_K } from './q8k.js';
 
 /** ggml-quants.c GROUP_MAX_EPS: a group whose largest magnitude is below this is all zero. */
@@ -277,7 +277,7 @@ export function makeQxQuants(
   n: number, nmax: number, x: Float32Array, xo: number, L: Uint8Array, lo: number, rmseType: number,
   qw: Float32Array | null, qo = 0,
 ): number {
-  const k = n <= KERNEL_MAX_N ? scaleKernel() : null;
+  const k = kernelFits(n) ? scaleKernel() : null;
   if (!k) return makeQxQuantsRef(n, nmax, x, xo, L, lo, rmseType, qw, qo);
   const f = k.f32;
   for (let i = 0; i < n; i++) f[k.x + i] = x[xo + i];
@@ -290,7 +290,7 @@ export function makeQxQuants(
 
 /** makeQ3QuantsRef's result, by the kernel when there is one. */
 export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number, doRmse: boolean): number {
-  const k = n <= KERNEL_MAX_N ? scaleKernel() : null;
+  const k = kernelFits(n) ? scaleKernel() : null;
   if (!k) return makeQ3QuantsRef(n, nmax, x, xo, L, lo, doRmse);
   const f = k.f32;
   for (let i = 0; i < n; i++) f[k.x + i] = x[xo + i];
@@ -305,14 +305,14 @@ export function makeQkx2Quants(
   n: number, nmax: number, x: Float32Array, xo: number, weights: Float32Array, L: Uint8Array, lo: number,
   mins: Float32Array, mi: number, Laux: Uint8Array, rmin: number, rdelta: number, nstep: number, useMad: boolean,
 ): number {
-  const k = n <= KERNEL_MAX_N ? scaleKernel() : null;
+  const k = kernelFits(n) ? scaleKernel() : null;
   if (!k) return makeQkx2QuantsRef(n, nmax, x, xo, weights, L, lo, mins, mi, Laux, rmin, rdelta, nstep, useMad);
   const f = k.f32;
   for (let i = 0; i < n; i++) {
     f[k.x + i] = x[xo + i];
     f[k.w + i] = weights[i];
   }
-  const scale = k.qkx2(n, nmax, k.addr.x, k.addr.w, k.addr.L, k.addr.laux, rmin, rdelta, nstep, useMad ? 1 : 0, k.addr.min);
+  const scale = k.qkx2(n, nmax, k.addr.x, k.addr.w, k.addr.L, k.addr.aux, rmin, rdelta, nstep, useMad ? 1 : 0, k.addr.min);
   const u8 = k.u8;
   for (let i = 0; i < n; i++) L[lo + i] = u8[k.L + i];
   mins[mi] = f[k.min];

@@ -51,11 +51,40 @@ function signedMax(x: usize, n: i32): f32 {
   return max;
 }
 
-/** make_qkx2_quants (kscales.ts makeQkx2Quants): returns the scale, writes -min to out_min. */
+/** Four levels as stored by the reference's byte arrays: NaN → 0. */
+// @ts-ignore: decorator
+@inline function canon(l: v128): v128 {
+  return v128.and(l, f32x4.eq(l, l));
+}
+
+/** nearest() in four lanes. */
+// @ts-ignore: decorator
+@inline function nearest4(v: v128): v128 {
+  const m = f32x4.splat(MAGIC);
+  return f32x4.sub(f32x4.add(v, m), m);
+}
+
+/** f32 levels lf[n] to bytes L[n] (whole numbers in [-128, 256)). */
+function levelsToBytes(L: usize, lf: usize, n: i32, add: f32): void {
+  for (let i = 0; i < n; i++) putL(L, i, ld(lf, i) + add);
+}
+
+/**
+ * make_qkx2_quants (kscales.ts makeQkx2Quants), n a multiple of 4: returns the scale, writes -min
+ * to outMin. aux: 20·n bytes of scratch (f32 trial levels, best levels, three term arrays). The
+ * per-element products run four lanes at a time; every sum adds its terms in order, as the
+ * reference does.
+ */
 export function kscale_qkx2(
-  n: i32, nmax: i32, x: usize, w: usize, L: usize, laux: usize, rmin: f32, rdelta: f32, nstep: i32, useMad: i32, outMin: usize,
+  n: i32, nmax: i32, x: usize, w: usize, L: usize, aux: usize, rmin: f32, rdelta: f32, nstep: i32, useMad: i32, outMin: usize,
 ): f32 {
   const fmax = <f32>nmax;
+  const nb = <usize>n << 2;
+  const laux = aux;
+  const best = aux + nb;
+  const t1 = aux + 2 * nb;
+  const t2 = aux + 3 * nb;
+  const t3 = aux + 4 * nb;
   let xmin = ld(x, 0);
   let xmax = xmin;
   let sumW = ld(w, 0);
@@ -76,41 +105,58 @@ export function kscale_qkx2(
     store<f32>(outMin, -xmin);
     return 0;
   }
+  const vzero = f32x4.splat(0);
+  const vmax = f32x4.splat(fmax);
   let iscale: f32 = fmax / (xmax - xmin);
   let scale: f32 = <f32>1 / iscale;
-  let bestError: f32 = 0;
-  for (let i = 0; i < n; i++) {
-    const v = ld(x, i);
-    const l = max<f32>(0, min<f32>(fmax, nearest(iscale * (v - xmin))));
-    putL(L, i, l);
-    let diff: f32 = (scale * l + xmin) - v;
-    diff = useMad ? abs<f32>(diff) : diff * diff;
-    bestError = bestError + ld(w, i) * diff;
+  {
+    const vmin = f32x4.splat(xmin);
+    const vi = f32x4.splat(iscale);
+    const vs = f32x4.splat(scale);
+    for (let o: usize = 0; o < nb; o += 16) {
+      const v = v128.load(x + o);
+      const l = f32x4.max(vzero, f32x4.min(vmax, nearest4(f32x4.mul(vi, f32x4.sub(v, vmin)))));
+      v128.store(best + o, canon(l));
+      let diff = f32x4.sub(f32x4.add(f32x4.mul(vs, l), vmin), v);
+      diff = useMad ? f32x4.abs(diff) : f32x4.mul(diff, diff);
+      v128.store(t1 + o, f32x4.mul(v128.load(w + o), diff));
+    }
   }
+  let bestError: f32 = 0;
+  for (let i = 0; i < n; i++) bestError = bestError + ld(t1, i);
   if (nstep < 1) {
+    levelsToBytes(L, best, n, 0);
     store<f32>(outMin, -xmin);
     return scale;
   }
   let havePrev = false;
   for (let is = 0; is <= nstep; is++) {
     iscale = ((rmin + rdelta * <f32>is) + fmax) / (xmax - xmin);
-    let same = havePrev;
-    for (let i = 0; i < n; i++) {
-      const l = max<f32>(0, min<f32>(fmax, nearest(iscale * (ld(x, i) - xmin))));
-      if (l != getL(laux, i)) same = false;
-      putL(laux, i, l);
+    const vmin = f32x4.splat(xmin);
+    const vi = f32x4.splat(iscale);
+    let changed = f32x4.splat(0);
+    for (let o: usize = 0; o < nb; o += 16) {
+      const l = f32x4.max(vzero, f32x4.min(vmax, nearest4(f32x4.mul(vi, f32x4.sub(v128.load(x + o), vmin)))));
+      changed = v128.or(changed, v128.not(f32x4.eq(l, v128.load(laux + o))));
+      v128.store(laux + o, canon(l));
     }
+    const same = havePrev && !v128.any_true(changed);
     havePrev = true;
     if (same) continue;
+    for (let o: usize = 0; o < nb; o += 16) {
+      const l = v128.load(laux + o);
+      const wl = f32x4.mul(v128.load(w + o), l);
+      v128.store(t1 + o, wl);
+      v128.store(t2 + o, f32x4.mul(wl, l));
+      v128.store(t3 + o, f32x4.mul(wl, v128.load(x + o)));
+    }
     let sumL: f32 = 0;
     let sumL2: f32 = 0;
     let sumXL: f32 = 0;
     for (let i = 0; i < n; i++) {
-      const l = getL(laux, i);
-      const wl: f32 = ld(w, i) * l;
-      sumL = sumL + wl;
-      sumL2 = sumL2 + wl * l;
-      sumXL = sumXL + wl * ld(x, i);
+      sumL = sumL + ld(t1, i);
+      sumL2 = sumL2 + ld(t2, i);
+      sumXL = sumXL + ld(t3, i);
     }
     const D: f32 = sumW * sumL2 - sumL * sumL;
     if (D > 0) {
@@ -120,31 +166,38 @@ export function kscale_qkx2(
         thisMin = 0;
         thisScale = sumXL / sumL2;
       }
+      const vs = f32x4.splat(thisScale);
+      const vm = f32x4.splat(thisMin);
+      for (let o: usize = 0; o < nb; o += 16) {
+        let diff = f32x4.sub(f32x4.add(f32x4.mul(vs, v128.load(laux + o)), vm), v128.load(x + o));
+        diff = useMad ? f32x4.abs(diff) : f32x4.mul(diff, diff);
+        v128.store(t1 + o, f32x4.mul(v128.load(w + o), diff));
+      }
       let curError: f32 = 0;
       for (let i = 0; i < n; i++) {
-        let diff: f32 = (thisScale * getL(laux, i) + thisMin) - ld(x, i);
-        diff = useMad ? abs<f32>(diff) : diff * diff;
-        curError = curError + ld(w, i) * diff;
+        curError = curError + ld(t1, i);
         if (curError >= bestError && nonNegative) break;
       }
       if (curError < bestError) {
-        memory.copy(L, laux, <usize>n);
+        memory.copy(best, laux, nb);
         bestError = curError;
         scale = thisScale;
         xmin = thisMin;
       }
     }
   }
+  levelsToBytes(L, best, n, 0);
   store<f32>(outMin, -xmin);
   return scale;
 }
 
 /**
- * make_qx_quants (kscales.ts makeQxQuants): levels in [0, 2·nmax) to L, the scale returned. qw: the
- * weights, or 0 for rmseType's; aux: 5·n bytes of scratch (the weights, then the trial levels).
+ * make_qx_quants (kscales.ts makeQxQuants), n a multiple of 4: levels in [0, 2·nmax) to L, the
+ * scale returned. qw: the weights, or 0 for rmseType's; aux: 20·n bytes of scratch.
  */
 export function kscale_qx(n: i32, nmax: i32, x: usize, L: usize, rmseType: i32, qw: usize, aux: usize): f32 {
   const fmax = <f32>nmax;
+  const nb = <usize>n << 2;
   const xmax = signedMax(x, n);
   if (abs<f32>(xmax) < GROUP_MAX_EPS) {
     memory.fill(L, 0, <usize>n);
@@ -164,7 +217,10 @@ export function kscale_qx(n: i32, nmax: i32, x: usize, L: usize, rmseType: i32, 
     returnEarly = true;
   }
   const W = aux;
-  const prev = aux + (<usize>n << 2);
+  const prev = aux + nb;
+  const best = aux + 2 * nb;
+  const t1 = aux + 3 * nb;
+  const t2 = aux + 4 * nb;
   for (let i = 0; i < n; i++) {
     const v = ld(x, i);
     let wi: f32;
@@ -175,47 +231,67 @@ export function kscale_qx(n: i32, nmax: i32, x: usize, L: usize, rmseType: i32, 
     else wi = sqrt<f32>(abs<f32>(v));
     store<f32>(W + (<usize>i << 2), wi);
   }
+  const lo = f32x4.splat(-fmax);
+  const hi = f32x4.splat(fmax - 1);
   let sumlx: f32 = 0;
   let suml2: f32 = 0;
-  for (let i = 0; i < n; i++) {
-    const v = ld(x, i);
-    const l = max<f32>(-fmax, min<f32>(fmax - 1, nearest(iscale * v)));
-    putL(L, i, l + fmax);
-    const wi = ld(W, i);
-    sumlx = sumlx + (wi * v) * l;
-    suml2 = suml2 + (wi * l) * l;
+  {
+    const vi = f32x4.splat(iscale);
+    for (let o: usize = 0; o < nb; o += 16) {
+      const v = v128.load(x + o);
+      const l = f32x4.max(lo, f32x4.min(hi, nearest4(f32x4.mul(vi, v))));
+      // the reference stores l + nmax (NaN → 0 there): best holds the stored level minus nmax
+      v128.store(best + o, f32x4.sub(canon(f32x4.add(l, f32x4.splat(fmax))), f32x4.splat(fmax)));
+      const wi = v128.load(W + o);
+      v128.store(t1 + o, f32x4.mul(f32x4.mul(wi, v), l));
+      v128.store(t2 + o, f32x4.mul(f32x4.mul(wi, l), l));
+    }
+    for (let i = 0; i < n; i++) {
+      sumlx = sumlx + ld(t1, i);
+      suml2 = suml2 + ld(t2, i);
+    }
   }
   let scale: f32 = truthy(suml2) ? sumlx / suml2 : 0;
-  if (returnEarly) return suml2 > 0 ? <f32>0.5 * (scale + <f32>1 / iscale) : <f32>1 / iscale;
-  let best: f32 = scale * sumlx;
+  if (returnEarly) {
+    levelsToBytes(L, best, n, fmax);
+    return suml2 > 0 ? <f32>0.5 * (scale + <f32>1 / iscale) : <f32>1 / iscale;
+  }
+  let bestv: f32 = scale * sumlx;
   let havePrev = false;
   for (let is = -9; is <= 9; is++) {
     if (is == 0) continue;
     iscale = -(fmax + F01 * <f32>is) / xmax;
-    let same = havePrev;
-    for (let i = 0; i < n; i++) {
-      let l = nearest(iscale * ld(x, i));
-      l = l < -fmax ? -fmax : l > fmax - 1 ? fmax - 1 : l;
-      if (l != getLs(prev, i)) same = false;
-      store<i8>(prev + <usize>i, <i8><i32>l);
+    const vi = f32x4.splat(iscale);
+    let changed = f32x4.splat(0);
+    for (let o: usize = 0; o < nb; o += 16) {
+      let l = nearest4(f32x4.mul(vi, v128.load(x + o)));
+      // l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l (NaN stays NaN)
+      l = v128.bitselect(lo, v128.bitselect(hi, l, f32x4.gt(l, hi)), f32x4.lt(l, lo));
+      changed = v128.or(changed, v128.not(f32x4.eq(l, v128.load(prev + o))));
+      v128.store(prev + o, canon(l));
     }
+    const same = havePrev && !v128.any_true(changed);
     havePrev = true;
     if (same) continue;
+    for (let o: usize = 0; o < nb; o += 16) {
+      const l = v128.load(prev + o);
+      const wi = v128.load(W + o);
+      v128.store(t1 + o, f32x4.mul(f32x4.mul(wi, v128.load(x + o)), l));
+      v128.store(t2 + o, f32x4.mul(f32x4.mul(wi, l), l));
+    }
     sumlx = 0;
     suml2 = 0;
     for (let i = 0; i < n; i++) {
-      const v = ld(x, i);
-      const l = getLs(prev, i);
-      const wi = ld(W, i);
-      sumlx = sumlx + (wi * v) * l;
-      suml2 = suml2 + (wi * l) * l;
+      sumlx = sumlx + ld(t1, i);
+      suml2 = suml2 + ld(t2, i);
     }
-    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-      for (let i = 0; i < n; i++) putL(L, i, fmax + getLs(prev, i));
+    if (suml2 > 0 && sumlx * sumlx > bestv * suml2) {
+      memory.copy(best, prev, nb);
       scale = sumlx / suml2;
-      best = scale * sumlx;
+      bestv = scale * sumlx;
     }
   }
+  levelsToBytes(L, best, n, fmax);
   return scale;
 }
 
