@@ -5,7 +5,7 @@
 
 import { fr, nearestInt } from './half.js';
 import { GROUP_MAX_EPS, makeQkx2Quants } from './kscales.js';
-import { kernelFits, scaleKernel } from './kscales-wasm.js';
+import { kernelFits, scaleKernel } from './quant-kernel.js';
 
 const F01 = fr(0.1);
 
@@ -87,7 +87,7 @@ export function makeQpQuantsRef(n: number, nmax: number, x: Float32Array, L: Uin
   return suml2 > 0 ? fr(sumlx / suml2) : 0;
 }
 
-/** makeQpQuantsRef's result, by the WebAssembly kernel when there is one (kscales-wasm.ts). */
+/** makeQpQuantsRef's result, by the WebAssembly kernel when there is one (quant-kernel.ts). */
 export function makeQpQuants(n: number, nmax: number, x: Float32Array, L: Uint8Array, qw: Float32Array): number {
   const k = kernelFits(n) ? scaleKernel() : null;
   if (!k) return makeQpQuantsRef(n, nmax, x, L, qw);

@@ -4,7 +4,7 @@
 // Arrays are passed with an element offset (x, xo) so the callers never allocate per group.
 
 import { fr, nearestInt } from './half.js';
-import { kernelFits, scaleKernel } from './kscales-wasm.js';
+import { kernelFits, scaleKernel } from './quant-kernel.js';
 import { QK_K } from './q8k.js';
 
 /** ggml-quants.c GROUP_MAX_EPS: a group whose largest magnitude is below this is all zero. */

@@ -16,6 +16,7 @@ export * from './kquants';
 export * from './kscales';
 export * from './membench';
 export * from './norm';
+export * from './quantize-legacy';
 export * from './sample';
 
 /** First byte after the module's static data: where the host's bump allocator may start. */

@@ -1,6 +1,7 @@
-// The WebAssembly scale searches (wasm/assembly/kscales.ts) against their TypeScript references
-// (quant/kscales.ts, kscales-weighted.ts), bit for bit: the same levels, scale and min on random
-// groups and on the edge cases (all zero, constant, one outlier, tiny, negative, zero weights).
+// The quantisers' WebAssembly kernels against their TypeScript references, bit for bit: the scale
+// searches (wasm/assembly/kscales.ts; quant/kscales.ts, kscales-weighted.ts: the same levels, scale
+// and min on random groups and the edge cases: all zero, constant, one outlier, tiny, negative, zero
+// weights) and the Q8_0/Q4_0 rows (assembly/quantize-legacy.ts; quant/legacy.ts: ties, ±0, outliers).
 // ggml itself is the truth for the references (reference.test.ts, imatrix-quant.test.ts run the
 // quantisers, and so these kernels, against ggml's bytes).
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,8 @@ import {
   makeQ3Quants, makeQ3QuantsRef, makeQkx2Quants, makeQkx2QuantsRef, makeQxQuants, makeQxQuantsRef,
 } from '../../src/engine/quant/kscales.js';
 import { makeQpQuants, makeQpQuantsRef } from '../../src/engine/quant/kscales-weighted.js';
-import { scaleKernel, useScaleKernel } from '../../src/engine/quant/kscales-wasm.js';
+import { quantizeQ4_0Ref, quantizeQ8_0Ref } from '../../src/engine/quant/legacy.js';
+import { quantizeRowByKernel, scaleKernel, useScaleKernel } from '../../src/engine/quant/quant-kernel.js';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -115,6 +117,43 @@ describe('scale-search kernels = TypeScript references', () => {
         const sa = makeQpQuants(n, nmax, x, La, w);
         const sb = makeQpQuantsRef(n, nmax, x, Lb, w);
         expect([bits(sa), [...La]]).toEqual([bits(sb), [...Lb]]);
+      }
+    }
+  });
+});
+
+describe('Q8_0 / Q4_0 row kernels = TypeScript references', () => {
+  /** Rows of 4096: random blocks at many scales, exact ties (k/2 steps of d), ±0, outliers, ±max ties. */
+  function rows(): Float32Array[] {
+    const r = rng(99);
+    const out: Float32Array[] = [];
+    for (let t = 0; t < 6; t++) {
+      const x = new Float32Array(4096);
+      for (let b = 0; b < 128; b++) {
+        const scale = 10 ** (-6 + 8 * r());
+        for (let j = 0; j < 32; j++) {
+          const i = 32 * b + j;
+          if (b % 8 === 1) x[i] = j === 0 ? 127 : (Math.round(r() * 508) - 254) / 2; // d = 1: x·id on Q8_0's roundf ties
+          else if (b % 8 === 2) x[i] = j === 0 ? -8 : Math.round(r() * 15) - 7.5; // d = 1: x·id + 8.5 whole, Q4_0's trunc edges
+          else if (b % 8 === 3) x[i] = j % 2 ? -0 : 0;
+          else if (b % 8 === 4) x[i] = j === 5 ? -1 : j === 9 ? 1 : r() - 0.5; // first of equal magnitudes wins
+          else x[i] = (r() + r() - 1) * scale * (j === 7 && b % 3 === 0 ? 50 : 1);
+        }
+      }
+      out.push(x);
+    }
+    return out;
+  }
+
+  it('quantize_row_q8_0_ref and quantize_row_q4_0_ref', () => {
+    expect(scaleKernel()).not.toBeNull();
+    for (const x of rows()) {
+      for (const [which, bytes, ref] of [['rowQ8_0', 34, quantizeQ8_0Ref], ['rowQ4_0', 18, quantizeQ4_0Ref]] as const) {
+        const a = new Uint8Array(128 * bytes + 5);
+        const b = new Uint8Array(128 * bytes + 5);
+        expect(quantizeRowByKernel(which, x, a, 5, 4096, bytes)).toBe(true);
+        ref(x, b, 5, 4096);
+        expect(Buffer.compare(a, b)).toBe(0);
       }
     }
   });
