@@ -10,6 +10,7 @@ import {
 } from '../../src/engine/quant/kscales.js';
 import { makeQpQuants, makeQpQuantsRef } from '../../src/engine/quant/kscales-weighted.js';
 import { quantizeQ4_0Ref, quantizeQ8_0Ref } from '../../src/engine/quant/legacy.js';
+import { quantizeQ3KRef } from '../../src/engine/quant/q3k.js';
 import { quantizeRowByKernel, scaleKernel, useScaleKernel } from '../../src/engine/quant/quant-kernel.js';
 
 function rng(seed: number): () => number {
@@ -122,7 +123,7 @@ describe('scale-search kernels = TypeScript references', () => {
   });
 });
 
-describe('Q8_0 / Q4_0 row kernels = TypeScript references', () => {
+describe('Q8_0 / Q4_0 / Q3_K row kernels = TypeScript references', () => {
   /** Rows of 4096: random blocks at many scales, exact ties (k/2 steps of d), ±0, outliers, ±max ties. */
   function rows(): Float32Array[] {
     const r = rng(99);
@@ -140,18 +141,19 @@ describe('Q8_0 / Q4_0 row kernels = TypeScript references', () => {
           else x[i] = (r() + r() - 1) * scale * (j === 7 && b % 3 === 0 ? 50 : 1);
         }
       }
+      if (t === 0) x.fill(0, 0, 256); // a zero super-block (Q3_K's d = 0 branch)
       out.push(x);
     }
     return out;
   }
 
-  it('quantize_row_q8_0_ref and quantize_row_q4_0_ref', () => {
+  it('quantize_row_q8_0_ref, quantize_row_q4_0_ref and quantize_row_q3_K_ref', () => {
     expect(scaleKernel()).not.toBeNull();
     for (const x of rows()) {
-      for (const [which, bytes, ref] of [['rowQ8_0', 34, quantizeQ8_0Ref], ['rowQ4_0', 18, quantizeQ4_0Ref]] as const) {
-        const a = new Uint8Array(128 * bytes + 5);
-        const b = new Uint8Array(128 * bytes + 5);
-        expect(quantizeRowByKernel(which, x, a, 5, 4096, bytes)).toBe(true);
+      for (const [which, bytes, per, ref] of [['rowQ8_0', 34, 32, quantizeQ8_0Ref], ['rowQ4_0', 18, 32, quantizeQ4_0Ref], ['rowQ3_K', 110, 256, quantizeQ3KRef]] as const) {
+        const a = new Uint8Array((4096 / per) * bytes + 5);
+        const b = new Uint8Array((4096 / per) * bytes + 5);
+        expect(quantizeRowByKernel(which, x, a, 5, 4096, bytes, per)).toBe(true);
         ref(x, b, 5, 4096);
         expect(Buffer.compare(a, b)).toBe(0);
       }

@@ -1,5 +1,5 @@
 // The quantisers' WebAssembly kernels (wasm/assembly/kscales.ts: the K-quant scale searches;
-// quantize-legacy.ts: whole Q8_0/Q4_0 rows): one kernel instance per thread, made on first use,
+// quantize-legacy.ts, quantize-q3k.ts: whole Q8_0, Q4_0 and Q3_K rows): one kernel instance per thread, made on first use,
 // with scratch regions the inputs are copied into. Null where the kernel module cannot be loaded
 // (no build/wasm) or PANTHEON_QUANT_WASM=0: the callers then run the TypeScript references, which
 // give the same bits.
@@ -27,6 +27,7 @@ export interface QuantKernel {
   readonly qp: Fn;
   readonly rowQ8_0: Fn;
   readonly rowQ4_0: Fn;
+  readonly rowQ3_K: Fn;
   readonly inst: KernelInstance;
   /** A row's input (f32) and output regions: byte addresses, and the elements they hold. */
   row: { x: number; out: number; n: number };
@@ -63,7 +64,7 @@ export function scaleKernel(): QuantKernel | null {
         f32: new Float32Array(buf), u8: new Uint8Array(buf), i8: new Int8Array(buf),
         x: addr.x >> 2, w: addr.w >> 2, min: addr.min >> 2, L: addr.L, addr,
         qkx2: inst.kernel('kscale_qkx2'), qx: inst.kernel('kscale_qx'), q3: inst.kernel('kscale_q3'), qp: inst.kernel('kscale_qp'),
-        rowQ8_0: inst.kernel('quantize_row_q8_0_ref'), rowQ4_0: inst.kernel('quantize_row_q4_0_ref'),
+        rowQ8_0: inst.kernel('quantize_row_q8_0_ref'), rowQ4_0: inst.kernel('quantize_row_q4_0_ref'), rowQ3_K: inst.kernel('quantize_row_q3_K_ref'),
         inst, row: { x: 0, out: 0, n: 0 },
       };
     } catch {
@@ -91,14 +92,19 @@ export function rowKernel(n: number): QuantKernel | null {
   return k;
 }
 
-/** Quantise x[0..n) with a row kernel into dst at off (bytes: n/32 blocks of blockBytes); false when there is no kernel. */
-export function quantizeRowByKernel(which: 'rowQ8_0' | 'rowQ4_0', x: Float32Array, dst: Uint8Array, off: number, n: number, blockBytes: number): boolean {
-  if (n % 32 !== 0) return false;
+/**
+ * Quantise x[0..n) with a row kernel into dst at off (n/blockElems blocks of blockBytes); false
+ * when there is no kernel (or n is not whole blocks): the caller runs its reference.
+ */
+export function quantizeRowByKernel(
+  which: 'rowQ8_0' | 'rowQ4_0' | 'rowQ3_K', x: Float32Array, dst: Uint8Array, off: number, n: number, blockBytes: number, blockElems = 32,
+): boolean {
+  if (n % blockElems !== 0) return false;
   const k = rowKernel(n);
   if (!k) return false;
   k.f32.set(x.length === n ? x : x.subarray(0, n), k.row.x >> 2);
-  k[which](k.row.out, k.row.x, n);
-  const bytes = (n / 32) * blockBytes;
+  k[which](k.row.out, k.row.x, n, k.addr.aux);
+  const bytes = (n / blockElems) * blockBytes;
   dst.set(k.u8.subarray(k.row.out, k.row.out + bytes), off);
   return true;
 }

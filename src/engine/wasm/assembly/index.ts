@@ -17,6 +17,7 @@ export * from './kscales';
 export * from './membench';
 export * from './norm';
 export * from './quantize-legacy';
+export * from './quantize-q3k';
 export * from './sample';
 
 /** First byte after the module's static data: where the host's bump allocator may start. */
