@@ -34,6 +34,24 @@ const GROUP_MAX_EPS: f32 = <f32>1e-15;
   return <f32>load<i8>(p + <usize>i);
 }
 
+/** clamp(l) to [lo, hi] keeping a NaN (as Math.max(lo, Math.min(hi, l)) does), with selects: V8's f32.min/max are several instructions. */
+// @ts-ignore: decorator
+@inline export function clampf(l: f32, lo: f32, hi: f32): f32 {
+  return l < lo ? lo : l > hi ? hi : l;
+}
+
+/** Math.min(hi, l) keeping a NaN, with a select. */
+// @ts-ignore: decorator
+@inline function minf(l: f32, hi: f32): f32 {
+  return l > hi ? hi : l;
+}
+
+/** Four lanes of clampf (pmin/pmax: the level's NaN passes through; nearest never makes -0). */
+// @ts-ignore: decorator
+@inline function clamp4(l: v128, lo: v128, hi: v128): v128 {
+  return f32x4.pmax(f32x4.pmin(l, hi), lo);
+}
+
 /** A JavaScript truthiness test of a float: not 0 and not NaN. */
 // @ts-ignore: decorator
 @inline function truthy(v: f32): bool {
@@ -115,7 +133,7 @@ export function kscale_qkx2(
     const vs = f32x4.splat(scale);
     for (let o: usize = 0; o < nb; o += 16) {
       const v = v128.load(x + o);
-      const l = f32x4.max(vzero, f32x4.min(vmax, nearest4(f32x4.mul(vi, f32x4.sub(v, vmin)))));
+      const l = clamp4(nearest4(f32x4.mul(vi, f32x4.sub(v, vmin))), vzero, vmax);
       v128.store(best + o, canon(l));
       let diff = f32x4.sub(f32x4.add(f32x4.mul(vs, l), vmin), v);
       diff = useMad ? f32x4.abs(diff) : f32x4.mul(diff, diff);
@@ -136,7 +154,7 @@ export function kscale_qkx2(
     const vi = f32x4.splat(iscale);
     let changed = f32x4.splat(0);
     for (let o: usize = 0; o < nb; o += 16) {
-      const l = f32x4.max(vzero, f32x4.min(vmax, nearest4(f32x4.mul(vi, f32x4.sub(v128.load(x + o), vmin)))));
+      const l = clamp4(nearest4(f32x4.mul(vi, f32x4.sub(v128.load(x + o), vmin))), vzero, vmax);
       changed = v128.or(changed, v128.not(f32x4.eq(l, v128.load(laux + o))));
       v128.store(laux + o, canon(l));
     }
@@ -239,7 +257,7 @@ export function kscale_qx(n: i32, nmax: i32, x: usize, L: usize, rmseType: i32, 
     const vi = f32x4.splat(iscale);
     for (let o: usize = 0; o < nb; o += 16) {
       const v = v128.load(x + o);
-      const l = f32x4.max(lo, f32x4.min(hi, nearest4(f32x4.mul(vi, v))));
+      const l = clamp4(nearest4(f32x4.mul(vi, v)), lo, hi);
       // the reference stores l + nmax (NaN → 0 there): best holds the stored level minus nmax
       v128.store(best + o, f32x4.sub(canon(f32x4.add(l, f32x4.splat(fmax))), f32x4.splat(fmax)));
       const wi = v128.load(W + o);
@@ -309,7 +327,7 @@ export function kscale_q3(n: i32, nmax: i32, x: usize, L: usize, doRmse: i32): f
     let suml2: f32 = 0;
     for (let i = 0; i < n; i++) {
       const v = ld(x, i);
-      const l = max<f32>(-fmax, min<f32>(fmax - 1, nearest(iscale * v)));
+      const l = clampf(nearest(iscale * v), -fmax, fmax - 1);
       store<i8>(L + <usize>i, <i8><i32>l);
       const wi: f32 = v * v;
       sumlx = sumlx + (wi * v) * l;
@@ -324,7 +342,7 @@ export function kscale_q3(n: i32, nmax: i32, x: usize, L: usize, doRmse: i32): f
         let slx: f32 = sumlx - (wi * v) * li;
         if (slx > 0) {
           let sl2: f32 = suml2 - (wi * li) * li;
-          const nl = max<f32>(-fmax, min<f32>(fmax - 1, nearest((v * sl2) / slx)));
+          const nl = clampf(nearest((v * sl2) / slx), -fmax, fmax - 1);
           if (nl != li) {
             slx = slx + (wi * v) * nl;
             sl2 = sl2 + (wi * nl) * nl;
@@ -343,7 +361,7 @@ export function kscale_q3(n: i32, nmax: i32, x: usize, L: usize, doRmse: i32): f
     return suml2 > 0 ? sumlx / suml2 : 0;
   }
   for (let i = 0; i < n; i++) {
-    const l = max<f32>(-fmax, min<f32>(fmax - 1, nearest(iscale * ld(x, i))));
+    const l = clampf(nearest(iscale * ld(x, i)), -fmax, fmax - 1);
     store<i8>(L + <usize>i, <i8><i32>(l + fmax));
   }
   return <f32>1 / iscale;
@@ -372,7 +390,7 @@ export function kscale_qp(n: i32, nmax: i32, x: usize, L: usize, qw: usize): f32
     const scaleIs: f32 = <f32>1 / iscaleIs;
     let mse: f32 = 0;
     for (let i = 0; i < n; i++) {
-      const l = min<f32>(fmax, nearest(iscaleIs * ld(x, i)));
+      const l = minf(nearest(iscaleIs * ld(x, i)), fmax);
       const diff: f32 = ld(x, i) - scaleIs * l;
       mse = mse + (ld(qw, i) * diff) * diff;
     }
@@ -384,7 +402,7 @@ export function kscale_qp(n: i32, nmax: i32, x: usize, L: usize, qw: usize): f32
   let sumlx: f32 = 0;
   let suml2: f32 = 0;
   for (let i = 0; i < n; i++) {
-    const l = min<f32>(fmax, nearest(iscale * ld(x, i)));
+    const l = minf(nearest(iscale * ld(x, i)), fmax);
     putL(L, i, l);
     const wi = ld(qw, i);
     sumlx = sumlx + (wi * ld(x, i)) * l;
@@ -399,7 +417,7 @@ export function kscale_qp(n: i32, nmax: i32, x: usize, L: usize, qw: usize): f32
       let slx: f32 = sumlx - (wi * xi) * li;
       let sl2: f32 = suml2 - (wi * li) * li;
       if (slx > 0 && sl2 > 0) {
-        const nl = min<f32>(fmax, nearest((xi * sl2) / slx));
+        const nl = minf(nearest((xi * sl2) / slx), fmax);
         if (nl != li) {
           slx = slx + (wi * xi) * nl;
           sl2 = sl2 + (wi * nl) * nl;

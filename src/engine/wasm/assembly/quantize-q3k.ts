@@ -4,7 +4,7 @@
 // Block (110 bytes): u8 hmask[32] | u8 qs[64] | u8 scales[12] | f16 d.
 
 import { f16, f32ToF16 } from './common';
-import { kscale_q3 } from './kscales';
+import { clampf, kscale_q3 } from './kscales';
 
 const MAGIC: f32 = 12582912.0;
 
@@ -50,7 +50,7 @@ export function quantize_row_q3_K_ref(dst: usize, x: usize, n: i32, aux: usize):
       if (!(d != 0 && d == d)) continue;
       for (let ii = 0; ii < 16; ii++) {
         const l = (load<f32>(x + (<usize>(16 * j + ii) << 2)) / d + MAGIC) - MAGIC;
-        store<i8>(L + <usize>(16 * j + ii), <i8><i32>(max<f32>(-4, min<f32>(3, l)) + 4));
+        store<i8>(L + <usize>(16 * j + ii), <i8><i32>(clampf(l, -4, 3) + 4));
       }
     }
     memory.fill(dst, 0, 32);
