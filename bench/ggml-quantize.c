@@ -1,5 +1,6 @@
 // ggml-quantize TYPE ROWS COLS SRC.f32 IMATRIX.f32|- OUT.bin: ggml_quantize_chunk (libggml-base from node-llama-cpp)
-// with an optional importance matrix; prints the seconds the quantisation took on stderr.
+// with an optional importance matrix; prints the seconds the quantisation took on stderr: wall time,
+// then this thread's CPU time.
 // Built by bench/llama-tools.ts (gcc); the truth for tests/quant/imatrix-quant.test.ts and the
 // llama.cpp side of `npm run bench:quantize`.
 #include <stdio.h>
@@ -18,10 +19,11 @@ int main(int argc, char ** argv) {
   ggml_quantize_init(type);
   size_t rb = ggml_row_size(type, cols);
   void * dst = malloc(rb * rows);
-  struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+  struct timespec t0, t1, c0, c1;
+  clock_gettime(CLOCK_MONOTONIC, &t0); clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
   size_t w = ggml_quantize_chunk(type, src, dst, 0, rows, cols, im);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  fprintf(stderr, "%.6f s\n", (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
+  clock_gettime(CLOCK_MONOTONIC, &t1); clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+  fprintf(stderr, "%.6f s %.6f s\n", (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), (c1.tv_sec - c0.tv_sec) + 1e-9 * (c1.tv_nsec - c0.tv_nsec));
   FILE * f = fopen(out, "wb"); fwrite(dst, 1, w, f); fclose(f);
   return 0;
 }

@@ -30,8 +30,8 @@ export function ggmlQuantizeBinary(): string {
   return (binary = out);
 }
 
-/** ggml_quantize_chunk(type, x, rows × cols, imatrix): the bytes, and the seconds ggml took. */
-export function ggmlQuantize(type: number, x: Float32Array, rows: number, cols: number, imatrix?: Float32Array): { bytes: Uint8Array; seconds: number } {
+/** ggml_quantize_chunk(type, x, rows × cols, imatrix): the bytes, and the seconds ggml took (wall, and its thread's CPU time). */
+export function ggmlQuantize(type: number, x: Float32Array, rows: number, cols: number, imatrix?: Float32Array): { bytes: Uint8Array; seconds: number; cpuSeconds: number } {
   const bin = ggmlQuantizeBinary();
   const src = join(work!, 'src.f32');
   const im = join(work!, 'im.f32');
@@ -40,7 +40,8 @@ export function ggmlQuantize(type: number, x: Float32Array, rows: number, cols: 
   if (imatrix) writeFileSync(im, new Uint8Array(imatrix.buffer, imatrix.byteOffset, imatrix.byteLength));
   const r = spawnSync(bin, [String(type), String(rows), String(cols), src, imatrix ? im : '-', out], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`ggml-quantize ${type} failed (${r.status ?? r.signal}): ${r.stderr}`);
-  return { bytes: new Uint8Array(readFileSync(out)), seconds: Number.parseFloat(r.stderr) };
+  const [wall, cpu] = r.stderr.trim().split(/ s ?/).map(Number.parseFloat);
+  return { bytes: new Uint8Array(readFileSync(out)), seconds: wall, cpuSeconds: cpu };
 }
 
 const tools = new Map<string, string>();

@@ -4,113 +4,25 @@
 // offset so callers never allocate per group.
 
 import { fr, nearestInt } from './half.js';
-import { GROUP_MAX_EPS } from './kscales.js';
+import { GROUP_MAX_EPS, makeQkx2Quants } from './kscales.js';
+import { kernelFits, scaleKernel } from './quant-kernel.js';
 
 const F01 = fr(0.1);
 
 /**
- * Asymmetric levels L ∈ [0, nmax] for x ≈ scale·L + min (make_qkx3_quants with weights): the
- * min/max fit, then nstep+1 trial scales (rmin + rdelta·is + nmax)/(max - min), each refit by
- * weighted least squares for scale and min; the lowest weighted error (|e| with useMad, else e²)
- * wins. Returns the scale; writes -min (≥ 0) to mins[mi]. Laux is scratch of n levels.
+ * make_qkx3_quants with weights: the same search as make_qkx2_quants (the min/max fit, nstep+1
+ * trial scales refit by weighted least squares, the lowest weighted error wins); ggml's only
+ * difference, `max <= min` for `max == min`, is the same test since min ≤ max. So it is
+ * makeQkx2Quants (kscales.ts), kernel and reference.
  */
-export function makeQkx3Quants(
-  n: number, nmax: number, x: Float32Array, xo: number, weights: Float32Array, L: Uint8Array, lo: number,
-  mins: Float32Array, mi: number, Laux: Uint8Array, rmin: number, rdelta: number, nstep: number, useMad: boolean,
-): number {
-  let min = x[xo];
-  let max = x[xo];
-  let sumW = weights[0];
-  let sumX = fr(sumW * x[xo]);
-  let nonNegative = sumW >= 0;
-  for (let i = 1; i < n; i++) {
-    const v = x[xo + i];
-    if (v < min) min = v;
-    if (v > max) max = v;
-    const w = weights[i];
-    if (!(w >= 0)) nonNegative = false;
-    sumW = fr(sumW + w);
-    sumX = fr(sumX + fr(w * v));
-  }
-  if (min > 0) min = 0;
-  if (max <= min) {
-    L.fill(0, lo, lo + n);
-    mins[mi] = -min;
-    return 0;
-  }
-  let iscale = fr(nmax / fr(max - min));
-  let scale = fr(1 / iscale);
-  let bestMad = 0;
-  for (let i = 0; i < n; i++) {
-    const v = x[xo + i];
-    const l = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(v - min)))));
-    L[lo + i] = l;
-    let diff = fr(fr(fr(scale * l) + min) - v);
-    diff = useMad ? Math.abs(diff) : fr(diff * diff);
-    bestMad = fr(bestMad + fr(weights[i] * diff));
-  }
-  if (nstep < 1) {
-    mins[mi] = -min;
-    return scale;
-  }
-  // A trial whose levels equal the previous trial's gives the same sums and error, so the same
-  // (non-)update: skipping it changes nothing. min moves whenever a better fit is found, as in ggml.
-  let havePrev = false;
-  for (let is = 0; is <= nstep; is++) {
-    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
-    let same = havePrev;
-    for (let i = 0; i < n; i++) {
-      const l = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(x[xo + i] - min)))));
-      if (l !== Laux[i]) same = false;
-      Laux[i] = l;
-    }
-    havePrev = true;
-    if (same) continue;
-    let sumL = 0;
-    let sumL2 = 0;
-    let sumXL = 0;
-    for (let i = 0; i < n; i++) {
-      const l = Laux[i];
-      const w = weights[i];
-      const wl = fr(w * l);
-      sumL = fr(sumL + wl);
-      sumL2 = fr(sumL2 + fr(wl * l));
-      sumXL = fr(sumXL + fr(wl * x[xo + i]));
-    }
-    const D = fr(fr(sumW * sumL2) - fr(sumL * sumL));
-    if (D > 0) {
-      let thisScale = fr(fr(fr(sumW * sumXL) - fr(sumX * sumL)) / D);
-      let thisMin = fr(fr(fr(sumL2 * sumX) - fr(sumL * sumXL)) / D);
-      if (thisMin > 0) {
-        thisMin = 0;
-        thisScale = fr(sumXL / sumL2);
-      }
-      let mad = 0;
-      for (let i = 0; i < n; i++) {
-        let diff = fr(fr(fr(thisScale * Laux[i]) + thisMin) - x[xo + i]);
-        diff = useMad ? Math.abs(diff) : fr(diff * diff);
-        mad = fr(mad + fr(weights[i] * diff));
-        // Non-negative terms: a rounded sum never decreases, so this trial cannot win any more.
-        if (mad >= bestMad && nonNegative) break;
-      }
-      if (mad < bestMad) {
-        for (let i = 0; i < n; i++) L[lo + i] = Laux[i];
-        bestMad = mad;
-        scale = thisScale;
-        min = thisMin;
-      }
-    }
-  }
-  mins[mi] = -min;
-  return scale;
-}
+export const makeQkx3Quants = makeQkx2Quants;
 
 /**
  * Unsigned levels L ∈ [0, nmax] for non-negative x ≈ scale·L (make_qp_quants): 9 trial scales
  * around nmax/max by weighted squared error, then up to 5 passes moving single levels while the
  * weighted fit improves. Used for the 4- and 6-bit scales of the K-quant super-blocks. Returns the scale.
  */
-export function makeQpQuants(n: number, nmax: number, x: Float32Array, L: Uint8Array, qw: Float32Array): number {
+export function makeQpQuantsRef(n: number, nmax: number, x: Float32Array, L: Uint8Array, qw: Float32Array): number {
   let max = 0;
   for (let i = 0; i < n; i++) max = Math.max(max, x[i]);
   if (max < GROUP_MAX_EPS) {
@@ -173,4 +85,19 @@ export function makeQpQuants(n: number, nmax: number, x: Float32Array, L: Uint8A
     if (!changed) break;
   }
   return suml2 > 0 ? fr(sumlx / suml2) : 0;
+}
+
+/** makeQpQuantsRef's result, by the WebAssembly kernel when there is one (quant-kernel.ts). */
+export function makeQpQuants(n: number, nmax: number, x: Float32Array, L: Uint8Array, qw: Float32Array): number {
+  const k = kernelFits(n) ? scaleKernel() : null;
+  if (!k) return makeQpQuantsRef(n, nmax, x, L, qw);
+  const f = k.f32;
+  for (let i = 0; i < n; i++) {
+    f[k.x + i] = x[i];
+    f[k.w + i] = qw[i];
+  }
+  const scale = k.qp(n, nmax, k.addr.x, k.addr.L, k.addr.w);
+  const u8 = k.u8;
+  for (let i = 0; i < n; i++) L[i] = u8[k.L + i];
+  return scale;
 }

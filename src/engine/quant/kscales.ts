@@ -4,6 +4,7 @@
 // Arrays are passed with an element offset (x, xo) so the callers never allocate per group.
 
 import { fr, nearestInt } from './half.js';
+import { kernelFits, scaleKernel } from './quant-kernel.js';
 import { QK_K } from './q8k.js';
 
 /** ggml-quants.c GROUP_MAX_EPS: a group whose largest magnitude is below this is all zero. */
@@ -34,7 +35,7 @@ let weights = new Float32Array(32);
  * -nmax/max and keeping the one with the best weighted fit (make_qx_quants). Weights: qw if
  * given, else by rmseType (1: x², 2: 1, 3: |x|, other: √|x|). Returns the scale.
  */
-export function makeQxQuants(
+export function makeQxQuantsRef(
   n: number, nmax: number, x: Float32Array, xo: number, L: Uint8Array, lo: number, rmseType: number,
   qw: Float32Array | null, qo = 0,
 ): number {
@@ -114,7 +115,7 @@ export function makeQxQuants(
  * Q3_K's symmetric levels (make_q3_quants): start from -nmax/max, then (doRmse) up to 5 passes of
  * moving single levels while the x²-weighted fit improves. L gets values in [0, 2·nmax). Returns the scale.
  */
-export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number, doRmse: boolean): number {
+export function makeQ3QuantsRef(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number, doRmse: boolean): number {
   const max = signedMax(x, xo, n);
   if (Math.abs(max) < GROUP_MAX_EPS) {
     L.fill(0, lo, lo + n);
@@ -175,7 +176,7 @@ export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: numbe
  * weighted least-squares solve for scale and min; keep the lowest weighted error (|e| with
  * useMad, else e²). Returns the scale; writes the (positive) min to mins[mi].
  */
-export function makeQkx2Quants(
+export function makeQkx2QuantsRef(
   n: number, nmax: number, x: Float32Array, xo: number, weights: Float32Array, L: Uint8Array, lo: number,
   mins: Float32Array, mi: number, Laux: Uint8Array, rmin: number, rdelta: number, nstep: number, useMad: boolean,
 ): number {
@@ -264,6 +265,57 @@ export function makeQkx2Quants(
     }
   }
   mins[mi] = -min;
+  return scale;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The searches as the quantisers call them: through the WebAssembly kernel when there is one (the
+// group copied into its memory, the levels copied back), else the references above. Same bits.
+
+/** makeQxQuantsRef's result, by the kernel when there is one. */
+export function makeQxQuants(
+  n: number, nmax: number, x: Float32Array, xo: number, L: Uint8Array, lo: number, rmseType: number,
+  qw: Float32Array | null, qo = 0,
+): number {
+  const k = kernelFits(n) ? scaleKernel() : null;
+  if (!k) return makeQxQuantsRef(n, nmax, x, xo, L, lo, rmseType, qw, qo);
+  const f = k.f32;
+  for (let i = 0; i < n; i++) f[k.x + i] = x[xo + i];
+  if (qw) for (let i = 0; i < n; i++) f[k.w + i] = qw[qo + i];
+  const scale = k.qx(n, nmax, k.addr.x, k.addr.L, rmseType, qw ? k.addr.w : 0, k.addr.aux);
+  const u8 = k.u8;
+  for (let i = 0; i < n; i++) L[lo + i] = u8[k.L + i];
+  return scale;
+}
+
+/** makeQ3QuantsRef's result, by the kernel when there is one. */
+export function makeQ3Quants(n: number, nmax: number, x: Float32Array, xo: number, L: Int8Array, lo: number, doRmse: boolean): number {
+  const k = kernelFits(n) ? scaleKernel() : null;
+  if (!k) return makeQ3QuantsRef(n, nmax, x, xo, L, lo, doRmse);
+  const f = k.f32;
+  for (let i = 0; i < n; i++) f[k.x + i] = x[xo + i];
+  const scale = k.q3(n, nmax, k.addr.x, k.addr.L, doRmse ? 1 : 0);
+  const i8 = k.i8;
+  for (let i = 0; i < n; i++) L[lo + i] = i8[k.L + i];
+  return scale;
+}
+
+/** makeQkx2QuantsRef's result, by the kernel when there is one (Laux is then not written). */
+export function makeQkx2Quants(
+  n: number, nmax: number, x: Float32Array, xo: number, weights: Float32Array, L: Uint8Array, lo: number,
+  mins: Float32Array, mi: number, Laux: Uint8Array, rmin: number, rdelta: number, nstep: number, useMad: boolean,
+): number {
+  const k = kernelFits(n) ? scaleKernel() : null;
+  if (!k) return makeQkx2QuantsRef(n, nmax, x, xo, weights, L, lo, mins, mi, Laux, rmin, rdelta, nstep, useMad);
+  const f = k.f32;
+  for (let i = 0; i < n; i++) {
+    f[k.x + i] = x[xo + i];
+    f[k.w + i] = weights[i];
+  }
+  const scale = k.qkx2(n, nmax, k.addr.x, k.addr.w, k.addr.L, k.addr.aux, rmin, rdelta, nstep, useMad ? 1 : 0, k.addr.min);
+  const u8 = k.u8;
+  for (let i = 0; i < n; i++) L[lo + i] = u8[k.L + i];
+  mins[mi] = f[k.min];
   return scale;
 }
 

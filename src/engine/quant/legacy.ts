@@ -15,6 +15,7 @@ import { GgmlType } from '../gguf/ggml-types.js';
 import type { BlockFormat } from './format.js';
 import { asI8, f16At, fr, nearestInt, putF16, roundAway } from './half.js';
 import { signedMax } from './kscales.js';
+import { quantizeRowByKernel } from './quant-kernel.js';
 
 const QK = 32;
 
@@ -56,6 +57,12 @@ function dequantizeQ4_0(src: Uint8Array, off: number, dst: Float32Array, n: numb
 
 /** ggml-quants.c quantize_row_q4_0_ref: d = max/-8 where max is the signed value of largest magnitude. */
 function quantizeQ4_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
+  if (quantizeRowByKernel('rowQ4_0', x, dst, off, n, 18)) return;
+  quantizeQ4_0Ref(x, dst, off, n);
+}
+
+/** quantizeQ4_0's scalar reference (the WebAssembly kernel's, quant-kernel.ts). */
+export function quantizeQ4_0Ref(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 18) {
     const max = signedMax(x, i, QK);
     const d = fr(max / -8);
@@ -281,6 +288,12 @@ function dequantizeQ8_0(src: Uint8Array, off: number, dst: Float32Array, n: numb
 
 /** quantize_row_q8_0_ref: d = amax/127, q = roundf(x/d). The weight quantiser; activations use quantizeActQ8_0. */
 export function quantizeQ8_0(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
+  if (quantizeRowByKernel('rowQ8_0', x, dst, off, n, 34)) return;
+  quantizeQ8_0Ref(x, dst, off, n);
+}
+
+/** quantizeQ8_0's scalar reference (the WebAssembly kernel's, quant-kernel.ts). */
+export function quantizeQ8_0Ref(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   for (let i = 0, o = off; i < n; i += QK, o += 34) {
     const amax = Math.abs(signedMax(x, i, QK));
     const d = fr(amax / 127);

@@ -10,6 +10,7 @@ import type { BlockFormat } from './format.js';
 import { asI8, F16, f16At, f32At, fr, nearestInt, putF16, toI8 } from './half.js';
 import { addScaledLanes16, laneTotal, makeQ3Quants, signedMax } from './kscales.js';
 import { pack2bit } from './q2k.js';
+import { quantizeRowByKernel } from './quant-kernel.js';
 import { Q8K_BYTES, Q8K_QS, QK_K } from './q8k.js';
 
 const BYTES = 110;
@@ -47,8 +48,13 @@ function dequantizeQ3K(src: Uint8Array, off: number, dst: Float32Array, n: numbe
   }
 }
 
-/** ggml-quants.c quantize_row_q3_K_ref. */
+/** ggml-quants.c quantize_row_q3_K_ref: by the WebAssembly kernel when there is one (quant-kernel.ts). */
 function quantizeQ3K(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
+  if (!quantizeRowByKernel('rowQ3_K', x, dst, off, n, BYTES, QK_K)) quantizeQ3KRef(x, dst, off, n);
+}
+
+/** quantize_row_q3_K_ref, the scalar reference of the kernel (assembly/quantize-q3k.ts). */
+export function quantizeQ3KRef(x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   const L = new Int8Array(QK_K);
   const scales = new Float32Array(16);
   for (let i = 0, o = off; i < n; i += QK_K, o += BYTES) {

@@ -13,8 +13,11 @@ export * from './iquants';
 export * from './layout';
 export * from './legacy';
 export * from './kquants';
+export * from './kscales';
 export * from './membench';
 export * from './norm';
+export * from './quantize-legacy';
+export * from './quantize-q3k';
 export * from './sample';
 
 /** First byte after the module's static data: where the host's bump allocator may start. */
