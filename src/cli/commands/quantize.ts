@@ -10,6 +10,7 @@ import { fileTypeByName, fileTypeNames } from '../../engine/quant/recipe.js';
 import { optNumber, optString, parseArgs } from '../args.js';
 import type { Command } from '../command.js';
 import { formatBytes, table } from '../format.js';
+import { scaleKernel } from '../../engine/quant/quant-kernel.js';
 
 function progressLine(done: number, total: number, name: string): string {
   const width = 30;
@@ -48,6 +49,8 @@ export const quantizeCommand: Command = {
     const imatrixPath = optString(args, 'imatrix');
     const imatrix = imatrixPath !== undefined ? { imatrix: readImatrix(imatrixPath), path: imatrixPath } : undefined;
     const tty = io.isTty && Boolean(process.stderr.isTTY);
+    // the same bytes either way, but the TypeScript reference is several times slower: say so
+    if (process.env.PANTHEON_QUANT_WASM !== '0' && !scaleKernel()) io.err('note: the quantiser\'s WebAssembly kernels did not load, so it runs on the slower TypeScript reference (same bytes); run "npm run build:wasm"');
     let summary;
     try {
       summary = await quantizeModelFileThreaded(inPath, outPath, ft, {
