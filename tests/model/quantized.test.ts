@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quantizeTiny256, writeTiny256 } from '../../bench/make-tiny256.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
+import { readImatrix } from '../../src/engine/quant/imatrix.js';
 import { quantizeModelFile } from '../../src/engine/quant/model.js';
 import { fileTypeByName } from '../../src/engine/quant/recipe.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
@@ -267,4 +268,52 @@ describe.skipIf(TINY256_IQ.length === 0)('tiny256 i-quant variants quantised by 
       }
     }, TINY256_TIMEOUT);
   }
+});
+
+// tiny256 quantised by Pantheon to IQ2_M (IQ2_S, IQ3_S, Q5_K) and IQ1_M (IQ1_M, IQ2_XXS, Q2_K, Q5_K)
+// with llama.cpp's importance matrix of it (tests/golden/llama.cpp/imatrix/tiny256.imatrix, as
+// `pantheon quantize --imatrix` takes it), then run by llama.cpp for the goldens
+// tiny256.<TYPE>.pantheon.json:
+//   npm run -s pantheon -- quantize tiny256.gguf DIR/tiny256.<TYPE>.gguf --type <TYPE> --imatrix tests/golden/llama.cpp/imatrix/tiny256.imatrix
+//   node bench/record-goldens.mjs --logprob-cases=1 --tag=pantheon DIR/tiny256.<TYPE>.gguf
+// The test quantises again (the sha256 must be the file llama.cpp ran) and generates greedily on the
+// wasm backend (and scalar when slow): llama.cpp's tokens, and its first step within bounds.
+// IQ2_M by default, IQ1_M with PANTHEON_SLOW_TESTS=1 (each quantisation takes 20-40 s here).
+const PANTHEON_IQ = ['IQ2_M', 'IQ1_M'].filter((t) => readGolden(`tiny256.${t}.pantheon`) !== null);
+const IMATRIX_REL = 'tests/golden/llama.cpp/imatrix/tiny256.imatrix';
+
+describe.skipIf(PANTHEON_IQ.length === 0)("tiny256 i-quant variants quantised by Pantheon with an importance matrix: llama.cpp's greedy tokens", () => {
+  let f16 = '';
+  beforeAll(() => {
+    f16 = join(tmp, 'tiny256-iq.gguf');
+    writeTiny256(f16);
+  }, TINY256_TIMEOUT);
+  for (const type of PANTHEON_IQ) it.skipIf(!SLOW && type !== 'IQ2_M')(`tiny256.${type}.pantheon`, async () => {
+    const name = `tiny256.${type}.pantheon`;
+    const g = readGolden(name)!;
+    const path = join(tmp, `tiny256.${type}.pantheon.gguf`);
+    const imatrix = readImatrix(join(import.meta.dirname, '..', '..', IMATRIX_REL));
+    quantizeModelFile(f16, path, fileTypeByName(type)!, undefined, { imatrix, path: IMATRIX_REL });
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
+    const bound = Math.max(DEFAULT_FIRST_STEP, g.cases[0].flashAttentionOff!.firstStepMaxAbsDiff);
+    for (const backend of SLOW ? (['scalar', 'wasm'] as const) : (['wasm'] as const)) {
+      const lm = await LoadedModel.load(path, { contextSize: 512, backend });
+      try {
+        for (const c of g.cases) {
+          const out = await greedyTokens(new Session(lm), c.promptTokens, c.n);
+          const agree = compareTokens(out, c);
+          let first = '';
+          if (c.firstLogprobs) {
+            const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
+            first = d.toExponential(1);
+            expect(d, backend).toBeLessThan(bound);
+          }
+          report.push(`  ${`${name} ${backend}`.padEnd(30)} ${first.padEnd(8)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
+          expect(agree.same, `${name} ${backend} "${c.prompt}": token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n));
+        }
+      } finally {
+        lm.dispose();
+      }
+    }
+  }, TINY256_TIMEOUT);
 });
