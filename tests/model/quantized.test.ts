@@ -277,10 +277,16 @@ describe.skipIf(TINY256_IQ.length === 0)('tiny256 i-quant variants quantised by 
 //   npm run -s pantheon -- quantize tiny256.gguf DIR/tiny256.<TYPE>.gguf --type <TYPE> --imatrix tests/golden/llama.cpp/imatrix/tiny256.imatrix
 //   node bench/record-goldens.mjs --logprob-cases=1 --tag=pantheon DIR/tiny256.<TYPE>.gguf
 // The test quantises again (the sha256 must be the file llama.cpp ran) and generates greedily on the
-// wasm backend (and scalar when slow): llama.cpp's tokens, and its first step within bounds.
+// wasm backend (and scalar when slow): the first step within PANTHEON_IQ_FIRST_STEP of llama.cpp
+// (measured 4.8e-5 to 6.6e-5, scalar and wasm, where llama.cpp's own flash-attention-off run is
+// 0.42 to 0.82 away), and llama.cpp's first 16 tokens, or as many as llama.cpp's flash-attention-off
+// run keeps on a prompt where it leaves them sooner (IQ1_M: at step 14 on "Once upon a time", 3 on
+// "Hello, my name is"). Measured: IQ2_M 32/32 on all three prompts, scalar and wasm; IQ1_M scalar
+// 28, 32, 32 and wasm 14, 25, 32 (llama.cpp's token then 1.2e-2 and 1.8e-2 behind).
 // IQ2_M by default, IQ1_M with PANTHEON_SLOW_TESTS=1 (each quantisation takes 20-40 s here).
 const PANTHEON_IQ = ['IQ2_M', 'IQ1_M'].filter((t) => readGolden(`tiny256.${t}.pantheon`) !== null);
 const IMATRIX_REL = 'tests/golden/llama.cpp/imatrix/tiny256.imatrix';
+const PANTHEON_IQ_FIRST_STEP = 1e-4;
 
 describe.skipIf(PANTHEON_IQ.length === 0)("tiny256 i-quant variants quantised by Pantheon with an importance matrix: llama.cpp's greedy tokens", () => {
   let f16 = '';
@@ -295,7 +301,6 @@ describe.skipIf(PANTHEON_IQ.length === 0)("tiny256 i-quant variants quantised by
     const imatrix = readImatrix(join(import.meta.dirname, '..', '..', IMATRIX_REL));
     quantizeModelFile(f16, path, fileTypeByName(type)!, undefined, { imatrix, path: IMATRIX_REL });
     expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
-    const bound = Math.max(DEFAULT_FIRST_STEP, g.cases[0].flashAttentionOff!.firstStepMaxAbsDiff);
     for (const backend of SLOW ? (['scalar', 'wasm'] as const) : (['wasm'] as const)) {
       const lm = await LoadedModel.load(path, { contextSize: 512, backend });
       try {
@@ -306,10 +311,11 @@ describe.skipIf(PANTHEON_IQ.length === 0)("tiny256 i-quant variants quantised by
           if (c.firstLogprobs) {
             const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
             first = d.toExponential(1);
-            expect(d, backend).toBeLessThan(bound);
+            expect(d, backend).toBeLessThan(PANTHEON_IQ_FIRST_STEP);
           }
           report.push(`  ${`${name} ${backend}`.padEnd(30)} ${first.padEnd(8)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
-          expect(agree.same, `${name} ${backend} "${c.prompt}": token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n));
+          const own = c.flashAttentionOff!.divergesAt ?? c.n;
+          expect(agree.same, `${name} ${backend} "${c.prompt}": token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n, own));
         }
       } finally {
         lm.dispose();
