@@ -126,7 +126,7 @@ afterAll(() => {
 const SLOW = process.env.PANTHEON_SLOW_TESTS === '1';
 /**
  * tiny256 variants that llama.cpp's own quantiser made (bench/llama-quantize.mjs, with its made-up
- * importance matrix), in i-quant file types Pantheon cannot quantise to yet: their tensors are IQ2_S,
+ * importance matrix), in i-quant file types (Pantheon's own IQ2_M and IQ1_M are tested at the end): their tensors are IQ2_S,
  * IQ3_XXS, IQ3_S with Q4_K/Q5_K/Q6_K. Tested below from bench/models/quantized/, when the file is there.
  */
 const LLAMA_QUANTISED = new Set(['IQ3_XXS', 'IQ3_S', 'IQ3_M', 'IQ2_M']);
@@ -230,8 +230,8 @@ describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s 
 // The i-quant variants of tiny256, quantised by llama.cpp: made with bench/make-tiny256-iq.ts
 // (llama.cpp's quantiser through bench/llama-quantize.mjs, with a made-up importance matrix) and
 // recorded like the others. The file must be the one llama.cpp ran (sha256); it is not committed
-// (6-8 MB each), so without it the case is skipped. Pantheon cannot quantise to these types yet;
-// once it can (byte-identical to ggml given the same importance matrix) the test can rebuild them.
+// (6-8 MB each), so without it the case is skipped. (Pantheon quantises to these types byte for byte
+// as ggml does; its files carry quantize.imatrix.* keys, so they are tested from their own goldens below.)
 // The scalar backend (ggml's generic order) must give llama.cpp's tokens; wasm and pool too, but for
 // IQ3_M (IQ3_S and Q4_K layers), whose first prompt is chaotic: scalar 32/32 on all three prompts,
 // wasm and pool 12/32 on the first (llama.cpp's token then 7.4e-2 behind their own; llama.cpp's own
