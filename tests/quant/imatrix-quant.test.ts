@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
-import { ggmlTypeName } from '../../src/engine/gguf/ggml-types.js';
+import { GgmlType, ggmlTypeName } from '../../src/engine/gguf/ggml-types.js';
 import { quantizeRows, usesImportance } from '../../src/engine/quant/index.js';
 import { FIXTURES } from '../helpers.js';
 
@@ -37,6 +37,11 @@ describe('quantising with an importance matrix (ggml quantize_*_impl)', () => {
       expect(Buffer.compare(quantizeRows(t.type, source, rows, cols), readTensorBytes(FIXTURE, h, t.name))).toBe(0);
     });
   }
+  it('IQ1_S, IQ2_XXS, IQ2_XS refuse without one, in one sentence (ggml asserts there)', () => {
+    for (const type of [GgmlType.IQ1_S, GgmlType.IQ2_XXS, GgmlType.IQ2_XS]) {
+      expect(() => quantizeRows(type, source, rows, cols)).toThrow(expect.objectContaining({ code: 'IMATRIX_REQUIRED', message: `${ggmlTypeName(type)} can only be quantised with an importance matrix (as in ggml)` }));
+    }
+  });
   it('differs from the unweighted quantiser (the weights are used)', () => {
     const t = cases.find((c) => c.name === 'qr.q4_K')!;
     expect(Buffer.compare(quantizeRows(t.type, source, rows, cols), readTensorBytes(FIXTURE, h, t.name))).not.toBe(0);
