@@ -1,6 +1,6 @@
 // Writes tests/quant/fixtures/imatrix-quant.gguf: ggml's quantisation WITH an importance matrix of
 // the fixture source (../shared/fixtures/quant-reference-iq.gguf `source`, 8 × 512), for the types
-// whose quantiser reads one (quantize_q4_0 … quantize_iq4_xs in ggml-quants.c). Two matrices:
+// whose quantiser reads one (quantize_q4_0 … quantize_iq4_xs, quantize_iq2_*, quantize_iq1_* in ggml-quants.c). Two matrices:
 //   imatrix.mean  mean square of each source column over its rows + 1e-6 (as the shared fixture's IQ types)
 //   imatrix.rand  log-normal numbers spanning ~6 decades, as a real imatrix does
 // and per type `q.<type>` / `qr.<type>` made by ggml_quantize_chunk with each (and `q0.<type>`
@@ -25,10 +25,11 @@ const COLS = 512;
 export const IMATRIX_TYPES = [
   GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K,
   GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.IQ3_S, GgmlType.IQ3_XXS,
+  GgmlType.IQ2_XXS, GgmlType.IQ2_XS, GgmlType.IQ2_S, GgmlType.IQ1_S, GgmlType.IQ1_M,
 ];
 
 /** The i-quants Pantheon quantises that also run without an importance matrix (`q0.<type>`). */
-export const PLAIN_TYPES = [GgmlType.IQ3_S, GgmlType.IQ3_XXS];
+export const PLAIN_TYPES = [GgmlType.IQ3_S, GgmlType.IQ3_XXS, GgmlType.IQ2_S, GgmlType.IQ1_M];
 
 const h = readGgufHeaderSync(SHARED);
 const srcBytes = readTensorBytes(SHARED, h, 'source');

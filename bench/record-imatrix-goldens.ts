@@ -6,9 +6,11 @@
 //     tiny256 (bench/make-tiny256.ts) to each file type: every blk.* tensor's type and the sha256
 //     of its first GOLDEN_ROWS rows (rows are quantised independently; the test stays fast)
 // Run: npx tsx bench/record-imatrix-goldens.ts (needs g++, bench/node_modules, the llama.cpp source).
+// With --types=IQ2_M,IQ1_M only those file types are quantised (with the committed tiny256.imatrix)
+// and merged into quantized.json; the importance matrices are left as they are.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readGgufHeaderSync, readTensorBytes } from '../src/engine/gguf/file.js';
@@ -21,6 +23,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MODELS = join(ROOT, '..', 'shared', 'models', 'tiny-random');
 const OUT = join(ROOT, 'tests', 'golden', 'llama.cpp', 'imatrix');
 
+const only = process.argv.find((a) => a.startsWith('--types='))?.slice('--types='.length).split(',');
 mkdirSync(OUT, { recursive: true });
 const dir = dirname(llamaToolBinary('imatrix'));
 writeFileSync(join(dir, GOLDEN_DATASET), imatrixText());
@@ -30,7 +33,7 @@ const imatrixArgs = (model: string, out: string, fmt: string) => ['-m', model, '
 const here = process.cwd();
 process.chdir(dir); // so the dataset is recorded as the bare file name
 try {
-  for (const m of ['tiny-llama-s5', 'tiny-qwen3moe-s1']) {
+  for (const m of only ? [] : ['tiny-llama-s5', 'tiny-qwen3moe-s1']) {
     for (const [ext, fmt] of [['imatrix', 'gguf'], ['dat', 'dat']] as const) {
       const out = join(OUT, `${m}.${ext}`);
       llamaTool('imatrix', imatrixArgs(join(MODELS, `${m}.gguf`), out, fmt));
@@ -38,10 +41,12 @@ try {
     }
   }
   const im = join(OUT, 'tiny256.imatrix');
-  llamaTool('imatrix', imatrixArgs(tiny256, im, 'gguf'));
-  console.log(`wrote ${im}`);
-  const golden: Record<string, Record<string, { type: string; sha256: string }>> = {};
-  for (const type of IMATRIX_QUANT_TYPES) {
+  if (!only) {
+    llamaTool('imatrix', imatrixArgs(tiny256, im, 'gguf'));
+    console.log(`wrote ${im}`);
+  }
+  const golden: Record<string, Record<string, { type: string; sha256: string }>> = only ? JSON.parse(readFileSync(join(OUT, 'quantized.json'), 'utf8')).types : {};
+  for (const type of only ?? IMATRIX_QUANT_TYPES) {
     const out = join(dir, `tiny256.${type}.gguf`);
     llamaTool('quantize', ['--imatrix', im, tiny256, out, type, '1']);
     const h = readGgufHeaderSync(out);

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quantizeTiny256, writeTiny256 } from '../../bench/make-tiny256.js';
 import { createRunState, forward } from '../../src/engine/model/forward.js';
+import { readImatrix } from '../../src/engine/quant/imatrix.js';
 import { quantizeModelFile } from '../../src/engine/quant/model.js';
 import { fileTypeByName } from '../../src/engine/quant/recipe.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
@@ -125,7 +126,7 @@ afterAll(() => {
 const SLOW = process.env.PANTHEON_SLOW_TESTS === '1';
 /**
  * tiny256 variants that llama.cpp's own quantiser made (bench/llama-quantize.mjs, with its made-up
- * importance matrix), in i-quant file types Pantheon cannot quantise to yet: their tensors are IQ2_S,
+ * importance matrix), in i-quant file types (Pantheon's own IQ2_M and IQ1_M are tested at the end): their tensors are IQ2_S,
  * IQ3_XXS, IQ3_S with Q4_K/Q5_K/Q6_K. Tested below from bench/models/quantized/, when the file is there.
  */
 const LLAMA_QUANTISED = new Set(['IQ3_XXS', 'IQ3_S', 'IQ3_M', 'IQ2_M']);
@@ -229,8 +230,8 @@ describe.skipIf(VARIANTS.length === 0)('Pantheon-quantised models: llama.cpp\'s 
 // The i-quant variants of tiny256, quantised by llama.cpp: made with bench/make-tiny256-iq.ts
 // (llama.cpp's quantiser through bench/llama-quantize.mjs, with a made-up importance matrix) and
 // recorded like the others. The file must be the one llama.cpp ran (sha256); it is not committed
-// (6-8 MB each), so without it the case is skipped. Pantheon cannot quantise to these types yet;
-// once it can (byte-identical to ggml given the same importance matrix) the test can rebuild them.
+// (6-8 MB each), so without it the case is skipped. (Pantheon quantises to these types byte for byte
+// as ggml does; its files carry quantize.imatrix.* keys, so they are tested from their own goldens below.)
 // The scalar backend (ggml's generic order) must give llama.cpp's tokens; wasm and pool too, but for
 // IQ3_M (IQ3_S and Q4_K layers), whose first prompt is chaotic: scalar 32/32 on all three prompts,
 // wasm and pool 12/32 on the first (llama.cpp's token then 7.4e-2 behind their own; llama.cpp's own
@@ -267,4 +268,58 @@ describe.skipIf(TINY256_IQ.length === 0)('tiny256 i-quant variants quantised by 
       }
     }, TINY256_TIMEOUT);
   }
+});
+
+// tiny256 quantised by Pantheon to IQ2_M (IQ2_S, IQ3_S, Q5_K) and IQ1_M (IQ1_M, IQ2_XXS, Q2_K, Q5_K)
+// with llama.cpp's importance matrix of it (tests/golden/llama.cpp/imatrix/tiny256.imatrix, as
+// `pantheon quantize --imatrix` takes it), then run by llama.cpp for the goldens
+// tiny256.<TYPE>.pantheon.json:
+//   npm run -s pantheon -- quantize tiny256.gguf DIR/tiny256.<TYPE>.gguf --type <TYPE> --imatrix tests/golden/llama.cpp/imatrix/tiny256.imatrix
+//   node bench/record-goldens.mjs --logprob-cases=1 --tag=pantheon DIR/tiny256.<TYPE>.gguf
+// The test quantises again (the sha256 must be the file llama.cpp ran) and generates greedily on the
+// wasm backend (and scalar when slow): the first step within PANTHEON_IQ_FIRST_STEP of llama.cpp
+// (measured 4.8e-5 to 6.6e-5, scalar and wasm, where llama.cpp's own flash-attention-off run is
+// 0.42 to 0.82 away), and llama.cpp's first 16 tokens, or as many as llama.cpp's flash-attention-off
+// run keeps on a prompt where it leaves them sooner (IQ1_M: at step 14 on "Once upon a time", 3 on
+// "Hello, my name is"). Measured: IQ2_M 32/32 on all three prompts, scalar and wasm; IQ1_M scalar
+// 28, 32, 32 and wasm 14, 25, 32 (llama.cpp's token then 1.2e-2 and 1.8e-2 behind).
+// IQ2_M by default, IQ1_M with PANTHEON_SLOW_TESTS=1 (each quantisation takes 20-40 s here).
+const PANTHEON_IQ = ['IQ2_M', 'IQ1_M'].filter((t) => readGolden(`tiny256.${t}.pantheon`) !== null);
+const IMATRIX_REL = 'tests/golden/llama.cpp/imatrix/tiny256.imatrix';
+const PANTHEON_IQ_FIRST_STEP = 1e-4;
+
+describe.skipIf(PANTHEON_IQ.length === 0)("tiny256 i-quant variants quantised by Pantheon with an importance matrix: llama.cpp's greedy tokens", () => {
+  let f16 = '';
+  beforeAll(() => {
+    f16 = join(tmp, 'tiny256-iq.gguf');
+    writeTiny256(f16);
+  }, TINY256_TIMEOUT);
+  for (const type of PANTHEON_IQ) it.skipIf(!SLOW && type !== 'IQ2_M')(`tiny256.${type}.pantheon`, async () => {
+    const name = `tiny256.${type}.pantheon`;
+    const g = readGolden(name)!;
+    const path = join(tmp, `tiny256.${type}.pantheon.gguf`);
+    const imatrix = readImatrix(join(import.meta.dirname, '..', '..', IMATRIX_REL));
+    quantizeModelFile(f16, path, fileTypeByName(type)!, undefined, { imatrix, path: IMATRIX_REL });
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex'), 'the re-quantised file differs from the one llama.cpp ran').toBe(g.sha256);
+    for (const backend of SLOW ? (['scalar', 'wasm'] as const) : (['wasm'] as const)) {
+      const lm = await LoadedModel.load(path, { contextSize: 512, backend });
+      try {
+        for (const c of g.cases) {
+          const out = await greedyTokens(new Session(lm), c.promptTokens, c.n);
+          const agree = compareTokens(out, c);
+          let first = '';
+          if (c.firstLogprobs) {
+            const d = maxAbsDiff(logSoftmax(forward(lm.model, createRunState(lm.model, 512), c.promptTokens, 0)), readLogprobs(c.firstLogprobs));
+            first = d.toExponential(1);
+            expect(d, backend).toBeLessThan(PANTHEON_IQ_FIRST_STEP);
+          }
+          report.push(`  ${`${name} ${backend}`.padEnd(30)} ${first.padEnd(8)} ${agree.same}/${c.n}${agree.same < c.n ? ` (behind llama.cpp's choice by ${agree.behind.toExponential(1)})` : ''}`);
+          const own = c.flashAttentionOff!.divergesAt ?? c.n;
+          expect(agree.same, `${name} ${backend} "${c.prompt}": token ${agree.same} differs from llama.cpp's`).toBeGreaterThanOrEqual(Math.min(MUST_MATCH, c.n, own));
+        }
+      } finally {
+        lm.dispose();
+      }
+    }
+  }, TINY256_TIMEOUT);
 });

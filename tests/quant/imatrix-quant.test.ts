@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytes } from '../../src/engine/gguf/file.js';
-import { ggmlTypeName } from '../../src/engine/gguf/ggml-types.js';
+import { GgmlType, ggmlTypeName } from '../../src/engine/gguf/ggml-types.js';
 import { quantizeRows, usesImportance } from '../../src/engine/quant/index.js';
 import { FIXTURES } from '../helpers.js';
 
@@ -21,7 +21,7 @@ const plain = h.tensors.filter((t) => t.name.startsWith('q0.'));
 
 describe('quantising with an importance matrix (ggml quantize_*_impl)', () => {
   it('covers every type whose ggml quantiser reads one', () => {
-    expect(cases.length).toBe(26);
+    expect(cases.length).toBe(36);
     for (const t of cases) expect(usesImportance(t.type), ggmlTypeName(t.type)).toBe(true);
   });
   for (const t of cases) {
@@ -37,6 +37,11 @@ describe('quantising with an importance matrix (ggml quantize_*_impl)', () => {
       expect(Buffer.compare(quantizeRows(t.type, source, rows, cols), readTensorBytes(FIXTURE, h, t.name))).toBe(0);
     });
   }
+  it('IQ1_S, IQ2_XXS, IQ2_XS refuse without one, in one sentence (ggml asserts there)', () => {
+    for (const type of [GgmlType.IQ1_S, GgmlType.IQ2_XXS, GgmlType.IQ2_XS]) {
+      expect(() => quantizeRows(type, source, rows, cols)).toThrow(expect.objectContaining({ code: 'IMATRIX_REQUIRED', message: `${ggmlTypeName(type)} can only be quantised with an importance matrix (as in ggml)` }));
+    }
+  });
   it('differs from the unweighted quantiser (the weights are used)', () => {
     const t = cases.find((c) => c.name === 'qr.q4_K')!;
     expect(Buffer.compare(quantizeRows(t.type, source, rows, cols), readTensorBytes(FIXTURE, h, t.name))).not.toBe(0);
@@ -47,9 +52,9 @@ describe("the shared fixture's i-quants (quant-reference-iq.gguf, made by ggml w
   const SHARED = join(FIXTURES, 'quant-reference-iq.gguf');
   const have = existsSync(SHARED);
   // (q.iq3_xxs there differs from node-llama-cpp's libggml-base in 1 of 1568 bytes, as q.iq2_xs does
-  // in 1 of 1184: a near tie decided otherwise where the fixture was made; Pantheon's IQ3_XXS equals
-  // libggml-base's bytes in tests/quant/fixtures, checked above)
-  for (const type of ['iq3_s']) {
+  // in 1 of 1184 (byte 344): a near tie decided otherwise where the fixture was made; Pantheon's
+  // IQ3_XXS and IQ2_XS equal libggml-base's bytes in tests/quant/fixtures, checked above)
+  for (const type of ['iq3_s', 'iq2_xxs', 'iq2_s', 'iq1_s', 'iq1_m']) {
     it.skipIf(!have)(`q.${type} is byte-identical`, () => {
       const hs = readGgufHeaderSync(SHARED);
       const src = new Float32Array(readTensorBytes(SHARED, hs, 'source').slice().buffer);

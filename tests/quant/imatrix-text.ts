@@ -32,7 +32,7 @@ export const GOLDEN_CHUNKS = 4;
 export const GOLDEN_DATASET = 'imatrix-text.txt';
 
 /** The file types the imatrix quantisation goldens cover (llama-quantize --imatrix of tiny256). */
-export const IMATRIX_QUANT_TYPES = ['Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q2_K_S', 'Q3_K_S', 'Q3_K_M', 'Q4_K_S', 'Q4_K_M', 'Q5_K_M', 'Q6_K', 'IQ4_NL', 'IQ4_XS', 'IQ3_S', 'IQ3_M', 'IQ3_XS'];
+export const IMATRIX_QUANT_TYPES = ['Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q2_K_S', 'Q3_K_S', 'Q3_K_M', 'Q4_K_S', 'Q4_K_M', 'Q5_K_M', 'Q6_K', 'IQ4_NL', 'IQ4_XS', 'IQ3_S', 'IQ3_M', 'IQ3_XS', 'IQ2_XXS', 'IQ2_XS', 'IQ2_S', 'IQ2_M', 'IQ1_S', 'IQ1_M'];
 
 /** Rows of each tensor the quantisation golden hashes. */
 export const GOLDEN_ROWS = 16;

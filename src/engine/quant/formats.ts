@@ -9,6 +9,8 @@ import { IQ1_M_FORMAT, IQ1_S_FORMAT } from './iq1.js';
 import { IQ2_S_FORMAT, IQ2_XS_FORMAT, IQ2_XXS_FORMAT } from './iq2.js';
 import { IQ3_S_FORMAT, IQ3_XXS_FORMAT } from './iq3.js';
 import { IQ4_NL_FORMAT, IQ4_XS_FORMAT } from './iq4.js';
+import { quantizeIq1MRow } from './iq1-quant.js';
+import { quantizeIq2SRow } from './iq2-quant.js';
 import { quantizeIq3SRow, quantizeIq3XxsRow } from './iq3-quant.js';
 import { dequantizeQ8_1, Q4_0_FORMAT, Q4_1_FORMAT, Q5_0_FORMAT, Q5_1_FORMAT, Q8_0_FORMAT, quantizeQ8_1 } from './legacy.js';
 import { MXFP4_FORMAT } from './mxfp4.js';
@@ -47,7 +49,11 @@ export const FORMATS: readonly (BlockFormat | undefined)[] = (() => {
     Q2_K_FORMAT, Q3_K_FORMAT, Q4_K_FORMAT, Q5_K_FORMAT, Q6_K_FORMAT,
     viaF32(GgmlType.Q8_K, Q8_K_DEQUANT.dequantize, Q8_K_DEQUANT.quantize),
     IQ4_NL_FORMAT, IQ4_XS_FORMAT, TQ1_0_FORMAT, TQ2_0_FORMAT, MXFP4_FORMAT,
-    IQ1_S_FORMAT, IQ1_M_FORMAT, IQ2_XXS_FORMAT, IQ2_XS_FORMAT, IQ2_S_FORMAT, // with ggml's quantisers (quantize_iq3_* without an importance matrix: weights x²)
+    // IQ1_S, IQ2_XXS, IQ2_XS: ggml quantises them only with an importance matrix (imatrix-quant.ts)
+    IQ1_S_FORMAT, IQ2_XXS_FORMAT, IQ2_XS_FORMAT,
+    // with ggml's quantisers without an importance matrix (IQ1_M, IQ3_*: weights x²; IQ2_S: 0.25σ² + x²)
+    { ...IQ1_M_FORMAT, quantize: (x: Float32Array, dst: Uint8Array, off: number, n: number) => quantizeIq1MRow(x, dst, off, n, null) },
+    { ...IQ2_S_FORMAT, quantize: (x: Float32Array, dst: Uint8Array, off: number, n: number) => quantizeIq2SRow(x, dst, off, n, null) },
     { ...IQ3_XXS_FORMAT, quantize: (x: Float32Array, dst: Uint8Array, off: number, n: number) => quantizeIq3XxsRow(x, dst, off, n, null) },
     { ...IQ3_S_FORMAT, quantize: (x: Float32Array, dst: Uint8Array, off: number, n: number) => quantizeIq3SRow(x, dst, off, n, null) },
   ]) {

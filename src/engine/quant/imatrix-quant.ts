@@ -7,6 +7,8 @@
 
 import { GgmlType } from '../gguf/ggml-types.js';
 import { F16, fr, nearestInt, putF16 } from './half.js';
+import { quantizeIq1MRow, quantizeIq1SRow } from './iq1-quant.js';
+import { quantizeIq2SRow, quantizeIq2XsRow, quantizeIq2XxsRow } from './iq2-quant.js';
 import { quantizeIq3SRow, quantizeIq3XxsRow } from './iq3-quant.js';
 import { bestIndexInt8, KVALUES_IQ4NL } from './iq4.js';
 import { GROUP_MAX_EPS, makeQxQuants, signedMax } from './kscales.js';
@@ -341,4 +343,9 @@ export const WEIGHTED_QUANTIZERS: Partial<Record<number, WeightedQuantizeFn>> = 
   [GgmlType.IQ4_XS]: quantizeIq4XsWeighted,
   [GgmlType.IQ3_S]: quantizeIq3SRow,
   [GgmlType.IQ3_XXS]: quantizeIq3XxsRow,
+  [GgmlType.IQ2_S]: quantizeIq2SRow,
+  [GgmlType.IQ2_XS]: quantizeIq2XsRow,
+  [GgmlType.IQ2_XXS]: quantizeIq2XxsRow,
+  [GgmlType.IQ1_M]: quantizeIq1MRow,
+  [GgmlType.IQ1_S]: quantizeIq1SRow,
 };

@@ -77,7 +77,10 @@ export function canQuantize(type: number): boolean {
 /** Quantise x[0..n) into blocks at byte `off` of dst with ggml's reference quantiser. */
 export function quantizeRow(type: number, x: Float32Array, dst: Uint8Array, off: number, n: number): void {
   const f = blockFormat(type);
-  if (!f.quantize) throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(type)}`);
+  if (!f.quantize) {
+    if (WEIGHTED_QUANTIZERS[type]) throw new ModelError('IMATRIX_REQUIRED', `${ggmlTypeName(type)} can only be quantised with an importance matrix (as in ggml)`);
+    throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(type)}`);
+  }
   checkSpan(type, n, dst.length, off, 'destination');
   f.quantize(x, dst, off, n);
 }

@@ -33,7 +33,8 @@ export function makeQpQuantsRef(n: number, nmax: number, x: Float32Array, L: Uin
   const scale = fr(1 / iscale);
   let bestMse = 0;
   for (let i = 0; i < n; i++) {
-    const l = nearestInt(fr(iscale * x[i]));
+    // ggml stores this l in the uint8 L and reads it back: a negative x (IQ2_XXS's sign-flipped element) wraps
+    const l = nearestInt(fr(iscale * x[i])) & 255;
     const diff = fr(x[i] - fr(scale * l));
     bestMse = fr(bestMse + fr(fr(qw[i] * diff) * diff));
   }

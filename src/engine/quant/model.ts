@@ -11,7 +11,7 @@ import { ggufHeaderFor, writeGgufToFile, tensorBytes } from '../gguf/stream-writ
 import { GGUF_DEFAULT_ALIGNMENT, GgufType, type GgufHeader } from '../gguf/types.js';
 import type { WriterKv } from '../gguf/writer.js';
 import { importanceOf, type Imatrix } from './imatrix.js';
-import { canQuantize, dequantizeTensor, isSupportedType, quantizeRows } from './index.js';
+import { canQuantize, dequantizeTensor, isSupportedType, quantizeRows, usesImportance } from './index.js';
 import { QuantizePool } from './quantize-pool.js';
 import { planQuantization, requiresImatrix, type FileType, type RecipeModel, type TensorPlan } from './recipe.js';
 
@@ -95,7 +95,7 @@ function planTensors(h: GgufHeader, ft: FileType, im?: ImatrixInput): QuantizedT
           ? `the importance matrix ${im.path} has no entry for tensor "${p.name}", which ${ggmlTypeName(p.to)} cannot do without`
           : `${ft.name} needs an importance matrix for its ${ggmlTypeName(p.to)} tensors: make one with \`pantheon imatrix MODEL TEXT -o FILE\` and pass --imatrix FILE`);
       }
-      if (!canQuantize(p.to)) throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(p.to)} (tensor "${p.name}")`);
+      if (!canQuantize(p.to) && !(entry && usesImportance(p.to))) throw new ModelError('UNSUPPORTED_TYPE', `Pantheon cannot quantise to ${ggmlTypeName(p.to)} (tensor "${p.name}")`);
       const want = info.dims[0] * (info.dims[2] ?? 1);
       if (entry && entry.sums.length !== want) {
         throw new ModelError('IMATRIX_MISMATCH', `the importance matrix has ${entry.sums.length} values for tensor "${p.name}", which needs ${want} (was it made for another model?)`);
