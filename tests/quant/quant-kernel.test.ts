@@ -121,6 +121,20 @@ describe('scale-search kernels = TypeScript references', () => {
       }
     }
   });
+
+  it('make_qp_quants with one negative element, as IQ2_XXS gives it (ggml wraps it through its uint8 L)', () => {
+    const n = 32;
+    const r = rng(5);
+    for (const x of groups(n, 200, true)) {
+      x[Math.floor(r() * n)] *= -1;
+      const w = weightsFor(x, r, 1);
+      const La = new Uint8Array(n);
+      const Lb = new Uint8Array(n);
+      const sa = makeQpQuants(n, 16, x, La, w);
+      const sb = makeQpQuantsRef(n, 16, x, Lb, w);
+      expect([bits(sa), [...La]]).toEqual([bits(sb), [...Lb]]);
+    }
+  });
 });
 
 describe('Q8_0 / Q4_0 / Q3_K row kernels = TypeScript references', () => {

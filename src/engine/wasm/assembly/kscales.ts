@@ -380,7 +380,8 @@ export function kscale_qp(n: i32, nmax: i32, x: usize, L: usize, qw: usize): f32
   const scale: f32 = <f32>1 / iscale;
   let bestMse: f32 = 0;
   for (let i = 0; i < n; i++) {
-    const l = nearest(iscale * ld(x, i));
+    // ggml keeps this l in its uint8 L: a negative x (IQ2_XXS's sign-flipped element) wraps
+    const l: f32 = <f32>(<i32>nearest(iscale * ld(x, i)) & 255);
     const diff: f32 = ld(x, i) - scale * l;
     bestMse = bestMse + (ld(qw, i) * diff) * diff;
   }
