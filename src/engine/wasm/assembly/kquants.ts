@@ -408,7 +408,7 @@ const KC: usize = memory.data<u8>([
     const q0 = v128.load(wb + 16 + (<usize>n << 5));
     const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
     // written out: constant shift counts (V8 shifts by a variable count through an extra register
-    // move; measured ×1.4 relaxed on Q2_K and Q3_K, while Q5_K's rolled loop is as fast or faster)
+    // move; much faster relaxed on Q2_K and Q3_K, while Q5_K's rolled loop is as fast or faster)
     isum = q2Pair(isum, q0, q1, xb, n, 0);
     isum = q2Pair(isum, q0, q1, xb, n, 1);
     isum = q2Pair(isum, q0, q1, xb, n, 2);
