@@ -245,8 +245,8 @@ const TWO112: f32 = 5.192296858534828e33;
 /**
  * dotF16 of one 64-element chunk (n = 64), its loads at constant offsets: wasm adds those in the
  * load instruction, where q + 4·o computed apart costs an instruction per load (V8 cannot fold an
- * i32 add into the address, as it might wrap). Relaxed build only: the plain one ran ~10% slower
- * with it (measured A/B), for reasons in V8's code generation.
+ * i32 add into the address, as it might wrap). Relaxed build only: the plain one ran slower with
+ * it (A/B: docs/performance.md), for reasons in V8's code generation.
  */
 // @ts-ignore: decorator
 @inline function dot64<T>(q: usize, k: usize, kRaw: v128): f32 {
@@ -456,8 +456,9 @@ const CHUNK: i32 = 16;
       }
       // each group of lanes from load to f16 in turn, the row loads at constant offsets from one
       // pointer (no address arithmetic per load), kRaw and kSign loaded where used: 8 accumulators
-      // and 5 constants in registers left V8 spilling accumulators (~7% fewer instructions per
-      // head and position than all eight sums first, then their exponents, then their f16: callgrind)
+      // and 5 constants in registers left V8 spilling accumulators (this order runs fewer
+      // instructions per head and position than all eight sums first, then their exponents, then
+      // their f16)
       const c = load<f32>(cv + (<usize>t << 2));
       const y0 = mad(a0, kAt<T>(sizeof<T>() == 4 ? v128.load(vt, 0) : isSigned<T>() ? v128.load16x4_s(vt, 0) : v128.load16x4_u(vt, 0), kv(K_RAW)), c, fused);
       const e0 = expOf(y0, kExp);

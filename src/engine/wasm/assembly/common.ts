@@ -203,11 +203,10 @@ export const SCRATCH: usize = memory.data(64, 16);
 export type Dot4 = (p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: i32) => v128;
 
 /**
- * Sequential weight streams per thread in a matvec. One core reading one stream gets 8-11 GB/s
- * here (its misses wait in a few fill buffers), four streams 18-19, eight 19-21 (a bare wasm read
- * loop over 1 MiB pieces, one thread): the hardware prefetcher runs one stream per page, so more
- * streams keep more of DRAM busy. Through the Q8_0 kernel, eight instead of four: 0.5B Q8_0
- * generation 1.08× (paired runs, 2 threads), sixteen no better than eight.
+ * Sequential weight streams per thread in a matvec. One core reading one stream leaves much of
+ * the bandwidth unused (its misses wait in a few fill buffers): the hardware prefetcher runs one
+ * stream per page, so more streams keep more of DRAM busy. Eight beat four through the Q8_0
+ * kernel, and sixteen are no better than eight (docs/performance.md).
  */
 export const STREAMS: i32 = 8;
 
@@ -215,7 +214,7 @@ export const STREAMS: i32 = 8;
  * out[r] = row r · xq for r in [r0, r1). The range is cut into STREAMS parts of q rows; each call
  * of dot takes the next row of four of them (lane k: part g + k), so every part is one long
  * sequential stream (four adjacent rows at a time are four short streams, which the prefetcher
- * does not follow: 15% slower on Q8_0 with 896 columns). Lanes past the end of the range repeat
+ * does not follow: measurably slower). Lanes past the end of the range repeat
  * its last row and are not stored.
  */
 // @ts-ignore: decorator

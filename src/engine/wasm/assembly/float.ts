@@ -234,14 +234,14 @@ const K: usize = memory.data<u8>([
 // real value h·x, so it rounds to the same f32 as dot_f16's, and with the same additions the result
 // is the same bits. A v128 of 8 halves at p holds half 2k + 1 in the top 16 bits of i32 lane k,
 // which (h >>s 3) & 0x8FFFE000 widens (rawTop: two ops); the v128 at p − 2 holds half 2k there,
-// widened the same way (one more load instead of a third op, a shift by 16: ~8% more GB/s; at a
+// widened the same way (one more load instead of a third op, a shift by 16: more GB/s; at a
 // row's start it reads the last 2 bytes of the row's bitmap into the bits the mask clears). The
 // lanes hold columns 2k and 2k+1, so the scaled activation is stored in that order (scaleX) and the
 // accumulators are interleaved back into dot_f16's lanes before the final sum. Groups holding a
 // half with |h| ≥ 64, Inf or NaN (stored otherwise: see P) are decoded exactly instead, found by the
 // row's bitmap (dot2_f16_marked, below: no check in the hot loop; trained weights have none).
 // matvec_f16 takes this path on stored rows when cols ≤ ROW_MAX (xs lives in ROW) and every
-// |x| < 2^26, and runs two rows at once (more weight bytes in flight: ~1.35× at memory speed on one
+// |x| < 2^26, and runs two rows at once (more weight bytes in flight: faster at memory speed on one
 // thread); stored rows otherwise take dotStored, plain rows (cols·2 bytes, only ever given by
 // tests) dot_f16.
 
@@ -288,7 +288,7 @@ const K: usize = memory.data<u8>([
 // kernels the address of row 0's halves: row r's bitmap is the markBytes before its halves, so
 // matmul and dequant read the halves at the row stride as ever, and matvec reads the bitmap just
 // before the row, in the same sequential stream (after the row, the bitmap was a cache miss the
-// loop waits for: ~30% slower per token on the 110M model). Rows of fewer than 16 columns have no
+// loop waits for, costing much time per token). Rows of fewer than 16 columns have no
 // bitmap and keep their halves as they are (stored and plain rows are then the same).
 //
 // P is a permutation of the 65,536 half patterns, so every weight has one stored form and getRow
@@ -303,7 +303,7 @@ const K: usize = memory.data<u8>([
 // so h = s·2^-10; otherwise h = s·2^30 if |s| < 2^-14, else s·2^20 (NaN stays NaN).
 // Bit g of the bitmap (u32 word g >> 5) is set when halves 16g..16g+15 hold a half with |h| ≥ 64,
 // Inf or NaN: the groups the raw widening gets wrong, which matvec decodes exactly (trained weights
-// have none: they were ~4% of the groups when the bitmap marked subnormal halves instead).
+// have none; marking subnormal halves instead flagged too many groups).
 
 /** Bytes of one row's bitmap: 16 per 128 groups of 16 halves (layout.ts storedRowBytes agrees). */
 // @ts-ignore: decorator

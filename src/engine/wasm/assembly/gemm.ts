@@ -35,9 +35,8 @@
 //   4096·Σx per class (the lo accumulators start at −4096·Σx, stored by the widening). Its
 //   activations are a second, per-sub-block copy.
 //   Register tile (Q4_K, Q5_K: row_q45K2): one row against two groups of four tokens, so each
-//   pair's weights and scales are loaded once for eight tokens. Measured on a Sapphire Rapids Xeon
-//   (Node 24, one thread, 256 × 768 by 128 tokens): ~1.05-1.2× the row-by-group kernel with two
-//   i8 dots and a narrow per 32 bytes (more under load: fewer instructions). These kernels are
+//   pair's weights and scales are loaded once for eight tokens: faster than the row-by-group
+//   kernel with two i8 dots and a narrow per 32 bytes (fewer instructions). These kernels are
 //   bound by the multiply ports (two per cycle, all dots and pmaddwd share them), the front end
 //   and, for Q6_K, the dots' 5-cycle latency, not by loads: a tile of several rows would share the
 //   activation loads only, and its accumulators (rows × tokens, lo and hi for Q6_K) do not fit in
@@ -53,8 +52,8 @@
 //   unsigned byte, exactly, Q8_0 takes the weight there instead (Q8U, below): one dot per 16.
 //   Register tile (tile_prep32): four rows by two groups of four tokens, the integer sums starting
 //   at the offset −8·Σx (Q8_0: corr) etc. (isum0), so each broadcast weight feeds two dots and each
-//   activation vector four, and per block, row and group only the float step is left (Node 24,
-//   2048 × 768 by 128 tokens: 1.15-1.25× the 4 × 4 kernel).
+//   activation vector four, and per block, row and group only the float step is left (faster
+//   than the 4 × 4 kernel).
 //
 // Widened layouts, per group of four tokens (tokens past n are zero, so they add nothing):
 //   q8_0 / q8_1 (32-element blocks): per block  d[4] f32 | aux[4] | x                            288 B

@@ -408,7 +408,7 @@ const KC: usize = memory.data<u8>([
     const q0 = v128.load(wb + 16 + (<usize>n << 5));
     const q1 = v128.load(wb + 16 + (<usize>n << 5), 16);
     // written out: constant shift counts (V8 shifts by a variable count through an extra register
-    // move; measured ×1.4 relaxed on Q2_K and Q3_K, while Q5_K's rolled loop is as fast or faster)
+    // move; much faster relaxed on Q2_K and Q3_K, while Q5_K's rolled loop is as fast or faster)
     isum = q2Pair(isum, q0, q1, xb, n, 0);
     isum = q2Pair(isum, q0, q1, xb, n, 1);
     isum = q2Pair(isum, q0, q1, xb, n, 2);
@@ -807,6 +807,44 @@ function dot4_q6_K(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
 }
 
 
+// ---- one row a pass --------------------------------------------------------------------------
+// The per-row loops, written once over a tag of the row dot. The tag is a compile-time constant in
+// each exported kernel, so dotOf folds to that one dot_* and its body is inlined into the loop, as
+// in a loop written out per type (a function reference, as rows4 takes, stays a call_indirect per
+// dot: the shared memory is imported, so binaryen cannot resolve it; docs/performance.md).
+
+/** Which dot_* a rows1 loop runs. */
+const enum Row { Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, TQ1_0, TQ2_0 }
+
+/** dot_<row>(w, xq, cols). */
+// @ts-ignore: decorator
+@inline function dotOf(row: Row, w: usize, xq: usize, cols: i32): f32 {
+  switch (row) {
+    case Row.Q4_K: return dot_q4_K(w, xq, cols);
+    case Row.Q5_K: return dot_q5_K(w, xq, cols);
+    case Row.Q6_K: return dot_q6_K(w, xq, cols);
+    case Row.Q2_K: return dot_q2_K(w, xq, cols);
+    case Row.Q3_K: return dot_q3_K(w, xq, cols);
+    case Row.TQ1_0: return dot_tq1_0(w, xq, cols);
+    default: return dot_tq2_0(w, xq, cols);
+  }
+}
+
+/** out[r] = row r · xq for r in [r0, r1), one row a pass: the per-row definition rows4 is held to. */
+// @ts-ignore: decorator
+@inline function rows1(row: Row, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
+  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotOf(row, w + <usize>r * rowBytes, xq, cols));
+}
+
+/** out[t·outStride + r] = row r · x_t for t < n (x_t at xq + t·xqStride), each row against every token. */
+// @ts-ignore: decorator
+@inline function rows1Batch(row: Row, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const wr = w + <usize>r * rowBytes;
+    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dotOf(row, wr, xq + <usize>t * xqStride, cols));
+  }
+}
+
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
 export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
@@ -814,67 +852,52 @@ export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: 
 }
 /** matvec_q4_K one row per pass (dot_q4_K, the per-row definition): tests hold the four-row kernel to it. */
 export function matvec1_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q4_K(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.Q4_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   // prompts take gemm_q4_K (gemm.ts); this per-token form serves tests and callers without scratch
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q4_K(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.Q4_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows4(dot4_q5_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 /** matvec_q5_K one row per pass (dot_q5_K): the reference of the four-row kernel in tests. */
 export function matvec1_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q5_K(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.Q5_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q5_K(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.Q5_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows4(dot4_q6_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 /** matvec_q6_K one row per pass (dot_q6_K): the reference of the four-row kernel in tests. */
 export function matvec1_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q6_K(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.Q6_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   // prompts take gemm_q6_K (gemm.ts); this per-token form serves tests and callers without scratch
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q6_K(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.Q6_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows4(dot4_q2_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 /** matvec_q2_K one row per pass (dot_q2_K): the reference of the four-row kernel in tests. */
 export function matvec1_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q2_K(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.Q2_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q2_K(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.Q2_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows4(dot4_q3_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 /** matvec_q3_K one row per pass (dot_q3_K): the reference of the four-row kernel in tests. */
 export function matvec1_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_q3_K(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.Q3_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q3_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_q3_K(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.Q3_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows4(dot4_iq4_xs, out, w, rowBytes, r0, r1, xq, cols);
@@ -883,22 +906,16 @@ export function matmul_iq4_xs(out: usize, w: usize, rowBytes: usize, r0: i32, r1
   rows4Batch(dot4_iq4_xs, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_tq1_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_tq1_0(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.TQ1_0, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_tq1_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_tq1_0(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.TQ1_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_tq2_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dot_tq2_0(w + <usize>r * rowBytes, xq, cols));
+  rows1(Row.TQ2_0, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_tq2_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const wr = w + <usize>r * rowBytes;
-    for (let t = 0; t < n; t++) store<f32>(out + (<usize>(t * outStride + r) << 2), dot_tq2_0(wr, xq + <usize>t * xqStride, cols));
-  }
+  rows1Batch(Row.TQ2_0, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 
 // ---- dequantise one row (dequantize_row_* order) --------------------------------------------

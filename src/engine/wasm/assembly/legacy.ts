@@ -121,7 +121,7 @@ for (let b = 0; b < 256; b++) {
 
 // The dot kernels step a pointer per row, a = the block's address − 2, and read the block at
 // constant offsets from it, which V8 folds into the loads (addresses computed per row and block
-// cost 13% on Q4_0). The f16 d sits in the high half of the u32 at a (u32At, f16Hi).
+// cost measurably more on Q4_0). The f16 d sits in the high half of the u32 at a (u32At, f16Hi).
 
 /** The u32s at a0 … a3 as the lanes of one vector: plain loads and three unpacks instead of lane inserts. */
 // @ts-ignore: decorator
@@ -159,7 +159,7 @@ for (let b = 0; b < 256; b++) {
 }
 
 // One block's integer sum, as four i32 lane sums. Plain functions, not @inline: binaryen inlines
-// them itself, which measured 3-6% faster on Q5_0 (±2% on the others, both builds, A/B) than
+// them itself, which measured faster on Q5_0 (no change beyond noise on the others) than
 // bodies inlined by AssemblyScript; why (V8's scheduling) was not studied. The relaxed build starts
 // the integer sum at c, whose lanes sum to the offset term (−8·Σx, −16·Σx) of Q4_0 and Q5_0, so
 // nothing is subtracted after sum4; the plain build measured faster subtracting it there.
@@ -351,7 +351,7 @@ function dot4_q5_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     }
     return acc;
   }
-  // The plain build: the offset after sum4 (c per row measured 5% slower).
+  // The plain build: the offset after sum4 (c per row measured slower).
   let a0 = p0 - 2, a1 = p1 - 2, a2 = p2 - 2, a3 = p3 - 2;
   for (let b = 0; b < nb; b++) {
     const xb = xq + (<usize>b << 5);
@@ -466,8 +466,8 @@ function dot4_mxfp4(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols:
 /**
  * Relaxed build: q8Sum's activation terms, prepared once per call of matvec_q8_0 rather than in
  * every dot4_q8_0 (each four rows): per block at Q8X + 80·b, xe0, xo0, xe1, xo1 (nlXe, nlXo of its
- * two halves) and c (q8Corr). For activations of up to Q8X_COLS columns. Measured: 1.07× on the
- * 0.5B's Q8_0 layer stack (2 threads).
+ * two halves) and c (q8Corr). For activations of up to Q8X_COLS columns; a measured gain on
+ * Q8_0 models.
  */
 const Q8X_COLS: i32 = 32768;
 const Q8X: usize = memory.data((Q8X_COLS >> 5) * 80, 16);
@@ -599,8 +599,8 @@ function dotG4_q4_0(o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i3
  * Relaxed: r1 is a multiple of 4 or the tensor's last row + 1 (its last r1 % 4 rows are then in
  * ggml's layout); r0 is any row (a partial first group is computed whole and stored in part). The
  * groups go four at a time through dotG4_q4_0, each step one group from each of STREAMS parts of
- * the range: STREAMS sequential streams, as rows4's (one stream, or two, measured 10-25% slower
- * from L3 and DRAM than four, Node 24).
+ * the range: STREAMS sequential streams, as rows4's (one stream, or two, measured slower from
+ * L3 and DRAM than four).
  */
 export function matvec_q4_0(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   if (!q4Grouped()) {

@@ -333,7 +333,7 @@ const KF_TINY: usize = memory.data<u64>([0x3E30000000000000, 0x3E30000000000000]
   const c = f64x2.sub(r, f64x2.mul(t, p));
   const y = f64x2.sub(kf(144), f64x2.sub(f64x2.sub(lo, f64x2.div(f64x2.mul(r, c), f64x2.sub(kf(160), c))), hi));
   // 2^k from its exponent bits; below k = −1021, 2^(k+1000) and then ·2^-1000 (as fdlibm), that
-  // product only in those lanes: e·2^-1000 is subnormal, which x86 computes some 100× slower
+  // product only in those lanes: e·2^-1000 is subnormal, which x86 computes far slower
   const deep = f64x2.lt(k, kf(208));
   const kb = f64x2.add(f64x2.add(k, v128.and(kf(224), deep)), kf(240));
   let e = f64x2.mul(f64x2.mul(y, i64x2.shl(kb, 52)), v128.bitselect(kf(192), kf(144), deep));
