@@ -4,18 +4,22 @@
 
 import { basename } from 'node:path';
 import type { ChatMessage, ContextPolicy } from '../chat/index.js';
-import { LoadedModel, Session, type BackendKind } from '../session.js';
-import type { GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
+import { LoadedModel, Session } from '../session.js';
+import type { ComputeBackend, GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
 import { OpenAiServer } from '../server/server.js';
 import { structuredGrammar } from '../grammar/structured.js';
 import { Profile } from '../model/profile.js';
 import type { LoadedInfo } from './protocol.js';
 import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
+import { pickBackend } from './backend-choice.js';
+import { ModelError } from '../../shared/errors.js';
 
 export interface LoaderOptions {
   path: string;
   contextSize: number;
   threads: number;
+  /** Where to compute (the app's setting, backend-choice.ts); default 'auto'. */
+  backend?: ComputeBackend;
   signal: AbortSignal;
   onProgress: (loadedBytes: number, totalBytes: number) => void;
   /** A model on another server instead of a file (remote-model.ts). */
@@ -51,20 +55,38 @@ export type EngineLoader = (opts: LoaderOptions) => Promise<EngineModel>;
 // ---------------------------------------------------------------------------------------------
 // The adapter over session.ts
 
-/** Which compute backend the host asks for: PANTHEON_BACKEND (webgpu: opt-in only), else the engine's default. */
-function backendChoice(): BackendKind | undefined {
-  const b = process.env.PANTHEON_BACKEND;
-  return b === 'scalar' || b === 'wasm' || b === 'pool' || b === 'webgpu' ? b : undefined;
+/** Set once a GPU is lost in this process: later loads that asked for it run on the CPU. */
+let gpuLost = false;
+
+/** Note a lost GPU (EngineError GPU_LOST) on its way through. */
+function noteGpuLost(err: unknown): never {
+  if ((err as { code?: unknown }).code === 'GPU_LOST') gpuLost = true;
+  throw err;
+}
+
+async function* watchGpu<T>(events: AsyncIterable<T>): AsyncGenerator<T> {
+  try {
+    yield* events;
+  } catch (err) {
+    noteGpuLost(err);
+  }
 }
 
 export const loadSessionModel: EngineLoader = async (opts) => {
   if (opts.remote) return loadRemoteModel(opts.remote, opts.contextSize, opts.signal);
+  const pick = pickBackend(opts.backend, process.env.PANTHEON_BACKEND, gpuLost);
   const model = await LoadedModel.load(opts.path, {
     contextSize: opts.contextSize,
     threads: opts.threads > 0 ? opts.threads : 0, // 0: every core, one for a tiny model (autoThreads)
-    backend: backendChoice(),
+    backend: pick.kind,
     onProgress: opts.onProgress,
     signal: opts.signal,
+  }).catch((err: unknown) => {
+    // the engine's line names the CLI's flag; the app's user switches in Settings
+    if (opts.backend === 'gpu' && (err as { code?: unknown }).code === 'NO_GPU') {
+      throw new ModelError('NO_GPU', `${(err as Error).message.replace(/; use --backend pool$/, '')}; choose Automatic or CPU under Settings → Engine and load the model again`);
+    }
+    return noteGpuLost(err);
   });
   const session = new Session(model);
   return {
@@ -73,7 +95,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       architecture: model.summary.architecture ?? 'unknown',
       contextSize: model.contextSize,
       threads: model.model.backend.threads,
-      backend: model.backendNotice ? `${model.backendName} (the WebAssembly kernels did not start)` : model.backendName,
+      backend: model.backendNotice ? `${model.backendName} (the WebAssembly kernels did not start)` : pick.note ? `${model.backendName} (${pick.note})` : model.backendName,
       memoryBytes: model.plan.need, // weights (with the pool's bands) + KV cache
     },
     get used() {
@@ -81,7 +103,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     },
     countTokens: (messages) => model.encodeChat(messages).tokens.length,
     chat: (messages, sampling, signal, { policy, structured, probabilities, replyPrefix, profile } = {}) =>
-      session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix, ...(profile ? { profile: new Profile() } : {}) }),
+      watchGpu(session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix, ...(profile ? { profile: new Profile() } : {}) })),
     async serve({ port, apiKey, onRequest }) {
       const server = await OpenAiServer.start(model, {
         host: '127.0.0.1',
