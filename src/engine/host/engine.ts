@@ -89,13 +89,14 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     return noteGpuLost(err);
   });
   const session = new Session(model);
+  const notes = [...(model.backendNotice ? ['the WebAssembly kernels did not start'] : []), ...(pick.note ? [pick.note] : [])];
   return {
     info: {
       modelName: model.summary.name ?? basename(opts.path),
       architecture: model.summary.architecture ?? 'unknown',
       contextSize: model.contextSize,
       threads: model.model.backend.threads,
-      backend: model.backendNotice ? `${model.backendName} (the WebAssembly kernels did not start)` : pick.note ? `${model.backendName} (${pick.note})` : model.backendName,
+      backend: notes.length ? `${model.backendName} (${notes.join('; ')})` : model.backendName,
       memoryBytes: model.plan.need, // weights (with the pool's bands) + KV cache
     },
     get used() {

@@ -55,6 +55,7 @@ export type GpuCommand =
   | { op: 'pipeline'; id: number; code: string }
   | { op: 'run'; passes: GpuPass[]; reads: GpuRead[] }
   | { op: 'gc' }
+  | { op: 'lose' }
   | { op: 'dispose' };
 
 export interface GpuPass {
@@ -157,7 +158,7 @@ export class GpuDevice {
     }
     if (Atomics.load(c, GPU_CTRL.LOST) === 1) {
       this.dead = true;
-      throw new EngineError('GPU_LOST', `${this.text()}; reload the model to run it on the CPU`);
+      throw new EngineError('GPU_LOST', `${this.text()}; reload the model to continue on the CPU`);
     }
     if (c[GPU_CTRL.ERR] === 1) throw new EngineError('GPU_ERROR', `WebGPU: ${this.text()}`);
   }
