@@ -1,4 +1,4 @@
-// A GPU lost mid-reply, through the engine host's adapter (host/engine.ts) with the app's setting
+// A GPU lost mid-reply, and no GPU at all, through the engine host's adapter (host/engine.ts) with the app's setting
 // 'gpu': the loss is injected at the backend (WebGpuBackend.simulateLoss: the worker's next run
 // takes the same path as Dawn's device.lost). The reply's tokens so far are the CPU's greedy ones,
 // then one GPU_LOST line that says to reload; the reload runs on the CPU, says so in the engine
@@ -42,6 +42,21 @@ async function reply(m: EngineModel, onToken: (k: number) => void = () => {}): P
   }
 }
 
+describe.skipIf(!HAVE_SHARED)('the GPU setting where no adapter exists', () => {
+  it('fails the load with one line that says to switch back', async () => {
+    const create = vi.spyOn(WebGpuBackend, 'create').mockReturnValue(null);
+    try {
+      await expect(load('gpu')).rejects.toMatchObject({
+        code: 'NO_GPU',
+        message: 'no WebGPU adapter was found here (no GPU through Vulkan, Metal or Direct3D 12, and no Mesa llvmpipe through OpenGL ES); choose Automatic or CPU under Settings → Engine and load the model again',
+      });
+    } finally {
+      create.mockRestore();
+    }
+  });
+});
+
+// (after the test above: a lost GPU is remembered by the host process, so a later GPU load runs on the CPU)
 describe.skipIf(!probe)('a GPU lost mid-reply (the app\'s GPU setting)', () => {
   it('ends the reply with GPU_LOST after the tokens so far; the reload runs on the CPU', async () => {
     // Automatic never takes llvmpipe (nor a GPU, yet): the CPU
