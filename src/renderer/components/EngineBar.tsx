@@ -14,6 +14,7 @@ export function EngineBar({ model }: { model: OpenedModel }) {
   const contextSize = useSettings((s) => s.settings?.contextSize);
   const threads = useSettings((s) => s.settings?.threads);
   const computeBackend = useSettings((s) => s.settings?.computeBackend);
+  const gpuLost = useEngine((s) => s.gpuLost);
   const id = model.entry.id;
 
   if (!model.runnable) {
@@ -59,7 +60,7 @@ export function EngineBar({ model }: { model: OpenedModel }) {
     // the compute backend likewise (not after a lost GPU: that reload runs on the CPU on purpose)
     const local = state.status === 'ready' && !state.backend.startsWith('remote');
     const onGpu = local && state.backend.startsWith('webgpu');
-    const wantedDevice = local && computeBackend === 'gpu' && !onGpu && !state.backend.includes('the GPU was lost') ? 'the GPU' : computeBackend === 'cpu' && onGpu ? 'the CPU' : '';
+    const wantedDevice = local && computeBackend === 'gpu' && !onGpu && !state.backend.includes('the GPU was lost') ? 'the GPU' : (computeBackend === 'cpu' || gpuLost) && onGpu ? 'the CPU' : '';
     const offer = [wanted !== null ? `context ${wanted}` : '', wantedThreads !== null ? `${wantedThreads} ${wantedThreads === 1 ? 'thread' : 'threads'}` : '', wantedDevice].filter(Boolean).join(', ');
     return (
       <div className="engine-bar ready">

@@ -144,7 +144,7 @@ export class GpuDevice {
 
   /** Run the commands on the GPU thread and wait until they are done (throws the worker's error). */
   call(cmds: GpuCommand[]): void {
-    if (this.dead) throw new EngineError('GPU_LOST', this.text() || 'the GPU backend has been disposed');
+    if (this.dead) throw new EngineError('GPU_LOST', Atomics.load(this.ctrl, GPU_CTRL.LOST) === 1 ? `${this.text()}; reload the model to continue on the CPU` : 'the GPU backend has been disposed');
     const want = ++this.seq;
     this.port.postMessage(cmds);
     const c = this.ctrl;
