@@ -11,8 +11,7 @@ import { structuredGrammar } from '../grammar/structured.js';
 import { Profile } from '../model/profile.js';
 import type { LoadedInfo } from './protocol.js';
 import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
-import { pickBackend } from './backend-choice.js';
-import { ModelError } from '../../shared/errors.js';
+import { loadFailed, pickBackend, watchGpu } from './backend-choice.js';
 
 export interface LoaderOptions {
   path: string;
@@ -55,39 +54,16 @@ export type EngineLoader = (opts: LoaderOptions) => Promise<EngineModel>;
 // ---------------------------------------------------------------------------------------------
 // The adapter over session.ts
 
-/** Set once a GPU is lost in this process: later loads that asked for it run on the CPU. */
-let gpuLost = false;
-
-/** Note a lost GPU (EngineError GPU_LOST) on its way through. */
-function noteGpuLost(err: unknown): never {
-  if ((err as { code?: unknown }).code === 'GPU_LOST') gpuLost = true;
-  throw err;
-}
-
-async function* watchGpu<T>(events: AsyncIterable<T>): AsyncGenerator<T> {
-  try {
-    yield* events;
-  } catch (err) {
-    noteGpuLost(err);
-  }
-}
-
 export const loadSessionModel: EngineLoader = async (opts) => {
   if (opts.remote) return loadRemoteModel(opts.remote, opts.contextSize, opts.signal);
-  const pick = pickBackend(opts.backend, process.env.PANTHEON_BACKEND, gpuLost);
+  const pick = pickBackend(opts.backend, process.env.PANTHEON_BACKEND);
   const model = await LoadedModel.load(opts.path, {
     contextSize: opts.contextSize,
     threads: opts.threads > 0 ? opts.threads : 0, // 0: every core, one for a tiny model (autoThreads)
     backend: pick.kind,
     onProgress: opts.onProgress,
     signal: opts.signal,
-  }).catch((err: unknown) => {
-    // the engine's line names the CLI's flag; the app's user switches in Settings
-    if (opts.backend === 'gpu' && (err as { code?: unknown }).code === 'NO_GPU') {
-      throw new ModelError('NO_GPU', `${(err as Error).message.replace(/; use --backend pool$/, '')}; choose Automatic or CPU under Settings → Engine and load the model again`);
-    }
-    return noteGpuLost(err);
-  });
+  }).catch((err: unknown) => loadFailed(err, opts.backend));
   const session = new Session(model);
   const notes = [...(model.backendNotice ? ['the WebAssembly kernels did not start'] : []), ...(pick.note ? [pick.note] : [])];
   return {
