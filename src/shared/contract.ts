@@ -197,12 +197,17 @@ export const DEFAULT_SAMPLING: Readonly<SamplingSettings> = Object.freeze({
   stop: [] as string[],
 });
 
+export const COMPUTE_BACKENDS = ['auto', 'cpu', 'gpu'] as const;
+export type ComputeBackend = (typeof COMPUTE_BACKENDS)[number];
+
 export interface Settings {
   sampling: SamplingSettings;
   systemPrompt: string;
   contextSize: number;
   /** 0 = as many as the machine has cores. */
   threads: number;
+  /** Where the engine computes: 'auto' (the CPU pool; never Mesa's llvmpipe), 'cpu', 'gpu' (WebGPU). */
+  computeBackend?: ComputeBackend;
   theme: 'system' | 'light' | 'dark';
   modelsFolder: string | null;
   contextPolicy: ContextPolicy;

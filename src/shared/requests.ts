@@ -7,7 +7,7 @@ import type {
   Chat, ChatRole, GenerateRequest, ReplyPrompt, ReplyReasoning, ReplyStats, RequestChannel, RequestMessage, RequestOf, SamplingSettings, Settings, StoredMessage,
   ReplyVersion, StoredToken, StructuredOutput,
 } from './contract.js';
-import { CONTEXT_POLICIES, DEFAULT_SAMPLING } from './contract.js';
+import { COMPUTE_BACKENDS, CONTEXT_POLICIES, DEFAULT_SAMPLING } from './contract.js';
 import { UsageError } from './errors.js';
 import {
   MAX_CONTEXT, MAX_MESSAGE_CHARS, MAX_MESSAGES, MAX_STOP_CHARS, MAX_STOP_STRINGS, MAX_SYSTEM_PROMPT, MAX_THREADS, MAX_TITLE, MIN_CONTEXT,
@@ -219,6 +219,7 @@ export function validateSettingsPatch(v: unknown): Partial<Settings> {
       case 'systemPrompt': out.systemPrompt = string(p.systemPrompt, 'settings.systemPrompt', MAX_SYSTEM_PROMPT); break;
       case 'contextSize': out.contextSize = integer(p.contextSize, 'settings.contextSize', MIN_CONTEXT, MAX_CONTEXT); break;
       case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
+      case 'computeBackend': out.computeBackend = oneOf(p.computeBackend, 'settings.computeBackend', COMPUTE_BACKENDS); break;
       case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
       case 'showProbabilities': out.showProbabilities = bool(p.showProbabilities, 'settings.showProbabilities'); break;
       case 'showProfile': out.showProfile = bool(p.showProfile, 'settings.showProfile'); break;

@@ -34,10 +34,13 @@ export function installFakeApi(opts: FakeOptions): void {
     systemPrompt: '',
     contextSize: 512,
     threads: 0,
+    computeBackend: 'auto',
     theme: 'system',
     modelsFolder: null,
   };
   let engine: EngineState = { status: 'idle' };
+  // what the host's backend-choice.ts picks (tested in tests/webgpu/device-lost.test.ts)
+  const fakeBackend = (): string => (settings.computeBackend !== 'gpu' ? 'fake' : gpuLost ? 'wasm-simd (on the CPU: the GPU was lost; restart Pantheon to try it again)' : 'webgpu (fake adapter)');
   const setEngine = (s: EngineState): void => {
     engine = s;
     emit('engine:state', s);
@@ -50,8 +53,10 @@ export function installFakeApi(opts: FakeOptions): void {
     return c;
   };
 
-  // Test hooks: make the engine crash, make the next reply end on a full context, or think first.
-  let running: { fail(message: string): void } | null = null;
+  // Test hooks: make the engine crash, lose the GPU mid-reply, make the next reply end on a full
+  // context, or think first.
+  let running: { fail(message: string, code?: string): void } | null = null;
+  let gpuLost = false;
   let nextStop: 'context' | null = null;
   let nextThought: { reasoning: string; answer: string } | null = null;
   const hooks = {
@@ -61,6 +66,10 @@ export function installFakeApi(opts: FakeOptions): void {
     crash(): void {
       running?.fail('The engine process crashed.');
       setEngine({ status: 'crashed', modelId: opts.model.entry.id, reason: 'crashed', message: 'The engine stopped unexpectedly (it crashed); your messages are kept. Reload it to continue.' });
+    },
+    loseGpu(): void {
+      gpuLost = true;
+      running?.fail('the GPU device was lost: simulated; reload the model to continue on the CPU', 'GPU_LOST');
     },
     fillContext(): void {
       nextStop = 'context';
@@ -112,7 +121,7 @@ export function installFakeApi(opts: FakeOptions): void {
           setEngine({ status: 'loading', modelId: id, loadedBytes: (total * i) / 4, totalBytes: total });
           await delay(30);
         }
-        setEngine({ status: 'ready', modelId: id, modelName: opts.model.entry.name ?? opts.model.entry.fileName, contextSize: settings.contextSize, threads: 2, backend: 'fake', memoryBytes: total, loadMs: 120 });
+        setEngine({ status: 'ready', modelId: id, modelName: opts.model.entry.name ?? opts.model.entry.fileName, contextSize: settings.contextSize, threads: 2, backend: fakeBackend(), memoryBytes: total, loadMs: 120 });
         return engine;
       },
       cancelLoad: async () => (setEngine({ status: 'idle' }), engine),
@@ -174,7 +183,8 @@ export function installFakeApi(opts: FakeOptions): void {
     generate(request: { messages: { role: string; content: string }[] }, onEvent: (e: GenerationEvent) => void) {
       let cancelled = false;
       let failed: string | null = null;
-      running = { fail: (m) => void (failed = m) };
+      let failCode = 'ENGINE_CRASHED';
+      running = { fail: (m, code = 'ENGINE_CRASHED') => void ((failed = m), (failCode = code)) };
       const stopAs = nextStop;
       nextStop = null;
       const thought = nextThought;
@@ -203,7 +213,7 @@ export function installFakeApi(opts: FakeOptions): void {
         }
         running = null;
         if (failed) {
-          onEvent({ kind: 'error', error: { name: 'EngineError', code: 'ENGINE_CRASHED', message: failed } });
+          onEvent({ kind: 'error', error: { name: 'EngineError', code: failCode, message: failed } });
           return;
         }
         const ms = performance.now() - t0;

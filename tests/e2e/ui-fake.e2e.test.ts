@@ -147,6 +147,31 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)
     expect(await page.locator('.gauge').textContent()).toContain('512 / 512 tokens');
   });
 
+  it('on the GPU setting, a GPU lost mid-reply keeps the text so far, says so once, and offers the CPU', async () => {
+    const select = page.getByRole('combobox', { name: 'Compute on' });
+    await select.selectOption('gpu');
+    await page.getByRole('button', { name: 'Reload with the GPU' }).click();
+    const line = page.locator('.engine-bar.ready .engine-text');
+    await expect.poll(() => line.textContent()).toContain(' · webgpu (fake adapter) · ');
+    await page.getByRole('textbox', { name: 'Message' }).fill('Go on');
+    await page.keyboard.press('Enter');
+    const reply = page.getByRole('article', { name: 'Reply' }).last();
+    await expect.poll(() => reply.locator('.markdown').textContent()).toContain('Once');
+    await page.evaluate(() => (window as unknown as { fakeHooks: { loseGpu(): void } }).fakeHooks.loseGpu());
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    const said = page.getByRole('alert').filter({ hasText: 'GPU device was lost' });
+    await expect.poll(() => said.count()).toBe(1);
+    expect(await said.textContent()).toContain('the GPU device was lost: simulated; reload the model to continue on the CPU');
+    const kept = (await reply.locator('.markdown').textContent()) ?? '';
+    expect(kept).toMatch(/^Once/);
+    expect(kept.length).toBeLessThan(REPLY.length);
+    await screenshot(page, 'fake-06-gpu-lost');
+    await page.getByRole('button', { name: 'Reload with the CPU' }).click();
+    await expect.poll(() => line.textContent()).toContain('(on the CPU: the GPU was lost; restart Pantheon to try it again)');
+    expect(await page.getByRole('button', { name: /^Reload with/ }).count()).toBe(0);
+    await select.selectOption('auto');
+  });
+
   it("shows a reply's reasoning collapsed above it, expands it, and keeps it out of the next prompt", async () => {
     // Long enough (29 tokens, 25 ms each) for the live count to be seen before the answer starts.
     const thought = 'The user asks for 2 + 2. Two and two make four. That is simple arithmetic, so the answer can be short and needs no working shown at all. ';

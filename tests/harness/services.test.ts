@@ -402,9 +402,11 @@ describe('settings', () => {
     expect(DEFAULT_SETTINGS.sampling).toMatchObject({ temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, penaltyLastN: 64, seed: -1 });
     expect(DEFAULT_SETTINGS.contextSize).toBe(2048);
     expect(DEFAULT_SETTINGS.threads).toBe(0);
-    await s.set(validateSettingsPatch({ contextSize: 4096, sampling: { temperature: 0.2 } }));
+    expect(DEFAULT_SETTINGS.computeBackend).toBe('auto');
+    await s.set(validateSettingsPatch({ contextSize: 4096, computeBackend: 'gpu', sampling: { temperature: 0.2 } }));
     const again = await new SettingsStore(tmp, () => {}).load();
     expect(again.contextSize).toBe(4096);
+    expect(again.computeBackend).toBe('gpu');
     expect(again.sampling).toEqual({ ...DEFAULT_SETTINGS.sampling, temperature: 0.2 });
   });
 
@@ -412,6 +414,7 @@ describe('settings', () => {
     expect(() => validateSettingsPatch({ contextSize: 8 })).toThrow('settings.contextSize must be between 16 and 1048576 (got 8).');
     expect(() => validateSettingsPatch({ sampling: { topP: 2 } })).toThrow('settings.sampling.topP must be between 0 and 1 (got 2).');
     expect(() => validateSettingsPatch({ theme: 'neon' })).toThrow('settings.theme must be one of "system", "light", "dark".');
+    expect(() => validateSettingsPatch({ computeBackend: 'cuda' })).toThrow('settings.computeBackend must be one of "auto", "cpu", "gpu".');
     expect(() => validateSettingsPatch({ modelsFolder: '/etc' })).toThrow(/chooseFolder/);
     expect(() => validateSettingsPatch({ colour: 1 })).toThrow('settings.colour is not a setting.');
   });

@@ -4,18 +4,21 @@
 
 import { basename } from 'node:path';
 import type { ChatMessage, ContextPolicy } from '../chat/index.js';
-import { LoadedModel, Session, type BackendKind } from '../session.js';
-import type { GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
+import { LoadedModel, Session } from '../session.js';
+import type { ComputeBackend, GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
 import { OpenAiServer } from '../server/server.js';
 import { structuredGrammar } from '../grammar/structured.js';
 import { Profile } from '../model/profile.js';
 import type { LoadedInfo } from './protocol.js';
 import { loadRemoteModel, type RemoteTarget } from './remote-model.js';
+import { loadFailed, pickBackend, watchGpu } from './backend-choice.js';
 
 export interface LoaderOptions {
   path: string;
   contextSize: number;
   threads: number;
+  /** Where to compute (the app's setting, backend-choice.ts); default 'auto'. */
+  backend?: ComputeBackend;
   signal: AbortSignal;
   onProgress: (loadedBytes: number, totalBytes: number) => void;
   /** A model on another server instead of a file (remote-model.ts). */
@@ -51,29 +54,25 @@ export type EngineLoader = (opts: LoaderOptions) => Promise<EngineModel>;
 // ---------------------------------------------------------------------------------------------
 // The adapter over session.ts
 
-/** Which compute backend the host asks for: PANTHEON_BACKEND (webgpu: opt-in only), else the engine's default. */
-function backendChoice(): BackendKind | undefined {
-  const b = process.env.PANTHEON_BACKEND;
-  return b === 'scalar' || b === 'wasm' || b === 'pool' || b === 'webgpu' ? b : undefined;
-}
-
 export const loadSessionModel: EngineLoader = async (opts) => {
   if (opts.remote) return loadRemoteModel(opts.remote, opts.contextSize, opts.signal);
+  const pick = pickBackend(opts.backend, process.env.PANTHEON_BACKEND);
   const model = await LoadedModel.load(opts.path, {
     contextSize: opts.contextSize,
     threads: opts.threads > 0 ? opts.threads : 0, // 0: every core, one for a tiny model (autoThreads)
-    backend: backendChoice(),
+    backend: pick.kind,
     onProgress: opts.onProgress,
     signal: opts.signal,
-  });
+  }).catch((err: unknown) => loadFailed(err, opts.backend));
   const session = new Session(model);
+  const notes = [...(model.backendNotice ? ['the WebAssembly kernels did not start'] : []), ...(pick.note ? [pick.note] : [])];
   return {
     info: {
       modelName: model.summary.name ?? basename(opts.path),
       architecture: model.summary.architecture ?? 'unknown',
       contextSize: model.contextSize,
       threads: model.model.backend.threads,
-      backend: model.backendNotice ? `${model.backendName} (the WebAssembly kernels did not start)` : model.backendName,
+      backend: notes.length ? `${model.backendName} (${notes.join('; ')})` : model.backendName,
       memoryBytes: model.plan.need, // weights (with the pool's bands) + KV cache
     },
     get used() {
@@ -81,7 +80,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     },
     countTokens: (messages) => model.encodeChat(messages).tokens.length,
     chat: (messages, sampling, signal, { policy, structured, probabilities, replyPrefix, profile } = {}) =>
-      session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix, ...(profile ? { profile: new Profile() } : {}) }),
+      watchGpu(session.chat(messages, sampling, signal, { policy, grammar: structuredGrammar(structured), probabilities, replyPrefix, ...(profile ? { profile: new Profile() } : {}) })),
     async serve({ port, apiKey, onRequest }) {
       const server = await OpenAiServer.start(model, {
         host: '127.0.0.1',

@@ -88,6 +88,7 @@ export class EngineHost {
         path: String(req.path),
         contextSize: req.contextSize,
         threads: req.threads,
+        ...(req.backend ? { backend: req.backend } : {}),
         ...(req.remote ? { remote: req.remote } : {}),
         signal: abort.signal,
         onProgress: (loadedBytes, totalBytes) => {

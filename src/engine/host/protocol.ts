@@ -9,7 +9,7 @@
 //            never pass through main. Under Node the control channel doubles as the stream channel.
 
 import type { SerializedError } from '../../shared/errors.js';
-import type { GenerateRequest, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
+import type { ComputeBackend, GenerateRequest, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
 import type { RemoteTarget } from './remote-model.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -31,6 +31,8 @@ export interface LoadRequest {
   contextSize: number;
   /** 0 = as many as the machine has cores. */
   threads: number;
+  /** Where to compute (the app's Settings.computeBackend); default 'auto'. */
+  backend?: ComputeBackend;
   /** A model on another server (OpenAI API) instead of the file at `path`. */
   remote?: RemoteTarget;
 }

@@ -191,6 +191,7 @@ export class Backend {
           path: entry.path,
           contextSize: contextSize ?? s.contextSize,
           threads: threads ?? s.threads,
+          backend: s.computeBackend ?? 'auto',
         });
       },
       'engine:cancelLoad': () => this.engine.cancelLoad(),

@@ -15,6 +15,7 @@ export const DEFAULT_SETTINGS: Settings = {
   systemPrompt: '',
   contextSize: 2048,
   threads: 0,
+  computeBackend: 'auto',
   theme: 'system',
   modelsFolder: null,
   contextPolicy: 'stop',

@@ -13,6 +13,8 @@ export function EngineBar({ model }: { model: OpenedModel }) {
   const cancelLoad = useEngine((s) => s.cancelLoad);
   const contextSize = useSettings((s) => s.settings?.contextSize);
   const threads = useSettings((s) => s.settings?.threads);
+  const computeBackend = useSettings((s) => s.settings?.computeBackend);
+  const gpuLost = useEngine((s) => s.gpuLost);
   const id = model.entry.id;
 
   if (!model.runnable) {
@@ -55,7 +57,11 @@ export function EngineBar({ model }: { model: OpenedModel }) {
     // here (threads 0, automatic, offers nothing: what it picks shows after a load).
     const wanted = contextSize !== undefined && contextSize !== state.contextSize ? contextSize : null;
     const wantedThreads = state.status === 'ready' && threads !== undefined && threads > 0 && threads !== state.threads ? threads : null;
-    const offer = [wanted !== null ? `context ${wanted}` : '', wantedThreads !== null ? `${wantedThreads} ${wantedThreads === 1 ? 'thread' : 'threads'}` : ''].filter(Boolean).join(', ');
+    // the compute backend likewise (not after a lost GPU: that reload runs on the CPU on purpose)
+    const local = state.status === 'ready' && !state.backend.startsWith('remote');
+    const onGpu = local && state.backend.startsWith('webgpu');
+    const wantedDevice = local && computeBackend === 'gpu' && !onGpu && !state.backend.includes('the GPU was lost') ? 'the GPU' : (computeBackend === 'cpu' || gpuLost) && onGpu ? 'the CPU' : '';
+    const offer = [wanted !== null ? `context ${wanted}` : '', wantedThreads !== null ? `${wantedThreads} ${wantedThreads === 1 ? 'thread' : 'threads'}` : '', wantedDevice].filter(Boolean).join(', ');
     return (
       <div className="engine-bar ready">
         <span className="dot" aria-hidden="true" />

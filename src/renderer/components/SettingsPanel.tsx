@@ -1,7 +1,7 @@
 // System prompt and sampling settings beside the chat.
 
 import { useEffect, useState } from 'react';
-import type { ContextPolicy, SamplingSettings } from '../../shared/contract.js';
+import type { ComputeBackend, ContextPolicy, SamplingSettings } from '../../shared/contract.js';
 import { POLICY_LABEL, useChat } from '../store/chat.js';
 import { ProfilePanel } from './ProfilePanel.js';
 import { useSettings } from '../store/settings.js';
@@ -87,6 +87,15 @@ export function SettingsPanel() {
         value={settings.threads}
         onCommit={(n) => void update({ threads: n })}
       />
+      <div className="field">
+        <label htmlFor="compute-backend">Compute on</label>
+        <select id="compute-backend" value={settings.computeBackend ?? 'auto'} onChange={(e) => void update({ computeBackend: e.target.value as ComputeBackend })}>
+          <option value="auto">Automatic (CPU)</option>
+          <option value="cpu">CPU</option>
+          <option value="gpu">GPU (WebGPU)</option>
+        </select>
+        <span className="hint muted">applies the next time the model loads; the engine line names the GPU in use</span>
+      </div>
       <label className="check">
         <input type="checkbox" checked={settings.showProbabilities ?? false} onChange={(e) => void update({ showProbabilities: e.target.checked })} /> Probabilities
         <span className="hint muted"> shade each token by its probability; hover or focus one for the alternatives, choose one to branch there</span>

@@ -292,6 +292,7 @@ export const useChat = create<ChatState>()((set, get) => {
             void finish(ev.stats).then(resolve);
             break;
           case 'error': {
+            if (ev.error.code === 'GPU_LOST') useEngine.setState({ gpuLost: true });
             if (ev.error.name === 'ContextFullError' || ev.error.code === 'CONTEXT_FULL') set({ notice: ev.error.message });
             // A crash is told once, by the engine line with its Reload button.
             else if (ev.error.name !== 'CancelledError' && ev.error.code !== 'ENGINE_CRASHED') set({ error: ev.error.message.split('\n')[0] });

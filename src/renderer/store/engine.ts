@@ -10,6 +10,8 @@ import { useSettings } from './settings.js';
 export interface EngineStore {
   state: EngineState;
   error: string | null;
+  /** A reply ended because the GPU was lost (GPU_LOST): the engine line offers the reload on the CPU. */
+  gpuLost: boolean;
   setState(state: EngineState): void;
   refresh(): Promise<void>;
   /** Load a model for chat; resolves once it is ready (or failed / was cancelled). */
@@ -26,6 +28,7 @@ export function engineHas(state: EngineState, modelId: string | undefined): bool
 export const useEngine = create<EngineStore>()((set, get) => ({
   state: { status: 'idle' },
   error: null,
+  gpuLost: false,
   setState: (state) => set({ state, error: state.status === 'error' ? state.error.message : null }),
   async refresh() {
     try {
@@ -36,7 +39,7 @@ export const useEngine = create<EngineStore>()((set, get) => ({
   },
   async load(modelId) {
     const s = useSettings.getState().settings;
-    set({ error: null, state: { status: 'loading', modelId, loadedBytes: 0, totalBytes: 0 } });
+    set({ error: null, gpuLost: false, state: { status: 'loading', modelId, loadedBytes: 0, totalBytes: 0 } });
     try {
       const state = await api().engine.load({ id: modelId, contextSize: s?.contextSize, threads: s?.threads });
       get().setState(state);

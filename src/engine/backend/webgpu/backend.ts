@@ -309,6 +309,11 @@ export class WebGpuBackend extends SerialBackend {
     out.set(new Float32Array(io.buffer, PARAMS_BYTES, spec.cols));
   }
 
+  /** Test hook: the next product finds the device lost (EngineError GPU_LOST), as a real loss would. */
+  simulateLoss(): void {
+    this.dev.call([{ op: 'lose' }]);
+  }
+
   /** Test hook: a full garbage collection on the GPU thread. */
   collectGarbage(): void {
     this.dev.call([{ op: 'gc' }]);

@@ -55,6 +55,7 @@ export type GpuCommand =
   | { op: 'pipeline'; id: number; code: string }
   | { op: 'run'; passes: GpuPass[]; reads: GpuRead[] }
   | { op: 'gc' }
+  | { op: 'lose' }
   | { op: 'dispose' };
 
 export interface GpuPass {
@@ -143,7 +144,7 @@ export class GpuDevice {
 
   /** Run the commands on the GPU thread and wait until they are done (throws the worker's error). */
   call(cmds: GpuCommand[]): void {
-    if (this.dead) throw new EngineError('GPU_LOST', this.text() || 'the GPU backend has been disposed');
+    if (this.dead) throw new EngineError('GPU_LOST', Atomics.load(this.ctrl, GPU_CTRL.LOST) === 1 ? `${this.text()}; reload the model to continue on the CPU` : 'the GPU backend has been disposed');
     const want = ++this.seq;
     this.port.postMessage(cmds);
     const c = this.ctrl;
@@ -157,7 +158,7 @@ export class GpuDevice {
     }
     if (Atomics.load(c, GPU_CTRL.LOST) === 1) {
       this.dead = true;
-      throw new EngineError('GPU_LOST', `${this.text()}; reload the model to run it on the CPU`);
+      throw new EngineError('GPU_LOST', `${this.text()}; reload the model to continue on the CPU`);
     }
     if (c[GPU_CTRL.ERR] === 1) throw new EngineError('GPU_ERROR', `WebGPU: ${this.text()}`);
   }

@@ -21,6 +21,7 @@
 //     reads: [{ id, offset, len, to }] }     one command buffer: the passes in order, then each read
 //                                            copied into io[to, to + len)
 //   { op: 'init', fallback: 'never' | 'allow' | 'only' }   acquire the adapter (device.ts)
+//   { op: 'lose' }                           tests: the next 'run' acts as if the device were lost
 //   { op: 'gc' }                             a full garbage collection on this thread (tests: the
 //                                            device must survive one, docs/webgpu.md)
 
@@ -102,7 +103,7 @@ async function init(fallback) {
   device = got.d;
   instance = got.gpu;
   const i = got.a.info;
-  device.lost.then((info) => { if (info.reason !== 'destroyed') { ctrl[2] = 1; setText('the GPU device was lost: ' + (info.message || info.reason)); } });
+  device.lost.then((info) => { if (info.reason !== 'destroyed') lost(info.message || info.reason); });
   device.addEventListener('uncapturederror', (ev) => { lastError = ev.error.message; });
   const l = device.limits;
   return {
@@ -114,8 +115,12 @@ async function init(fallback) {
   };
 }
 let lastError = null;
+// a lost device: LOST set, its reason in the message area (the caller then fails with GPU_LOST)
+function lost(why) { ctrl[2] = 1; setText('the GPU device was lost: ' + why); }
+let loseAtNextRun = false;
 
 async function run(c) {
+  if (loseAtNextRun) { loseAtNextRun = false; return lost('simulated by a test'); }
   const e = device.createCommandEncoder();
   const pass = e.beginComputePass();
   for (const p of c.passes) {
@@ -169,6 +174,7 @@ async function handle(cmds) {
         break;
       }
       case 'run': await run(c); break;
+      case 'lose': loseAtNextRun = true; break;
       case 'gc': {
         require('node:v8').setFlagsFromString('--expose-gc');
         require('node:vm').runInNewContext('gc')();
