@@ -32,22 +32,32 @@ const blockSigns = new Uint8Array(4);
 const q2 = new Uint32Array(16);
 const q2Bytes = new Uint8Array(q2.buffer);
 
+/** term[3k + l]: the weighted squared error of level l at position k of the group being searched. */
+const term = new Float32Array(24);
+
 /**
  * iq2_find_best_neighbour: of the neighbours listed at `at`, the grid point nearest to
  * xval[xo..xo+8) / scale in weighted squared error (first on ties); its levels go to out[xo..xo+8).
+ * The 24 terms w·(scale·q − x)² a point can sum are computed once, then each neighbour adds its 8
+ * in ggml's order, so the float32 sums are ggml's.
  */
 function bestNeighbour(g: Grid8, at: number, w: Float32Array, scale: number, out: Int8Array, xo: number): number {
-  const nb = g.neighbours;
+  const { neighbours: nb, codes } = g;
+  for (let k = 0; k < 8; k++) {
+    const x = xval[xo + k];
+    const wk = w[xo + k];
+    for (let l = 0; l < 3; l++) {
+      const diff = fr(fr(scale * (2 * l + 1)) - x);
+      term[3 * k + l] = fr(fr(wk * diff) * diff);
+    }
+  }
   const n = nb[at];
   let best = Infinity;
   let index = -1;
   for (let j = 1; j <= n; j++) {
     const p = 8 * nb[at + j];
-    let d2 = 0;
-    for (let i = 0; i < 8; i++) {
-      const diff = fr(fr(scale * g.levels[p + i]) - xval[xo + i]);
-      d2 = fr(d2 + fr(fr(w[xo + i] * diff) * diff));
-    }
+    let d2 = term[codes[p]];
+    for (let i = 1; i < 8; i++) d2 = fr(d2 + term[codes[p + i]]);
     if (d2 < best) {
       best = d2;
       index = nb[at + j];
