@@ -82,17 +82,38 @@ function roundGroup(id: number, k: number, out: Int8Array): void {
   }
 }
 
-/** Σ w·x·q and Σ w·q² over n elements, q = 2l + 1 (float32, in order). */
-function sums(l: Int8Array, n: number): [number, number] {
-  let sumqx = 0;
-  let sumq2 = 0;
+/** At 3i + l: the terms w·x·q and w·q·q element i adds at level l (q = 2l + 1) to ggml's sums. */
+const qxTerm = new Float32Array(3 * 32);
+const qqTerm = new Float32Array(3 * 32);
+
+/** qxTerm and qqTerm of the first n elements of weight and xval, computed once per block instead of once per trial scale. */
+function sumTerms(n: number): void {
   for (let i = 0; i < n; i++) {
     const w = weight[i];
-    const q = 2 * l[i] + 1;
-    sumqx = fr(sumqx + fr(fr(w * xval[i]) * q));
-    sumq2 = fr(sumq2 + fr(fr(w * q) * q));
+    const wx = fr(w * xval[i]);
+    for (let l = 0; l < 3; l++) {
+      const q = 2 * l + 1;
+      qxTerm[3 * i + l] = fr(wx * q);
+      qqTerm[3 * i + l] = fr(fr(w * q) * q);
+    }
   }
-  return [sumqx, sumq2];
+}
+
+/** The last sums(): Σ w·x·q and Σ w·q² (float32, in order). */
+let sumqx = 0;
+let sumq2 = 0;
+
+/** Σ w·x·q and Σ w·q² over n elements into sumqx, sumq2, q = 2l + 1 (float32, in order). */
+function sums(l: Int8Array, n: number): void {
+  let sx = 0;
+  let s2 = 0;
+  for (let i = 0; i < n; i++) {
+    const t = 3 * i + l[i];
+    sx = fr(sx + qxTerm[t]);
+    s2 = fr(s2 + qqTerm[t]);
+  }
+  sumqx = sx;
+  sumq2 = s2;
 }
 
 /** weight[i] = qw·√(σ² + x²) (or 0.25σ² + x² without qw) for x[xb..xb+n), and waux = √weight. */
@@ -155,6 +176,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
       const xb = xbl + 32 * ib;
       groupWeights(x, xb, 32, qw, sigma2);
       for (let k = 0; k < 4; k++) blockSigns[k] = groupSigns(x, xb, k, true);
+      sumTerms(32);
       let max = xval[0];
       for (let i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
       if (max < GROUP_MAX_EPS) {
@@ -178,7 +200,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
           const u = indexOf(Laux, 8 * k);
           if (map[u] < 0) bestNeighbour(g, -map[u] - 1, waux, thisScale, Laux, 8 * k);
         }
-        const [sumqx, sumq2] = sums(Laux, 32);
+        sums(Laux, 32);
         if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
           scale = fr(sumqx / sumq2);
           best = fr(scale * sumqx);
@@ -194,7 +216,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
           if (gi < 0) gi = bestNeighbour(g, -map[u] - 1, waux, scale, L, 8 * k);
           for (let i = 0; i < 8; i++) L[8 * k + i] = (g.levels[8 * gi + i] - 1) >> 1;
         }
-        const [sumqx, sumq2] = sums(L, 32);
+        sums(L, 32);
         if (sumq2 > 0) scale = fr(sumqx / sumq2);
       }
       if (scale < 0) {
@@ -241,6 +263,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
       const xb = xbl + 16 * ib;
       groupWeights(x, xb, 16, qw, sigma2);
       for (let k = 0; k < 2; k++) blockSigns[k] = groupSigns(x, xb, k, !s);
+      sumTerms(16);
       let max = xval[0];
       for (let i = 1; i < 16; i++) max = max > xval[i] ? max : xval[i];
       L.fill(0, 0, 16);
@@ -263,7 +286,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
             bestNeighbour(g, -map[u] - 1, waux, thisScale, Laux, 8 * k);
           }
         }
-        const [sumqx, sumq2] = sums(Laux, 16);
+        sums(Laux, 16);
         if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
           scale = fr(sumqx / sumq2);
           best = fr(scale * sumqx);
@@ -280,7 +303,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
           const u = indexOf(L, 8 * k);
           if (map[u] < 0) bestNeighbour(g, -map[u] - 1, waux, scale, L, 8 * k);
         }
-        const [sumqx, sumq2] = sums(L, 16);
+        sums(L, 16);
         if (sumq2 > 0) scale = fr(sumqx / sumq2);
       }
       if (scale < 0) {
