@@ -38,6 +38,11 @@ const sumq24 = new Float32Array(4);
 const term = new Float32Array(24);
 /** IQ1_M: at 8(3j + l), the 8 products w·q·x (cases 0-3) and w·q·q of sorted element j at level l. */
 const m1Terms = new Float32Array(16 * 3 * 8);
+/** IQ1_S: the last range's products (x_p, x_m; Σ w·x·q, Σ w·q·q) for each split point i2. */
+const tailP = new Float32Array(33);
+const tailPw = new Float32Array(33);
+const tailM = new Float32Array(33);
+const tailMw = new Float32Array(33);
 
 /**
  * iq1_find_best_neighbour2: of the neighbours listed at `at`, the grid point whose levels, as the
@@ -162,21 +167,28 @@ export function quantizeIq1SRow(x: Float32Array, dst: Uint8Array, off: number, n
       // ggml's sums, with the products of the first and last ranges hoisted out of the loops they do not change in
       const sx = sumx[bs];
       const sw = sumw[bs];
+      const p0 = S_P[0], p1 = S_P[1], p2 = S_P[2], m0 = S_M[0], m1 = S_M[1], m2 = S_M[2];
+      for (let i2 = 0; i2 <= bs; i2++) {
+        const e = fr(sx - sumx[i2]);
+        const ew = fr(sw - sumw[i2]);
+        tailP[i2] = fr(e * p2);
+        tailPw[i2] = fr(fr(ew * p2) * p2);
+        tailM[i2] = fr(e * m2);
+        tailMw[i2] = fr(fr(ew * m2) * m2);
+      }
       for (let i1 = 0; i1 <= bs; i1++) {
         const a = fr(sumx[i1] - sumx[0]);
         const aw = fr(sumw[i1] - sumw[0]);
+        const ap = fr(a * p0);
+        const apw = fr(fr(aw * p0) * p0);
+        const am = fr(a * m0);
+        const amw = fr(fr(aw * m0) * m0);
         for (let i2 = i1; i2 <= bs; i2++) {
           const b = fr(sumx[i2] - sumx[i1]);
           const bw = fr(sumw[i2] - sumw[i1]);
-          const e = fr(sx - sumx[i2]);
-          const ew = fr(sw - sumw[i2]);
           for (let c = 0; c < 2; c++) {
-            const xx = c ? S_M : S_P;
-            const x0 = xx[0];
-            const x1 = xx[1];
-            const x2 = xx[2];
-            const sumqx = fr(fr(fr(a * x0) + fr(b * x1)) + fr(e * x2));
-            const sumq2 = fr(fr(fr(fr(aw * x0) * x0) + fr(fr(bw * x1) * x1)) + fr(fr(ew * x2) * x2));
+            const sumqx = c ? fr(fr(am + fr(b * m1)) + tailM[i2]) : fr(fr(ap + fr(b * p1)) + tailP[i2]);
+            const sumq2 = c ? fr(fr(amw + fr(fr(bw * m1) * m1)) + tailMw[i2]) : fr(fr(apw + fr(fr(bw * p1) * p1)) + tailPw[i2]);
             if (sumq2 > 0 && fr(sumqx * sumqx) > fr(bestScore * sumq2)) {
               scale = fr(sumqx / sumq2);
               bestScore = fr(scale * sumqx);
