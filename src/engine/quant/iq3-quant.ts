@@ -181,8 +181,9 @@ export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n
           let u = 0;
           for (let i = 0; i < 4; i++) {
             const l = nearestInt(fr(0.5 * fr(fr(id * xval[4 * k + i]) - 1)));
-            Laux[4 * k + i] = Math.max(0, Math.min(K_MAX_Q - 1, l));
-            u |= Laux[4 * k + i] << (3 * i);
+            const c = l < 0 ? 0 : l > K_MAX_Q - 1 ? K_MAX_Q - 1 : l;
+            Laux[4 * k + i] = c;
+            u |= c << (3 * i);
           }
           onGridAux[k] = 1;
           if (map[u] < 0) {
@@ -324,8 +325,9 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
           let u = 0;
           for (let i = 0; i < 4; i++) {
             const l = nearestInt(fr(0.5 * fr(fr(id * xval[4 * k + i]) - 1)));
-            Laux[4 * k + i] = Math.max(0, Math.min(K_MAX_Q - 1, l));
-            u |= Laux[4 * k + i] << (3 * i);
+            const c = l < 0 ? 0 : l > K_MAX_Q - 1 ? K_MAX_Q - 1 : l;
+            Laux[4 * k + i] = c;
+            u |= c << (3 * i);
           }
           onGridAux[k] = 1;
           if (map[u] < 0) {
