@@ -74,12 +74,19 @@ function indexOf(l: Int8Array, o: number): number {
   return u;
 }
 
-/** Levels of group k for the inverse scale id into out[8k..8k+8): nearest_int(0.5·(id·x − 1)) in [0, 2]. */
-function roundGroup(id: number, k: number, out: Int8Array): void {
+/**
+ * Levels of group k for the inverse scale id into out[8k..8k+8): nearest_int(0.5·(id·x − 1)) in [0, 2];
+ * returns their 16-bit grid index (indexOf).
+ */
+function roundGroup(id: number, k: number, out: Int8Array): number {
+  let u = 0;
   for (let i = 0; i < 8; i++) {
     const l = nearestInt(fr(0.5 * fr(fr(id * xval[8 * k + i]) - 1)));
-    out[8 * k + i] = Math.max(0, Math.min(K_MAX_Q - 1, l));
+    const c = l < 0 ? 0 : l > K_MAX_Q - 1 ? K_MAX_Q - 1 : l;
+    out[8 * k + i] = c;
+    u |= c << (2 * i);
   }
+  return u;
 }
 
 /** At 3i + l: the terms w·x·q and w·q·q element i adds at level l (q = 2l + 1) to ggml's sums. */
@@ -196,8 +203,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
         const id = fr(fr(2 * K_MAX_Q - 1 + fr(is * F01)) / effMax);
         const thisScale = fr(1 / id);
         for (let k = 0; k < 4; k++) {
-          roundGroup(id, k, Laux);
-          const u = indexOf(Laux, 8 * k);
+          const u = roundGroup(id, k, Laux);
           if (map[u] < 0) bestNeighbour(g, -map[u] - 1, waux, thisScale, Laux, 8 * k);
         }
         sums(Laux, 32);
@@ -210,8 +216,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
       if (scale > 0) {
         const id = fr(1 / scale);
         for (let k = 0; k < 4; k++) {
-          roundGroup(id, k, L);
-          const u = indexOf(L, 8 * k);
+          const u = roundGroup(id, k, L);
           let gi = map[u];
           if (gi < 0) gi = bestNeighbour(g, -map[u] - 1, waux, scale, L, 8 * k);
           for (let i = 0; i < 8; i++) L[8 * k + i] = (g.levels[8 * gi + i] - 1) >> 1;
@@ -278,8 +283,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
         const id = fr(fr(2 * K_MAX_Q - 1 + fr(is * F01)) / max);
         const thisScale = fr(1 / id);
         for (let k = 0; k < 2; k++) {
-          roundGroup(id, k, Laux);
-          const u = indexOf(Laux, 8 * k);
+          const u = roundGroup(id, k, Laux);
           onGridAux[k] = 1;
           if (map[u] < 0) {
             onGridAux[k] = 0;
@@ -299,8 +303,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
         const id = fr(1 / scale);
         for (let k = 0; k < 2; k++) {
           if (onGrid[k]) continue;
-          roundGroup(id, k, L);
-          const u = indexOf(L, 8 * k);
+          const u = roundGroup(id, k, L);
           if (map[u] < 0) bestNeighbour(g, -map[u] - 1, waux, scale, L, 8 * k);
         }
         sums(L, 16);
