@@ -22,7 +22,10 @@ const opt = (name: string) => {
 };
 const ROWS = Number(opt('rows') ?? 64);
 const REPEATS = 3;
-const TYPES = (opt('types') ?? 'Q4_K,Q5_K,Q6_K,Q3_K,Q2_K,IQ4_XS,Q4_0,Q8_0,IQ3_S').split(',').map((t) => ggmlTypeByName(t)!);
+const TYPES = (opt('types') ?? 'Q4_K,Q5_K,Q6_K,Q3_K,Q2_K,IQ4_XS,Q4_0,Q8_0,IQ3_S,IQ3_XXS,IQ2_S,IQ2_XS,IQ2_XXS,IQ1_M,IQ1_S')
+  .split(',').map((t) => ggmlTypeByName(t)!);
+// The grid types are quantised with an importance matrix only (llama.cpp's recipe requires one for them).
+const IMATRIX_ONLY = new Set([GgmlType.IQ3_S, GgmlType.IQ3_XXS, GgmlType.IQ2_S, GgmlType.IQ2_XS, GgmlType.IQ2_XXS, GgmlType.IQ1_M, GgmlType.IQ1_S]);
 const SHAPES = [4096, 14336];
 const WALL = args.includes('--wall');
 
@@ -43,7 +46,7 @@ console.log(`rows of ${SHAPES.join(' and ')} (${ROWS} each), 1 thread each, best
 console.log('type      imatrix       ref pantheon     ggml  ref/ggml  ratio  bytes');
 for (const type of TYPES) {
   for (const withIm of [false, true]) {
-    if (!withIm && type === GgmlType.IQ3_S) continue;
+    if (!withIm && IMATRIX_ONLY.has(type)) continue;
     const t = [Infinity, Infinity, Infinity];
     let tR = 0, tP = 0, tG = 0;
     let same = true;

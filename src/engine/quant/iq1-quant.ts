@@ -34,6 +34,15 @@ const L = new Int8Array(32);
 const index = new Uint16Array(4);
 const sumqx4 = new Float32Array(4);
 const sumq24 = new Float32Array(4);
+/** term[3k + l]: weighted squared error of level l at position k of the group being searched. */
+const term = new Float32Array(24);
+/** IQ1_M: at 8(3j + l), the 8 products w·q·x (cases 0-3) and w·q·q of sorted element j at level l. */
+const m1Terms = new Float32Array(16 * 3 * 8);
+/** IQ1_S: the last range's products (x_p, x_m; Σ w·x·q, Σ w·q·q) for each split point i2. */
+const tailP = new Float32Array(33);
+const tailPw = new Float32Array(33);
+const tailM = new Float32Array(33);
+const tailMw = new Float32Array(33);
 
 /**
  * iq1_find_best_neighbour2: of the neighbours listed at `at`, the grid point whose levels, as the
@@ -42,18 +51,23 @@ const sumq24 = new Float32Array(4);
  * only non-finite input reaches; here the first neighbour is taken.)
  */
 function bestNeighbour(g: Grid8, at: number, x: Float32Array, xo: number, wo: number, scale: number, xx: Float32Array, lo: number): number {
-  const nb = g.neighbours;
+  const { neighbours: nb, codes } = g;
+  // the 24 terms w·(scale·q − x)² a point can sum, computed once; each neighbour adds its 8 in ggml's order
+  for (let k = 0; k < 8; k++) {
+    const xk = x[xo + k];
+    const wk = weight[wo + k];
+    for (let l = 0; l < 3; l++) {
+      const diff = fr(fr(scale * xx[l]) - xk);
+      term[3 * k + l] = fr(fr(wk * diff) * diff);
+    }
+  }
   const n = nb[at];
   let best = FLT_MAX;
   let gi = nb[at + 1];
   for (let j = 1; j <= n; j++) {
     const p = 8 * nb[at + j];
-    let d2 = 0;
-    for (let i = 0; i < 8; i++) {
-      const q = xx[(g.levels[p + i] - 1) >> 1];
-      const diff = fr(fr(scale * q) - x[xo + i]);
-      d2 = fr(d2 + fr(fr(weight[wo + i] * diff) * diff));
-    }
+    let d2 = term[codes[p]];
+    for (let i = 1; i < 8; i++) d2 = fr(d2 + term[codes[p + i]]);
     if (d2 < best) {
       best = d2;
       gi = nb[at + j];
@@ -65,8 +79,12 @@ function bestNeighbour(g: Grid8, at: number, x: Float32Array, xo: number, wo: nu
 
 /** idx[0..n) = 0..n-1 ordered by x[xb + i] ascending, ties in index order (glibc's qsort is a stable merge sort). */
 function sortIndices(x: Float32Array, xb: number, n: number): void {
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (x[xb + a] < x[xb + b] ? -1 : x[xb + a] > x[xb + b] ? 1 : 0));
-  idx.set(order);
+  for (let j = 0; j < n; j++) {
+    const v = x[xb + j];
+    let k = j;
+    for (; k > 0 && x[xb + idx[k - 1]] > v; k--) idx[k] = idx[k - 1];
+    idx[k] = j;
+  }
 }
 
 /** L[idx[j]] = 0 below i1, 1 below i2, 2 from there. */
@@ -146,12 +164,31 @@ export function quantizeIq1SRow(x: Float32Array, dst: Uint8Array, off: number, n
       let besti1 = -1;
       let besti2 = -1;
       let bestShift = 0;
+      // ggml's sums, with the products of the first and last ranges hoisted out of the loops they do not change in
+      const sx = sumx[bs];
+      const sw = sumw[bs];
+      const p0 = S_P[0], p1 = S_P[1], p2 = S_P[2], m0 = S_M[0], m1 = S_M[1], m2 = S_M[2];
+      for (let i2 = 0; i2 <= bs; i2++) {
+        const e = fr(sx - sumx[i2]);
+        const ew = fr(sw - sumw[i2]);
+        tailP[i2] = fr(e * p2);
+        tailPw[i2] = fr(fr(ew * p2) * p2);
+        tailM[i2] = fr(e * m2);
+        tailMw[i2] = fr(fr(ew * m2) * m2);
+      }
       for (let i1 = 0; i1 <= bs; i1++) {
+        const a = fr(sumx[i1] - sumx[0]);
+        const aw = fr(sumw[i1] - sumw[0]);
+        const ap = fr(a * p0);
+        const apw = fr(fr(aw * p0) * p0);
+        const am = fr(a * m0);
+        const amw = fr(fr(aw * m0) * m0);
         for (let i2 = i1; i2 <= bs; i2++) {
+          const b = fr(sumx[i2] - sumx[i1]);
+          const bw = fr(sumw[i2] - sumw[i1]);
           for (let c = 0; c < 2; c++) {
-            const xx = c ? S_M : S_P;
-            const sumqx = fr(fr(fr(fr(sumx[i1] - sumx[0]) * xx[0]) + fr(fr(sumx[i2] - sumx[i1]) * xx[1])) + fr(fr(sumx[bs] - sumx[i2]) * xx[2]));
-            const sumq2 = fr(fr(fr(fr(fr(sumw[i1] - sumw[0]) * xx[0]) * xx[0]) + fr(fr(fr(sumw[i2] - sumw[i1]) * xx[1]) * xx[1])) + fr(fr(fr(sumw[bs] - sumw[i2]) * xx[2]) * xx[2]));
+            const sumqx = c ? fr(fr(am + fr(b * m1)) + tailM[i2]) : fr(fr(ap + fr(b * p1)) + tailP[i2]);
+            const sumq2 = c ? fr(fr(amw + fr(fr(bw * m1) * m1)) + tailMw[i2]) : fr(fr(apw + fr(fr(bw * p1) * p1)) + tailPw[i2]);
             if (sumq2 > 0 && fr(sumqx * sumqx) > fr(bestScore * sumq2)) {
               scale = fr(sumqx / sumq2);
               bestScore = fr(scale * sumqx);
@@ -227,29 +264,50 @@ export function quantizeIq1MRow(x: Float32Array, dst: Uint8Array, off: number, n
       let besti1 = -1;
       let besti2 = -1;
       let bestK = -1;
+      // the products each sorted element adds at each level, computed once; the loops add them in ggml's order
+      for (let j = 0; j < bs; j++) {
+        const i = idx[j];
+        const w = weight[i];
+        const xi = x[xb + i];
+        for (let lv = 0; lv < 3; lv++) {
+          const p = M_P[lv];
+          const m = M_M[lv];
+          // cases 0, 1 use x_p on the first half; cases 0, 2 on the second
+          const q1 = i < bs / 2 ? p : m;
+          const q2 = i < bs / 2 ? m : p;
+          const t = 8 * (3 * j + lv);
+          m1Terms[t] = fr(fr(w * p) * xi);
+          m1Terms[t + 1] = fr(fr(w * q1) * xi);
+          m1Terms[t + 2] = fr(fr(w * q2) * xi);
+          m1Terms[t + 3] = fr(fr(w * m) * xi);
+          m1Terms[t + 4] = fr(fr(w * p) * p);
+          m1Terms[t + 5] = fr(fr(w * q1) * q1);
+          m1Terms[t + 6] = fr(fr(w * q2) * q2);
+          m1Terms[t + 7] = fr(fr(w * m) * m);
+        }
+      }
       for (let i1 = 0; i1 <= bs; i1++) {
         for (let i2 = i1; i2 <= bs; i2++) {
-          sumqx4.fill(0);
-          sumq24.fill(0);
+          let qx0 = 0, qx1 = 0, qx2 = 0, qx3 = 0, qq0 = 0, qq1 = 0, qq2 = 0, qq3 = 0;
           for (let j = 0; j < bs; j++) {
-            const i = idx[j];
-            const lv = j < i1 ? 0 : j < i2 ? 1 : 2;
-            const w = weight[i];
-            const xi = x[xb + i];
-            const p = M_P[lv];
-            const m = M_M[lv];
-            // cases 0, 1 use x_p on the first half; cases 0, 2 on the second
-            const q1 = i < bs / 2 ? p : m;
-            const q2 = i < bs / 2 ? m : p;
-            sumqx4[0] = fr(sumqx4[0] + fr(fr(w * p) * xi));
-            sumqx4[1] = fr(sumqx4[1] + fr(fr(w * q1) * xi));
-            sumqx4[2] = fr(sumqx4[2] + fr(fr(w * q2) * xi));
-            sumqx4[3] = fr(sumqx4[3] + fr(fr(w * m) * xi));
-            sumq24[0] = fr(sumq24[0] + fr(fr(w * p) * p));
-            sumq24[1] = fr(sumq24[1] + fr(fr(w * q1) * q1));
-            sumq24[2] = fr(sumq24[2] + fr(fr(w * q2) * q2));
-            sumq24[3] = fr(sumq24[3] + fr(fr(w * m) * m));
+            const t = 8 * (3 * j + (j < i1 ? 0 : j < i2 ? 1 : 2));
+            qx0 = fr(qx0 + m1Terms[t]);
+            qx1 = fr(qx1 + m1Terms[t + 1]);
+            qx2 = fr(qx2 + m1Terms[t + 2]);
+            qx3 = fr(qx3 + m1Terms[t + 3]);
+            qq0 = fr(qq0 + m1Terms[t + 4]);
+            qq1 = fr(qq1 + m1Terms[t + 5]);
+            qq2 = fr(qq2 + m1Terms[t + 6]);
+            qq3 = fr(qq3 + m1Terms[t + 7]);
           }
+          sumqx4[0] = qx0;
+          sumqx4[1] = qx1;
+          sumqx4[2] = qx2;
+          sumqx4[3] = qx3;
+          sumq24[0] = qq0;
+          sumq24[1] = qq1;
+          sumq24[2] = qq2;
+          sumq24[3] = qq3;
           for (let k = 0; k < 4; k++) {
             if (sumq24[k] > 0 && fr(sumqx4[k] * sumqx4[k]) > fr(bestScore * sumq24[k])) {
               scale = fr(sumqx4[k] / sumq24[k]);

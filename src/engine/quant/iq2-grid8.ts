@@ -14,6 +14,15 @@ export interface Grid8 {
   map: Int32Array;
   /** At each offset: n, then n grid indices, nearest first (ties by index). */
   neighbours: Uint16Array;
+  /** [size × 8] 3k + l for level l at position k of each entry: offsets into a per-group table of the 24 error terms. */
+  codes: Uint8Array;
+}
+
+/** codes of Grid8 from its levels (2l + 1). */
+export function levelCodes(levels: Uint8Array): Uint8Array {
+  const codes = new Uint8Array(levels.length);
+  for (let i = 0; i < levels.length; i++) codes[i] = 3 * (i % 8) + ((levels[i] - 1) >> 1);
+  return codes;
 }
 
 /** ggml's kmap_size: indices of points whose 8 levels are at most 2 (and a few above). */
@@ -72,7 +81,7 @@ export function grid8Neighbours(levels: Uint8Array, nwant: number): Grid8 {
     for (const w of wanted) for (let j = 0; j < size; j++) if (d2[j] === w) lists.push(j);
     lists[at] = lists.length - at - 1;
   }
-  return { map, levels, neighbours: Uint16Array.from(lists) };
+  return { map, levels, neighbours: Uint16Array.from(lists), codes: levelCodes(levels) };
 }
 
 /** Levels 2l + 1 from a dequantisation grid whose 3 byte values stand for l = 0, 1, 2 in order. */

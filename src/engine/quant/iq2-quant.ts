@@ -32,22 +32,32 @@ const blockSigns = new Uint8Array(4);
 const q2 = new Uint32Array(16);
 const q2Bytes = new Uint8Array(q2.buffer);
 
+/** term[3k + l]: the weighted squared error of level l at position k of the group being searched. */
+const term = new Float32Array(24);
+
 /**
  * iq2_find_best_neighbour: of the neighbours listed at `at`, the grid point nearest to
  * xval[xo..xo+8) / scale in weighted squared error (first on ties); its levels go to out[xo..xo+8).
+ * The 24 terms w·(scale·q − x)² a point can sum are computed once, then each neighbour adds its 8
+ * in ggml's order, so the float32 sums are ggml's.
  */
 function bestNeighbour(g: Grid8, at: number, w: Float32Array, scale: number, out: Int8Array, xo: number): number {
-  const nb = g.neighbours;
+  const { neighbours: nb, codes } = g;
+  for (let k = 0; k < 8; k++) {
+    const x = xval[xo + k];
+    const wk = w[xo + k];
+    for (let l = 0; l < 3; l++) {
+      const diff = fr(fr(scale * (2 * l + 1)) - x);
+      term[3 * k + l] = fr(fr(wk * diff) * diff);
+    }
+  }
   const n = nb[at];
   let best = Infinity;
   let index = -1;
   for (let j = 1; j <= n; j++) {
     const p = 8 * nb[at + j];
-    let d2 = 0;
-    for (let i = 0; i < 8; i++) {
-      const diff = fr(fr(scale * g.levels[p + i]) - xval[xo + i]);
-      d2 = fr(d2 + fr(fr(w[xo + i] * diff) * diff));
-    }
+    let d2 = term[codes[p]];
+    for (let i = 1; i < 8; i++) d2 = fr(d2 + term[codes[p + i]]);
     if (d2 < best) {
       best = d2;
       index = nb[at + j];
@@ -64,25 +74,53 @@ function indexOf(l: Int8Array, o: number): number {
   return u;
 }
 
-/** Levels of group k for the inverse scale id into out[8k..8k+8): nearest_int(0.5·(id·x − 1)) in [0, 2]. */
-function roundGroup(id: number, k: number, out: Int8Array): void {
+/**
+ * Levels of group k for the inverse scale id into out[8k..8k+8): nearest_int(0.5·(id·x − 1)) in [0, 2];
+ * returns their 16-bit grid index (indexOf).
+ */
+function roundGroup(id: number, k: number, out: Int8Array): number {
+  let u = 0;
   for (let i = 0; i < 8; i++) {
     const l = nearestInt(fr(0.5 * fr(fr(id * xval[8 * k + i]) - 1)));
-    out[8 * k + i] = Math.max(0, Math.min(K_MAX_Q - 1, l));
+    const c = l < 0 ? 0 : l > K_MAX_Q - 1 ? K_MAX_Q - 1 : l;
+    out[8 * k + i] = c;
+    u |= c << (2 * i);
+  }
+  return u;
+}
+
+/** At 3i + l: the terms w·x·q and w·q·q element i adds at level l (q = 2l + 1) to ggml's sums. */
+const qxTerm = new Float32Array(3 * 32);
+const qqTerm = new Float32Array(3 * 32);
+
+/** qxTerm and qqTerm of the first n elements of weight and xval, computed once per block instead of once per trial scale. */
+function sumTerms(n: number): void {
+  for (let i = 0; i < n; i++) {
+    const w = weight[i];
+    const wx = fr(w * xval[i]);
+    for (let l = 0; l < 3; l++) {
+      const q = 2 * l + 1;
+      qxTerm[3 * i + l] = fr(wx * q);
+      qqTerm[3 * i + l] = fr(fr(w * q) * q);
+    }
   }
 }
 
-/** Σ w·x·q and Σ w·q² over n elements, q = 2l + 1 (float32, in order). */
-function sums(l: Int8Array, n: number): [number, number] {
-  let sumqx = 0;
-  let sumq2 = 0;
+/** The last sums(): Σ w·x·q and Σ w·q² (float32, in order). */
+let sumqx = 0;
+let sumq2 = 0;
+
+/** Σ w·x·q and Σ w·q² over n elements into sumqx, sumq2, q = 2l + 1 (float32, in order). */
+function sums(l: Int8Array, n: number): void {
+  let sx = 0;
+  let s2 = 0;
   for (let i = 0; i < n; i++) {
-    const w = weight[i];
-    const q = 2 * l[i] + 1;
-    sumqx = fr(sumqx + fr(fr(w * xval[i]) * q));
-    sumq2 = fr(sumq2 + fr(fr(w * q) * q));
+    const t = 3 * i + l[i];
+    sx = fr(sx + qxTerm[t]);
+    s2 = fr(s2 + qqTerm[t]);
   }
-  return [sumqx, sumq2];
+  sumqx = sx;
+  sumq2 = s2;
 }
 
 /** weight[i] = qw·√(σ² + x²) (or 0.25σ² + x² without qw) for x[xb..xb+n), and waux = √weight. */
@@ -145,6 +183,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
       const xb = xbl + 32 * ib;
       groupWeights(x, xb, 32, qw, sigma2);
       for (let k = 0; k < 4; k++) blockSigns[k] = groupSigns(x, xb, k, true);
+      sumTerms(32);
       let max = xval[0];
       for (let i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
       if (max < GROUP_MAX_EPS) {
@@ -164,11 +203,10 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
         const id = fr(fr(2 * K_MAX_Q - 1 + fr(is * F01)) / effMax);
         const thisScale = fr(1 / id);
         for (let k = 0; k < 4; k++) {
-          roundGroup(id, k, Laux);
-          const u = indexOf(Laux, 8 * k);
+          const u = roundGroup(id, k, Laux);
           if (map[u] < 0) bestNeighbour(g, -map[u] - 1, waux, thisScale, Laux, 8 * k);
         }
-        const [sumqx, sumq2] = sums(Laux, 32);
+        sums(Laux, 32);
         if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
           scale = fr(sumqx / sumq2);
           best = fr(scale * sumqx);
@@ -178,13 +216,12 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
       if (scale > 0) {
         const id = fr(1 / scale);
         for (let k = 0; k < 4; k++) {
-          roundGroup(id, k, L);
-          const u = indexOf(L, 8 * k);
+          const u = roundGroup(id, k, L);
           let gi = map[u];
           if (gi < 0) gi = bestNeighbour(g, -map[u] - 1, waux, scale, L, 8 * k);
           for (let i = 0; i < 8; i++) L[8 * k + i] = (g.levels[8 * gi + i] - 1) >> 1;
         }
-        const [sumqx, sumq2] = sums(L, 32);
+        sums(L, 32);
         if (sumq2 > 0) scale = fr(sumqx / sumq2);
       }
       if (scale < 0) {
@@ -231,6 +268,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
       const xb = xbl + 16 * ib;
       groupWeights(x, xb, 16, qw, sigma2);
       for (let k = 0; k < 2; k++) blockSigns[k] = groupSigns(x, xb, k, !s);
+      sumTerms(16);
       let max = xval[0];
       for (let i = 1; i < 16; i++) max = max > xval[i] ? max : xval[i];
       L.fill(0, 0, 16);
@@ -245,15 +283,14 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
         const id = fr(fr(2 * K_MAX_Q - 1 + fr(is * F01)) / max);
         const thisScale = fr(1 / id);
         for (let k = 0; k < 2; k++) {
-          roundGroup(id, k, Laux);
-          const u = indexOf(Laux, 8 * k);
+          const u = roundGroup(id, k, Laux);
           onGridAux[k] = 1;
           if (map[u] < 0) {
             onGridAux[k] = 0;
             bestNeighbour(g, -map[u] - 1, waux, thisScale, Laux, 8 * k);
           }
         }
-        const [sumqx, sumq2] = sums(Laux, 16);
+        sums(Laux, 16);
         if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
           scale = fr(sumqx / sumq2);
           best = fr(scale * sumqx);
@@ -266,11 +303,10 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
         const id = fr(1 / scale);
         for (let k = 0; k < 2; k++) {
           if (onGrid[k]) continue;
-          roundGroup(id, k, L);
-          const u = indexOf(L, 8 * k);
+          const u = roundGroup(id, k, L);
           if (map[u] < 0) bestNeighbour(g, -map[u] - 1, waux, scale, L, 8 * k);
         }
-        const [sumqx, sumq2] = sums(L, 16);
+        sums(L, 16);
         if (sumq2 > 0) scale = fr(sumqx / sumq2);
       }
       if (scale < 0) {

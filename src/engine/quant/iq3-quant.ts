@@ -75,16 +75,19 @@ const IQ3XXS_LEVELS = IQ3XXS_GRID.map((v) => v >> 2);
  * xval[xo..xo+4) / scale in weighted squared error (first on ties); its levels go to L[lo..lo+4).
  */
 function bestNeighbour(nb: Uint16Array, at: number, grid: Uint8Array, xval: Float32Array, xo: number, w: Float32Array, scale: number, L: Int8Array, lo: number): number {
+  for (let q = 1; q < 16; q += 2) sv[q] = fr(scale * q);
+  const x0 = xval[xo], x1 = xval[xo + 1], x2 = xval[xo + 2], x3 = xval[xo + 3];
+  const w0 = w[xo], w1 = w[xo + 1], w2 = w[xo + 2], w3 = w[xo + 3];
   const n = nb[at];
   let best = Infinity;
   let index = -1;
   for (let j = 1; j <= n; j++) {
     const g = 4 * nb[at + j];
-    let d2 = 0;
-    for (let i = 0; i < 4; i++) {
-      const diff = fr(fr(scale * grid[g + i]) - xval[xo + i]);
-      d2 = fr(d2 + fr(fr(w[xo + i] * diff) * diff));
-    }
+    const e0 = fr(sv[grid[g]] - x0);
+    const e1 = fr(sv[grid[g + 1]] - x1);
+    const e2 = fr(sv[grid[g + 2]] - x2);
+    const e3 = fr(sv[grid[g + 3]] - x3);
+    const d2 = fr(fr(fr(fr(fr(w0 * e0) * e0) + fr(fr(w1 * e1) * e1)) + fr(fr(w2 * e2) * e2)) + fr(fr(w3 * e3) * e3));
     if (d2 < best) {
       best = d2;
       index = nb[at + j];
@@ -107,6 +110,24 @@ const Laux = new Int8Array(BS);
 const onGrid = new Uint8Array(BS / 4);
 const onGridAux = new Uint8Array(BS / 4);
 const blockSigns = new Uint8Array(BS / 8);
+/** At 8i + l: the terms w·x·q and w·q·q element i adds at level l (q = 2l + 1) to ggml's sums. */
+const qxTerm = new Float32Array(8 * BS);
+const qqTerm = new Float32Array(8 * BS);
+/** sv[q] = scale·q for the odd levels q of the group being searched. */
+const sv = new Float32Array(16);
+
+/** qxTerm and qqTerm of the current block's weight and xval, computed once instead of once per trial scale. */
+function sumTerms(): void {
+  for (let i = 0; i < BS; i++) {
+    const w = weight[i];
+    const wx = fr(w * xval[i]);
+    for (let l = 0; l < 8; l++) {
+      const q = 2 * l + 1;
+      qxTerm[8 * i + l] = fr(wx * q);
+      qqTerm[8 * i + l] = fr(fr(w * q) * q);
+    }
+  }
+}
 
 /** quantize_row_iq3_s_impl for one row x[0..n): qw the column importances, or null (weights x²). */
 export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
@@ -142,6 +163,7 @@ export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n
         }
         blockSigns[k] = s;
       }
+      sumTerms();
       let max = xval[0];
       for (let i = 1; i < BS; i++) max = max > xval[i] ? max : xval[i];
       L.fill(0);
@@ -159,8 +181,9 @@ export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n
           let u = 0;
           for (let i = 0; i < 4; i++) {
             const l = nearestInt(fr(0.5 * fr(fr(id * xval[4 * k + i]) - 1)));
-            Laux[4 * k + i] = Math.max(0, Math.min(K_MAX_Q - 1, l));
-            u |= Laux[4 * k + i] << (3 * i);
+            const c = l < 0 ? 0 : l > K_MAX_Q - 1 ? K_MAX_Q - 1 : l;
+            Laux[4 * k + i] = c;
+            u |= c << (3 * i);
           }
           onGridAux[k] = 1;
           if (map[u] < 0) {
@@ -171,10 +194,9 @@ export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n
         let sumqx = 0;
         let sumq2 = 0;
         for (let i = 0; i < BS; i++) {
-          const w = weight[i];
-          const q = 2 * Laux[i] + 1;
-          sumqx = fr(sumqx + fr(fr(w * xval[i]) * q));
-          sumq2 = fr(sumq2 + fr(fr(w * q) * q));
+          const t = 8 * i + Laux[i];
+          sumqx = fr(sumqx + qxTerm[t]);
+          sumq2 = fr(sumq2 + qqTerm[t]);
         }
         if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
           scale = fr(sumqx / sumq2);
@@ -198,10 +220,9 @@ export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n
         let sumqx = 0;
         let sumq2 = 0;
         for (let i = 0; i < BS; i++) {
-          const w = weight[i];
-          const q = 2 * L[i] + 1;
-          sumqx = fr(sumqx + fr(fr(w * xval[i]) * q));
-          sumq2 = fr(sumq2 + fr(fr(w * q) * q));
+          const t = 8 * i + L[i];
+          sumqx = fr(sumqx + qxTerm[t]);
+          sumq2 = fr(sumq2 + qqTerm[t]);
         }
         if (sumq2 > 0) scale = fr(sumqx / sumq2);
       }
@@ -286,6 +307,7 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
         }
         blockSigns[k] = s & 127;
       }
+      sumTerms();
       let max = xval[0];
       for (let i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
       L.fill(0);
@@ -303,8 +325,9 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
           let u = 0;
           for (let i = 0; i < 4; i++) {
             const l = nearestInt(fr(0.5 * fr(fr(id * xval[4 * k + i]) - 1)));
-            Laux[4 * k + i] = Math.max(0, Math.min(K_MAX_Q - 1, l));
-            u |= Laux[4 * k + i] << (3 * i);
+            const c = l < 0 ? 0 : l > K_MAX_Q - 1 ? K_MAX_Q - 1 : l;
+            Laux[4 * k + i] = c;
+            u |= c << (3 * i);
           }
           onGridAux[k] = 1;
           if (map[u] < 0) {
@@ -315,10 +338,9 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
         let sumqx = 0;
         let sumq2 = 0;
         for (let i = 0; i < 32; i++) {
-          const w = weight[i];
-          const q = 2 * Laux[i] + 1;
-          sumqx = fr(sumqx + fr(fr(w * xval[i]) * q));
-          sumq2 = fr(sumq2 + fr(fr(w * q) * q));
+          const t = 8 * i + Laux[i];
+          sumqx = fr(sumqx + qxTerm[t]);
+          sumq2 = fr(sumq2 + qqTerm[t]);
         }
         if (sumq2 > 0 && fr(sumqx * sumqx) > fr(best * sumq2)) {
           scale = fr(sumqx / sumq2);
@@ -343,10 +365,9 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
         let sumqx = 0;
         let sumq2 = 0;
         for (let i = 0; i < 32; i++) {
-          const w = weight[i];
-          const q = 2 * L[i] + 1;
-          sumqx = fr(sumqx + fr(fr(w * xval[i]) * q));
-          sumq2 = fr(sumq2 + fr(fr(w * q) * q));
+          const t = 8 * i + L[i];
+          sumqx = fr(sumqx + qxTerm[t]);
+          sumq2 = fr(sumq2 + qqTerm[t]);
         }
         if (sumq2 > 0) scale = fr(sumqx / sumq2);
       }
