@@ -96,7 +96,7 @@ describe('pantheon quantize --imatrix', () => {
       expect(() => quantizeModelFile(tiny256, join(dir, 'x.gguf'), fileTypeByName(type)!)).toThrow(ModelError);
       const r = await run(['quantize', tiny256, join(dir, 'x.gguf'), '--type', type]);
       expect(r.code).not.toBe(0);
-      expect(r.err.trim().split('\n')).toHaveLength(1);
+      expect(r.err.trim().split('\n').filter((l) => !l.startsWith('note:'))).toHaveLength(1); // (a note where build/wasm is missing)
       expect(r.err).toMatch(new RegExp(`${type} needs an importance matrix`));
     }
     if (!have) return;
