@@ -13,6 +13,7 @@ import { iq2sGrid, iq2xsGrid, iq2xxsGrid, type Grid8 } from './iq2-grid8.js';
 import { GROUP_MAX_EPS } from './kscales.js';
 import { makeQpQuants } from './kscales-weighted.js';
 import { QK_K } from './q8k.js';
+import { groupSigns } from './iq-signs.js';
 
 const K_MAX_Q = 3;
 const F01 = fr(0.1);
@@ -132,38 +133,6 @@ function groupWeights(x: Float32Array, xb: number, n: number, qw: Float32Array |
   }
 }
 
-/**
- * |x| of group k (8 elements at x[xb + 8k]) into xval and its sign bits; with `even`, an odd count
- * of minus signs flips the sign of the element of least weight·x² (7 stored bits imply the 8th).
- */
-function groupSigns(x: Float32Array, xb: number, k: number, even: boolean): number {
-  let nflip = 0;
-  let s = 0;
-  for (let i = 0; i < 8; i++) {
-    const v = x[xb + 8 * k + i];
-    if (v >= 0) xval[8 * k + i] = v;
-    else {
-      xval[8 * k + i] = -v;
-      nflip++;
-      s |= 1 << i;
-    }
-  }
-  if (even && nflip % 2) {
-    let imin = 0;
-    let min = fr(fr(weight[8 * k] * x[xb + 8 * k]) * x[xb + 8 * k]);
-    for (let i = 1; i < 8; i++) {
-      const ax = fr(fr(weight[8 * k + i] * x[xb + 8 * k + i]) * x[xb + 8 * k + i]);
-      if (ax < min) {
-        min = ax;
-        imin = i;
-      }
-    }
-    xval[8 * k + imin] = -xval[8 * k + imin];
-    s ^= 1 << imin;
-  }
-  return even ? s & 127 : s;
-}
-
 function sumSquares(x: Float32Array, xo: number): number {
   let s = 0;
   for (let i = xo; i < xo + QK_K; i++) s = fr(s + fr(x[i] * x[i]));
@@ -182,7 +151,7 @@ export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number,
     for (let ib = 0; ib < QK_K / 32; ib++) {
       const xb = xbl + 32 * ib;
       groupWeights(x, xb, 32, qw, sigma2);
-      for (let k = 0; k < 4; k++) blockSigns[k] = groupSigns(x, xb, k, true);
+      for (let k = 0; k < 4; k++) blockSigns[k] = groupSigns(xval, weight, x, xb, k, true);
       sumTerms(32);
       let max = xval[0];
       for (let i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
@@ -267,7 +236,7 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
     for (let ib = 0; ib < QK_K / 16; ib++) {
       const xb = xbl + 16 * ib;
       groupWeights(x, xb, 16, qw, sigma2);
-      for (let k = 0; k < 2; k++) blockSigns[k] = groupSigns(x, xb, k, !s);
+      for (let k = 0; k < 2; k++) blockSigns[k] = groupSigns(xval, weight, x, xb, k, !s);
       sumTerms(16);
       let max = xval[0];
       for (let i = 1; i < 16; i++) max = max > xval[i] ? max : xval[i];

@@ -10,6 +10,7 @@
 import { fr, nearestInt, putF16 } from './half.js';
 import { IQ3S_GRID, IQ3XXS_GRID } from './iq-grids.js';
 import { QK_K } from './q8k.js';
+import { groupSigns } from './iq-signs.js';
 
 /** A 4-element grid's index map and neighbour lists (iq3xs_init_impl's kmap_q3xs, kneighbors_q3xs). */
 export interface Iq3Neighbours {
@@ -279,34 +280,7 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
         weight[i] = qw ? fr(qw[xb + i] * fr(Math.sqrt(fr(sigma2 + fr(v * v))))) : fr(v * v);
         waux[i] = fr(Math.sqrt(weight[i]));
       }
-      for (let k = 0; k < 4; k++) {
-        let nflip = 0;
-        let s = 0;
-        for (let i = 0; i < 8; i++) {
-          const v = x[xb + 8 * k + i];
-          if (v >= 0) xval[8 * k + i] = v;
-          else {
-            xval[8 * k + i] = -v;
-            nflip++;
-            s |= 1 << i;
-          }
-        }
-        if (nflip % 2) {
-          // an odd count of minus signs: flip the least important element's sign (7 bits store the rest)
-          let imin = 0;
-          let min = fr(fr(weight[8 * k] * x[xb + 8 * k]) * x[xb + 8 * k]);
-          for (let i = 1; i < 8; i++) {
-            const ax = fr(fr(weight[8 * k + i] * x[xb + 8 * k + i]) * x[xb + 8 * k + i]);
-            if (ax < min) {
-              min = ax;
-              imin = i;
-            }
-          }
-          xval[8 * k + imin] = -xval[8 * k + imin];
-          s ^= 1 << imin;
-        }
-        blockSigns[k] = s & 127;
-      }
+      for (let k = 0; k < 4; k++) blockSigns[k] = groupSigns(xval, weight, x, xb, k, true);
       sumTerms();
       let max = xval[0];
       for (let i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
