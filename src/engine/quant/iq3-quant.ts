@@ -152,18 +152,7 @@ export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n
         weight[i] = qw ? fr(qw[xb + i] * fr(Math.sqrt(fr(sigma2 + fr(v * v))))) : fr(v * v);
         waux[i] = fr(Math.sqrt(weight[i]));
       }
-      for (let k = 0; k < BS / 8; k++) {
-        let s = 0;
-        for (let i = 0; i < 8; i++) {
-          const v = x[xb + 8 * k + i];
-          if (v >= 0) xval[8 * k + i] = v;
-          else {
-            xval[8 * k + i] = -v;
-            s |= 1 << i;
-          }
-        }
-        blockSigns[k] = s;
-      }
+      for (let k = 0; k < BS / 8; k++) blockSigns[k] = groupSigns(xval, weight, x, xb, k, false);
       sumTerms();
       let max = xval[0];
       for (let i = 1; i < BS; i++) max = max > xval[i] ? max : xval[i];
