@@ -68,6 +68,9 @@ export function poolBand(memory: MemoryEstimate, total: number, threads: number)
   return planPool(memory, threads, total).band;
 }
 
+/** What a NO_GPU error says before its advice (the CLI's here; the app's in host/backend-choice.ts). */
+export const NO_GPU = 'no WebGPU adapter was found here (no GPU through Vulkan, Metal or Direct3D 12, and no Mesa llvmpipe through OpenGL ES)';
+
 async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan): Promise<MatBackend> {
   switch (kind) {
     case 'scalar':
@@ -80,7 +83,7 @@ async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan
       // only when asked for: a GPU, else Mesa's llvmpipe (the CPU through OpenGL ES, for tests),
       // which the name then says ("webgpu (llvmpipe)")
       const gpu = WebGpuBackend.create({ fallback: 'allow' });
-      if (!gpu) throw new ModelError('NO_GPU', 'no WebGPU adapter was found here (no GPU through Vulkan, Metal or Direct3D 12, and no Mesa llvmpipe through OpenGL ES); use --backend pool');
+      if (!gpu) throw new ModelError('NO_GPU', `${NO_GPU}; use --backend pool`);
       return gpu;
     }
   }

@@ -3,7 +3,7 @@
 
 import type { ComputeBackend } from '../../shared/contract.js';
 import { ModelError } from '../../shared/errors.js';
-import type { BackendKind } from '../session.js';
+import { NO_GPU, type BackendKind } from '../session.js';
 
 /** What the host asks the engine for; undefined = the engine's CPU default (pool, else wasm). */
 export interface BackendPick {
@@ -32,7 +32,7 @@ export async function* watchGpu<T>(events: AsyncIterable<T>): AsyncGenerator<T> 
 /** A failed load: a lost GPU noted; NO_GPU worded for the app (the engine's names the CLI's flag). */
 export function loadFailed(err: unknown, setting: ComputeBackend | undefined): never {
   if (setting === 'gpu' && (err as { code?: unknown }).code === 'NO_GPU') {
-    throw new ModelError('NO_GPU', `${(err as Error).message.replace(/; use --backend pool$/, '')}; choose Automatic or CPU under Settings → Engine and load the model again`);
+    throw new ModelError('NO_GPU', `${NO_GPU}; choose Automatic or CPU under Settings → Engine and load the model again`);
   }
   return noteGpuLost(err);
 }
