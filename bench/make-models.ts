@@ -4,6 +4,7 @@
 //   npm run bench:models [-- --only llama110m|qwen2-0.5b] [--types F16,Q8_0,Q6_K,Q4_K_M,Q4_0] [--force] [--no-check]
 //   npm run bench:models -- --only qwen3moe-30b-a3b-4l --types Q8_0    # the MoE shape, on request only
 //   npm run bench:models -- --only llama31-8b-4l --types Q4_K_M         # the 8B's shapes, on request only
+//   npm run bench:models -- --only llama31-8b --types Q4_K_M --random-blocks   # all 32 layers (4.6 GiB)
 //   … --random-blocks: Q4_K_M as random blocks in ggml's Q4_K_M type mix, not quantised (seconds, not an hour)
 //
 // Writes bench/models/<shape>-<type>.gguf (git-ignored). The F16 file is written once in a stream
@@ -95,9 +96,13 @@ const LLAMA31_8B_4L: Shape = {
   vocabFile: 'ggml-vocab-llama-bpe.gguf',
 };
 
-export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L, LLAMA31_8B_4L];
+// All 32 of the 8B's layers: the type mix per token of the real model (Q4_K ~74% of the bytes read,
+// where the 4-layer file's Q6_K output matrix is 47%), 4.6 GiB as Q4_K_M. On request only.
+const LLAMA31_8B: Shape = { ...LLAMA31_8B_4L, name: 'llama31-8b', nLayer: 32 };
+
+export const SHAPES: readonly Shape[] = [LLAMA_110M, QWEN2_05B, QWEN3MOE_30B_A3B_4L, LLAMA31_8B_4L, LLAMA31_8B];
 /** Shapes made only when --only names them (several GB each). */
-const ON_REQUEST = new Set(['qwen3moe-30b-a3b-4l', 'llama31-8b-4l']);
+const ON_REQUEST = new Set(['qwen3moe-30b-a3b-4l', 'llama31-8b-4l', 'llama31-8b']);
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
