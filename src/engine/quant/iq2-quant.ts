@@ -14,6 +14,7 @@ import { GROUP_MAX_EPS } from './kscales.js';
 import { makeQpQuants } from './kscales-weighted.js';
 import { QK_K } from './q8k.js';
 import { groupSigns } from './iq-signs.js';
+import { quantizeIq2ByKernel } from './iq2-kernel.js';
 
 const K_MAX_Q = 3;
 const F01 = fr(0.1);
@@ -139,8 +140,8 @@ function sumSquares(x: Float32Array, xo: number): number {
   return s;
 }
 
-/** quantize_row_iq2_xxs_impl for one row x[0..n); qw the column importances (required). */
-export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+/** quantize_row_iq2_xxs_impl for one row x[0..n); qw the column importances (required). The scalar reference. */
+export function quantizeIq2XxsRowRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
   const g = iq2xxsGrid();
   const { map } = g;
   for (let ibl = 0, o = off; ibl < n / QK_K; ibl++, o += 66) {
@@ -312,12 +313,26 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
   }
 }
 
-/** quantize_row_iq2_xs_impl for one row x[0..n); qw the column importances (required). */
-export function quantizeIq2XsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+/** quantize_row_iq2_xs_impl for one row x[0..n); qw the column importances (required). The scalar reference. */
+export function quantizeIq2XsRowRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
   quantizeIq2XsOrS(x, dst, off, n, qw, false);
 }
 
-/** quantize_row_iq2_s_impl for one row x[0..n); qw the column importances, or null (weights 0.25σ² + x²). */
-export function quantizeIq2SRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+/** quantize_row_iq2_s_impl for one row x[0..n); qw the column importances, or null (weights 0.25σ² + x²). The scalar reference. */
+export function quantizeIq2SRowRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
   quantizeIq2XsOrS(x, dst, off, n, qw, true);
+}
+
+// The quantisers: the WebAssembly kernel (iq2-kernel.ts) when there is one, else the reference.
+
+export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+  if (!quantizeIq2ByKernel('xxs', iq2xxsGrid, x, dst, off, n, qw)) quantizeIq2XxsRowRef(x, dst, off, n, qw);
+}
+
+export function quantizeIq2XsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+  if (!quantizeIq2ByKernel('xs', iq2xsGrid, x, dst, off, n, qw)) quantizeIq2XsRowRef(x, dst, off, n, qw);
+}
+
+export function quantizeIq2SRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+  if (!quantizeIq2ByKernel('s', iq2sGrid, x, dst, off, n, qw)) quantizeIq2SRowRef(x, dst, off, n, qw);
 }
