@@ -1,7 +1,7 @@
 // The IQ2 quantisers' WebAssembly kernel (wasm/assembly/quantize-iq2.ts) against the TypeScript
 // reference (quant/iq2-quant.ts, run with PANTHEON_QUANT_WASM=0's path: no kernel at all), byte for
 // byte on many random blocks and the edge cases: all-zero and tiny groups, huge values (sums of
-// squares that overflow to infinity), outliers, constant groups, NaN, and importances that are
+// squares that overflow to infinity), subnormals, ±0, ±infinity, outliers, constant groups, NaN, and importances that are
 // zero, tiny or huge. ggml is the truth for the reference (imatrix-quant.test.ts, reference-iq.test.ts).
 import { afterAll, describe, expect, it } from 'vitest';
 import { iq2sGrid, iq2xsGrid, iq2xxsGrid, type Grid8 } from '../../src/engine/quant/iq2-grid8.js';
@@ -23,7 +23,7 @@ const N = 2048;
 function row(r: () => number, edge: boolean): Float32Array {
   const x = new Float32Array(N);
   for (let g = 0; g < N / 16; g++) {
-    const kind = edge ? Math.floor(r() * 10) : 0;
+    const kind = edge ? Math.floor(r() * 13) : 0;
     const scale = 10 ** (-6 + 7 * r());
     for (let i = 0; i < 16; i++) {
       const v = (r() + r() + r() - 1.5) * scale;
@@ -34,8 +34,11 @@ function row(r: () => number, edge: boolean): Float32Array {
         : kind === 5 ? v * 1e15 // huge, finite sums
         : kind === 6 && g % 5 === 0 ? v * 1e25 // a block whose sum of squares overflows
         : kind === 7 ? -Math.abs(v) // all negative (odd sign counts flip one element)
-        : kind === 8 && i === 3 && g % 7 === 0 ? NaN
+        : kind === 8 && (i === 3 || i === 15) && g % 3 === 0 ? NaN // (last in a group: the group's max is NaN)
         : kind === 9 ? Math.round(v / scale * 4) * scale / 4 // few distinct values, near ties
+        : kind === 10 ? (i % 5 ? 1e-43 * (i % 4) : -1.4e-45) // subnormal: the trial scales' 1/max is infinite
+        : kind === 11 ? (i % 2 ? -0 : 0)
+        : kind === 12 && g % 9 === 0 ? (i === 2 ? Infinity : i === 9 ? -Infinity : v)
         : v;
     }
   }

@@ -48,7 +48,10 @@ const SG = 1440;
   return load<f32>(p + (<usize>i << 2));
 }
 
-/** The grid index at map[u], or 0 where the reference's map read is undefined (u out of range). */
+/**
+ * The grid index at map[u], or 0 where the reference's map read is undefined (u out of range: levels
+ * left by make_qp_quants when the scale is NaN, whose block is then all zeros anyway; no read outside map).
+ */
 // @ts-ignore: decorator
 @inline function mapAt(map: usize, u: i32): i32 {
   return <u32>u < <u32>KMAP_SIZE ? load<i32>(map + (<usize>u << 2)) : 0;
