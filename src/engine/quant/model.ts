@@ -1,6 +1,7 @@
 // Quantising a whole model file: read each tensor, convert it to the type the recipe chose, write
-// it to the output file, drop it (with threads, each thread reads and converts its own rows). Metadata is copied, with general.file_type and
-// general.quantization_version set as llama.cpp's llama_model_quantize_impl sets them.
+// it to the output file, drop it (with threads, each thread reads and converts its own rows).
+// Metadata is copied, with general.file_type and general.quantization_version set as llama.cpp's
+// llama_model_quantize_impl sets them.
 
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { ModelError } from '../../shared/errors.js';
