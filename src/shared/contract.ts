@@ -200,6 +200,22 @@ export const DEFAULT_SAMPLING: Readonly<SamplingSettings> = Object.freeze({
 export const COMPUTE_BACKENDS = ['auto', 'cpu', 'gpu'] as const;
 export type ComputeBackend = (typeof COMPUTE_BACKENDS)[number];
 
+/**
+ * With Compute on GPU: the model's first N blocks on the GPU and the rest on the CPU (N above the
+ * model's blocks: all), or 'auto': as many as the GPU's memory holds (engine/backend/offload-plan.ts).
+ */
+export type GpuLayersSetting = 'auto' | number;
+/** The largest number of GPU layers the setting takes (no model has more blocks). */
+export const MAX_GPU_LAYERS = 4096;
+
+/** Where a model runs on the GPU: the adapter, and how many of its blocks are there. */
+export interface GpuOffload {
+  adapter: string;
+  layers: number;
+  /** The model's blocks. */
+  of: number;
+}
+
 export interface Settings {
   sampling: SamplingSettings;
   systemPrompt: string;
@@ -208,6 +224,8 @@ export interface Settings {
   threads: number;
   /** Where the engine computes: 'auto' (the CPU pool; never Mesa's llvmpipe), 'cpu', 'gpu' (WebGPU). */
   computeBackend?: ComputeBackend;
+  /** With computeBackend 'gpu': the blocks on the GPU (default 'auto'). */
+  gpuLayers?: GpuLayersSetting;
   theme: 'system' | 'light' | 'dark';
   modelsFolder: string | null;
   contextPolicy: ContextPolicy;
@@ -315,7 +333,7 @@ export interface Chat {
 export type EngineState =
   | { status: 'idle' }
   | { status: 'loading'; modelId: string; loadedBytes: number; totalBytes: number }
-  | { status: 'ready'; modelId: string; modelName: string; contextSize: number; threads: number; backend: string; memoryBytes: number; loadMs: number }
+  | { status: 'ready'; modelId: string; modelName: string; contextSize: number; threads: number; backend: string; memoryBytes: number; loadMs: number; gpu?: GpuOffload }
   | { status: 'busy'; modelId: string; modelName: string; contextSize: number }
   | { status: 'crashed'; modelId: string | null; reason: EngineExitReason; message: string }
   | { status: 'error'; modelId: string | null; error: SerializedError };

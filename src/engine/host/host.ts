@@ -89,6 +89,7 @@ export class EngineHost {
         contextSize: req.contextSize,
         threads: req.threads,
         ...(req.backend ? { backend: req.backend } : {}),
+        ...(req.gpuLayers !== undefined ? { gpuLayers: req.gpuLayers } : {}),
         ...(req.remote ? { remote: req.remote } : {}),
         signal: abort.signal,
         onProgress: (loadedBytes, totalBytes) => {

@@ -9,7 +9,7 @@
 //            never pass through main. Under Node the control channel doubles as the stream channel.
 
 import type { SerializedError } from '../../shared/errors.js';
-import type { ComputeBackend, GenerateRequest, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
+import type { ComputeBackend, GenerateRequest, GpuLayersSetting, GpuOffload, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
 import type { RemoteTarget } from './remote-model.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -33,6 +33,8 @@ export interface LoadRequest {
   threads: number;
   /** Where to compute (the app's Settings.computeBackend); default 'auto'. */
   backend?: ComputeBackend;
+  /** With backend 'gpu': the blocks on the GPU (Settings.gpuLayers); default 'auto'. */
+  gpuLayers?: GpuLayersSetting;
   /** A model on another server (OpenAI API) instead of the file at `path`. */
   remote?: RemoteTarget;
 }
@@ -63,9 +65,11 @@ export interface LoadedInfo {
   contextSize: number;
   threads: number;
   backend: string;
-  /** Weights plus KV cache, bytes. */
+  /** Weights plus KV cache, bytes (the GPU's part included). */
   memoryBytes: number;
   loadMs: number;
+  /** On the GPU: the adapter and the blocks there (the engine line: "GPU: 12 of 32 layers (llvmpipe)"). */
+  gpu?: GpuOffload;
 }
 
 export type FromHost =

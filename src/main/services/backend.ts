@@ -192,6 +192,7 @@ export class Backend {
           contextSize: contextSize ?? s.contextSize,
           threads: threads ?? s.threads,
           backend: s.computeBackend ?? 'auto',
+          ...(s.computeBackend === 'gpu' ? { gpuLayers: s.gpuLayers ?? 'auto' } : {}),
         });
       },
       'engine:cancelLoad': () => this.engine.cancelLoad(),

@@ -10,7 +10,7 @@
 // Each load starts a fresh process, so a crash, an unload or a new model always begins clean and
 // the operating system gets every byte of the old model back.
 
-import { SERVER_LOG_SIZE, type ComputeBackend, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
+import { SERVER_LOG_SIZE, type ComputeBackend, type GpuLayersSetting, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
 import { CancelledError, EngineError, deserializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { RemoteTarget } from '../../engine/host/remote-model.js';
@@ -59,6 +59,8 @@ export interface LoadParams {
   threads: number;
   /** Where the engine computes (Settings.computeBackend); default 'auto'. */
   backend?: ComputeBackend;
+  /** With backend 'gpu': the blocks on the GPU (Settings.gpuLayers); default 'auto'. */
+  gpuLayers?: GpuLayersSetting;
   /** A model on a remote server instead of the file at `path`. */
   remote?: RemoteTarget;
 }
@@ -369,7 +371,7 @@ export class EngineSupervisor {
   private readyState(): EngineState {
     const p = this.params!;
     const i = this.info!;
-    return { status: 'ready', modelId: p.modelId, modelName: p.modelName, contextSize: i.contextSize, threads: i.threads, backend: i.backend, memoryBytes: i.memoryBytes, loadMs: i.loadMs };
+    return { status: 'ready', modelId: p.modelId, modelName: p.modelName, contextSize: i.contextSize, threads: i.threads, backend: i.backend, memoryBytes: i.memoryBytes, loadMs: i.loadMs, ...(i.gpu ? { gpu: i.gpu } : {}) };
   }
 
   // ---- requests --------------------------------------------------------------------------------
@@ -390,7 +392,7 @@ export class EngineSupervisor {
     this.spawn();
     this.activity = 'loading';
     const done = new Promise<EngineState>((resolve, reject) => { this.pendingLoad = { resolve, reject }; });
-    this.send({ kind: 'load', path: params.path, contextSize: params.contextSize, threads: params.threads, ...(params.backend ? { backend: params.backend } : {}), ...(params.remote ? { remote: params.remote } : {}) });
+    this.send({ kind: 'load', path: params.path, contextSize: params.contextSize, threads: params.threads, ...(params.backend ? { backend: params.backend } : {}), ...(params.gpuLayers !== undefined ? { gpuLayers: params.gpuLayers } : {}), ...(params.remote ? { remote: params.remote } : {}) });
     return done;
   }
 

@@ -12,6 +12,8 @@ export interface EngineStore {
   error: string | null;
   /** A reply ended because the GPU was lost (GPU_LOST): the engine line offers the reload on the CPU. */
   gpuLost: boolean;
+  /** The GPU adapter of the last model loaded on it (Settings → Engine names it), null before one. */
+  adapter: string | null;
   setState(state: EngineState): void;
   refresh(): Promise<void>;
   /** Load a model for chat; resolves once it is ready (or failed / was cancelled). */
@@ -29,7 +31,8 @@ export const useEngine = create<EngineStore>()((set, get) => ({
   state: { status: 'idle' },
   error: null,
   gpuLost: false,
-  setState: (state) => set({ state, error: state.status === 'error' ? state.error.message : null }),
+  adapter: null,
+  setState: (state) => set({ state, error: state.status === 'error' ? state.error.message : null, ...(state.status === 'ready' && state.gpu ? { adapter: state.gpu.adapter } : {}) }),
   async refresh() {
     try {
       get().setState(await api().engine.state());
