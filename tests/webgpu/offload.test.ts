@@ -1,7 +1,7 @@
 // GPU offload on a real adapter (Mesa's llvmpipe in CI): blocks [0, N) on the WebGPU backend, the
 // rest on the CPU pool (src/engine/backend/offload.ts). Greedy tokens with 0, 1, half and all
 // blocks on the GPU equal the CPU pool's (whose tokens tests/model checks against llama.cpp) on
-// stories260K and tiny-llama-s5; auto takes as many blocks as a GPU of a given size holds
+// stories260K and tiny-llama-s5, and the pool plans only the CPU's part; auto takes as many blocks as a GPU of a given size holds
 // (WebGpuBackend.probe with its memoryBytes hook: allocations inside pushErrorScope, the reserve
 // first); the app's host adapter reports the split; `pantheon run --json` names it.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,7 @@ describe.skipIf(!probe)(`GPU offload (${adapter})`, () => {
       const want = await greedyTokens(new Session(cpu), PROMPT, N);
       const nLayer = cpu.hparams.nLayer;
       const pool = cpu.backendName;
+      const cpuNeed = cpu.plan.need;
       cpu.dispose();
       for (const n of [...new Set([0, 1, nLayer >> 1, nLayer])]) {
         const lm = await LoadedModel.load(path, { contextSize: 64, backend: 'webgpu', gpuLayers: n });
@@ -46,6 +47,8 @@ describe.skipIf(!probe)(`GPU offload (${adapter})`, () => {
           expect(lm.backendName).toBe(`webgpu (${adapter}) ${n}/${nLayer} layers + ${pool}`);
           expect(lm.gpu).toMatchObject({ adapter, layers: n, of: nLayer });
           expect(lm.gpu!.bytes > 0).toBe(n > 0);
+          // the pool planned only what stayed on the CPU: its plan and the GPU's bytes make the whole
+          expect(Math.abs(lm.plan.need + lm.gpu!.bytes - cpuNeed)).toBeLessThanOrEqual(64);
         } finally {
           lm.dispose();
         }
