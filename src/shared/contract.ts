@@ -466,6 +466,8 @@ export interface Requests {
   'engine:cancelLoad': { request: void; response: EngineState };
   'engine:unload': { request: void; response: EngineState };
   'engine:state': { request: void; response: EngineState };
+  /** The WebGPU adapter a GPU load would use, by name (Settings → Engine), or null when there is none. */
+  'engine:gpuAdapter': { request: void; response: { adapter: string | null } };
   /** Count tokens of a text with the loaded model (context gauge). */
   'engine:countTokens': { request: { messages: RequestMessage[] }; response: { tokens: number; contextSize: number } };
   'remote:list': { request: void; response: RemoteServer[] };
@@ -515,7 +517,7 @@ export type ResponseOf<C extends RequestChannel> = Requests[C]['response'];
 export const REQUEST_CHANNELS = [
   'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
   'model:openDropped', 'model:close', 'model:metaArray', 'model:tensorStats', 'model:compare', 'model:cancelInspect', 'engine:load', 'engine:cancelLoad', 'engine:unload',
-  'engine:state', 'engine:countTokens', 'remote:list', 'remote:add', 'remote:remove', 'remote:refresh', 'remote:open', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
+  'engine:state', 'engine:gpuAdapter', 'engine:countTokens', 'remote:list', 'remote:add', 'remote:remove', 'remote:refresh', 'remote:open', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
   'chats:delete', 'chats:import', 'settings:get', 'settings:set', 'server:start', 'server:stop', 'server:state',
 ] as const satisfies readonly RequestChannel[];
 

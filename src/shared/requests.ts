@@ -292,6 +292,7 @@ const validators: Validators = {
   'engine:cancelLoad': none,
   'engine:unload': none,
   'engine:state': none,
+  'engine:gpuAdapter': none,
   'engine:countTokens': (v) => ({ messages: chatMessages(record(v, 'request').messages) }),
   'remote:list': none,
   'remote:add': (v) => {

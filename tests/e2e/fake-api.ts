@@ -135,6 +135,7 @@ export function installFakeApi(opts: FakeOptions): void {
       cancelLoad: async () => (setEngine({ status: 'idle' }), engine),
       unload: async () => (setEngine({ status: 'idle' }), engine),
       state: async () => engine,
+      gpuAdapter: async () => (await delay(30), { adapter: 'fake adapter' }),
       countTokens: async ({ messages }: { messages: { content: string }[] }) => ({ tokens: messages.reduce((a, m) => a + m.content.split(/\s+/).length + 4, 0), contextSize: settings.contextSize }),
     },
     chats: {

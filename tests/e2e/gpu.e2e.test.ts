@@ -54,14 +54,15 @@ describe.skipIf(!adapter)(`the Compute on setting (${adapter ?? 'no adapter'})`,
     expect(await engineLine(page)).not.toContain('webgpu');
 
     await select.selectOption('gpu');
+    // the adapter named before the model loads on it (engine:gpuAdapter: a short-lived host asks Dawn)
+    const panel = page.getByRole('group', { name: 'GPU offload' });
+    await expect.poll(() => panel.textContent(), { timeout: 30_000 }).toContain(`Adapter: ${adapter}`);
     await page.getByRole('button', { name: 'Reload with the GPU' }).click();
     // auto: every one of stories260K's 5 blocks on llvmpipe (docs/webgpu.md "GPU offload")
     await expect.poll(() => engineLine(page), { timeout: 60_000 }).toContain(` · GPU: 5 of 5 layers (${adapter}) · `);
     const onGpu = await replyTo(page, 'Once upon a time');
     expect(onGpu).toBe(onCpu);
     await screenshot(page, 'gpu-01-reply-on-webgpu');
-    const panel = page.getByRole('group', { name: 'GPU offload' });
-    expect(await panel.textContent()).toContain(`Adapter: ${adapter}`);
 
     // 2 of the 5 blocks on the GPU, the rest on the CPU: the same greedy reply
     await panel.getByRole('checkbox', { name: 'Auto GPU layers' }).uncheck();

@@ -152,7 +152,8 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)
     const panel = page.getByRole('group', { name: 'GPU offload' });
     expect(await panel.count()).toBe(0);
     await select.selectOption('gpu');
-    expect(await panel.textContent()).toContain('Adapter: named once the model has loaded on the GPU');
+    // named before any load on the GPU (engine:gpuAdapter)
+    await expect.poll(() => panel.textContent()).toContain('Adapter: fake adapter');
     const auto = panel.getByRole('checkbox', { name: 'Auto GPU layers' });
     expect(await auto.isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Reload with the GPU' }).click();

@@ -3,13 +3,16 @@
 // blocks on the GPU equal the CPU pool's (whose tokens tests/model checks against llama.cpp) on
 // stories260K and tiny-llama-s5, and the pool plans only the CPU's part; auto takes as many blocks as a GPU of a given size holds
 // (WebGpuBackend.probe with its memoryBytes hook: allocations inside pushErrorScope, the reserve
-// first); the app's host adapter reports the split; `pantheon run --json` names it.
+// first); the app's host adapter and the supervisor report the split and the adapter (before a
+// load too); `pantheon run --json` names it.
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { GPU_RESERVE, layerBytes } from '../../src/engine/backend/offload-plan.js';
 import { WebGpuBackend } from '../../src/engine/backend/webgpu/backend.js';
 import { readGgufHeader } from '../../src/engine/gguf/file.js';
 import { loadSessionModel } from '../../src/engine/host/engine.js';
+import { EngineSupervisor } from '../../src/main/services/engine-supervisor.js';
+import { nodeEngineTransport } from '../../src/main/services/node-engine-transport.js';
 import { LoadedModel, Session } from '../../src/engine/session.js';
 import { HAVE_SHARED, sharedModel } from '../helpers.js';
 import { readGolden } from '../model/golden.js';
@@ -108,6 +111,20 @@ describe.skipIf(!probe)(`GPU offload (${adapter})`, () => {
       m.dispose();
     }
   });
+
+  it('the supervisor names the adapter before any load (a short-lived host of its own), then from the GPU load', async () => {
+    const logs: string[] = [];
+    const sup = new EngineSupervisor(nodeEngineTransport({ log: (l) => logs.push(l) }), (l) => logs.push(l));
+    try {
+      expect(await sup.gpuAdapter()).toBe(adapter);
+      expect(sup.current).toEqual({ status: 'idle' }); // the engine's own process untouched
+      const state = await sup.load({ modelId: 'demo', modelName: 'stories260K', path: sharedModel('stories260K.gguf'), contextSize: 64, threads: 1, backend: 'gpu', gpuLayers: 3 });
+      expect(state).toMatchObject({ status: 'ready', gpu: { adapter, layers: 3, of: 5 } });
+      expect(await sup.gpuAdapter()).toBe(adapter);
+    } finally {
+      await sup.unload();
+    }
+  }, 60_000);
 
   const story = readGolden('stories260K');
   it.skipIf(!story)('`pantheon run --gpu-layers 2 --json` names the split and prints llama.cpp\'s tokens; above the count means all', async () => {

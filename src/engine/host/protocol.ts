@@ -54,6 +54,8 @@ export type ToHost =
   /** Serve the loaded model over the OpenAI API on 127.0.0.1:port (engine/server); 'serverState' answers. */
   | { kind: 'serverStart'; port: number; apiKey?: string }
   | { kind: 'serverStop' }
+  /** Which WebGPU adapter a GPU load would take (a short-lived host answers it: EngineSupervisor.gpuAdapter). */
+  | { kind: 'gpuAdapter'; id: number }
   | StreamRequest;
 
 // ---------------------------------------------------------------------------------------------
@@ -90,6 +92,8 @@ export type FromHost =
   | { kind: 'serverState'; url: string | null; error?: string }
   /** A request the server answered. */
   | { kind: 'serverRequest'; entry: ServerLogEntry }
+  /** The adapter's short name (device.ts adapterName), or null: none here. */
+  | { kind: 'gpuAdapter'; id: number; adapter: string | null }
   | StreamReply;
 
 /** True for a value shaped like a message with a string `kind` (a first check on untrusted input). */

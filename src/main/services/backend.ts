@@ -198,6 +198,7 @@ export class Backend {
       'engine:cancelLoad': () => this.engine.cancelLoad(),
       'engine:unload': () => this.engine.unload(),
       'engine:state': async () => this.engine.current,
+      'engine:gpuAdapter': async () => ({ adapter: await this.engine.gpuAdapter() }),
       'engine:countTokens': ({ messages }) => this.engine.countTokens(messages),
       'remote:list': async () => this.remotes.list(),
       'remote:add': ({ baseUrl, apiKey }) => this.remotes.add(baseUrl, apiKey),

@@ -66,6 +66,8 @@ export interface LoadParams {
 }
 
 const SHUTDOWN_GRACE_MS = 2000;
+/** How long the GPU adapter query may take (Dawn's start, a device and its feature test). */
+const GPU_ADAPTER_MS = 20_000;
 const CANCEL_GRACE_MS = 3000;
 
 interface Pending<T> {
@@ -365,6 +367,8 @@ export class EngineSupervisor {
       case 'event':
         this.generations.deliver(msg.id, msg.event);
         break;
+      case 'gpuAdapter': // (asked of a short-lived host: gpuAdapter())
+        break;
     }
   }
 
@@ -450,6 +454,39 @@ export class EngineSupervisor {
       const crashed = this.state.status === 'crashed';
       throw new EngineError('ENGINE_NOT_READY', crashed ? 'The engine stopped; press Reload to start it again.' : 'No model is loaded for chat; load one first.');
     }
+  }
+
+  /**
+   * The WebGPU adapter a GPU load would take, by name, or null: none. The model's own when it runs
+   * on the GPU; else a short-lived host process of its own opens a device and says (within
+   * GPU_ADAPTER_MS, else null), so the engine's process and its state are not touched.
+   */
+  gpuAdapter(): Promise<string | null> {
+    if (this.info?.gpu) return Promise.resolve(this.info.gpu.adapter);
+    return new Promise((resolve) => {
+      let done = false;
+      let proc: HostProcess | null = null;
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const finish = (adapter: string | null, alive: boolean) => {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        if (alive) proc?.send({ kind: 'shutdown' });
+        resolve(adapter);
+      };
+      proc = this.transport.spawn({
+        message: (msg) => {
+          if (msg.kind === 'ready') proc?.send({ kind: 'gpuAdapter', id: 1 });
+          else if (msg.kind === 'gpuAdapter') finish(msg.adapter, true);
+        },
+        exit: () => finish(null, false),
+      });
+      timer = setTimeout(() => {
+        this.log(`engine: the GPU adapter query (process ${proc?.pid}) did not answer within ${GPU_ADAPTER_MS} ms`);
+        proc?.kill();
+        finish(null, false);
+      }, GPU_ADAPTER_MS);
+    });
   }
 
   async countTokens(messages: RequestMessage[]): Promise<{ tokens: number; contextSize: number }> {

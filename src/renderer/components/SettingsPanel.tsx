@@ -53,6 +53,8 @@ function NumberField({ spec, value, onCommit }: { spec: FieldSpec; value: number
  */
 function GpuLayersField({ value, layers, onCommit }: { value: GpuLayersSetting; layers: number | null; onCommit: (v: GpuLayersSetting) => void }) {
   const adapter = useEngine((s) => s.adapter);
+  const findAdapter = useEngine((s) => s.findAdapter);
+  useEffect(() => void findAdapter(), [findAdapter]);
   const loaded = useEngine((s) => (s.state.status === 'ready' ? s.state.gpu : undefined));
   const max = layers ?? MAX_GPU_LAYERS;
   const auto = value === 'auto';
@@ -60,7 +62,7 @@ function GpuLayersField({ value, layers, onCommit }: { value: GpuLayersSetting; 
   const start = Math.min(loaded?.layers ?? max, max);
   return (
     <div className="gpu-layers" role="group" aria-label="GPU offload">
-      <p className="hint">Adapter: {adapter ?? 'named once the model has loaded on the GPU'}</p>
+      <p className="hint">Adapter: {adapter === undefined ? 'looking…' : adapter ?? 'none found here (a GPU load will say why)'}</p>
       <label className="check">
         <input type="checkbox" checked={auto} onChange={(e) => onCommit(e.target.checked ? 'auto' : start)} /> Auto GPU layers
         <span className="hint muted"> as many as the GPU's memory holds</span>
