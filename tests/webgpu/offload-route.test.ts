@@ -95,6 +95,11 @@ describe.skipIf(!HAVE_SHARED)('the offload router sends each weight where the pl
           // the embedding rows from the CPU, whatever N (a tied one has a copy there)
           expect(cpu.rows.get('token_embd.weight')).toBe(PROMPT.length + 7);
           expect(router.allOnGpu).toBe(n >= nLayer);
+          // the GPU side's own handles, for code that drives it directly
+          const l0 = lm.model.w.layers[0].wo;
+          expect(router.gpuHandle(l0) !== null).toBe(n > 0);
+          if (n > 0) expect(router.gpuHandle(l0)!.spec).toBe(l0.spec);
+          expect(router.gpuHandle(lm.model.w.output) !== null).toBe(n >= nLayer);
         } finally {
           lm.dispose();
         }

@@ -95,6 +95,15 @@ export class OffloadBackend implements MatBackend {
     return h;
   }
 
+  /**
+   * The GPU side's handle of a weight whose products run there, else null (for code that drives
+   * the GPU backend itself, as a whole-token step would when allOnGpu).
+   */
+  gpuHandle(w: WeightHandle): WeightHandle | null {
+    const r = w as Routed;
+    return r.gpu ? r.inner : null;
+  }
+
   private side(w: WeightHandle): MatBackend {
     return (w as Routed).gpu ? this.gpu : this.cpu;
   }
