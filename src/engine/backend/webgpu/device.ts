@@ -53,9 +53,9 @@ export type GpuCommand =
   | { op: 'free'; id: number }
   | { op: 'write'; id: number; offset: number; from: number; len: number }
   | { op: 'pipeline'; id: number; code: string }
-  | { op: 'probe'; groups: number[][]; reserve: number[]; limit: number }
   | { op: 'run'; passes: GpuPass[]; reads: GpuRead[] }
   | { op: 'gc' }
+  | { op: 'probe'; groups: number[][]; reserve: number[]; limit: number }
   | { op: 'lose' }
   | { op: 'dispose' };
 

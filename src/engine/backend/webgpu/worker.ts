@@ -191,6 +191,7 @@ async function handle(cmds) {
     if (process.env.PANTHEON_GPU_TRACE) require('node:fs').writeSync(2, 'gpu ' + c.op + ' ' + (c.id ?? '') + ' ' + (c.size ?? c.len ?? '') + '\n');
     switch (c.op) {
       case 'io': io = c.sab; ioU8 = new Uint8Array(io); break;
+      case 'probe': new Int32Array(io, 0, 1)[0] = await probe(c.groups, c.reserve, c.limit); break;
       case 'init': {
         const info = await init(c.fallback);
         const b = new TextEncoder().encode(JSON.stringify(info));
@@ -208,7 +209,6 @@ async function handle(cmds) {
         break;
       }
       case 'run': await run(c); break;
-      case 'probe': new Int32Array(io, 0, 1)[0] = await probe(c.groups, c.reserve, c.limit); break;
       case 'lose': loseAtNextRun = true; break;
       case 'gc': {
         require('node:v8').setFlagsFromString('--expose-gc');
