@@ -39,6 +39,8 @@ export interface WebGpuOptions {
   fallback?: GpuFallback;
   /** Test hook: split tensors above this many bytes (default: the device's binding limit). */
   maxChunkBytes?: number;
+  /** Test hook: probe() acts as if the GPU held this many bytes (default: what it holds). */
+  memoryBytes?: number;
 }
 
 const UPLOAD_BYTES = 1 << 23;
@@ -55,7 +57,9 @@ export class WebGpuBackend extends SerialBackend {
   private readonly cpuTypes = new Set<number>();
   private bytes = 0;
   private nextId = 0;
-  private readonly chunkBytes: number;
+  /** Largest buffer a weight is split into (the storage binding limit, or maxChunkBytes). */
+  readonly chunkBytes: number;
+  private readonly memoryBytes: number;
   private readonly uAlign: number;
   private readonly sAlign: number;
   private readonly maxWg: number;
@@ -73,6 +77,7 @@ export class WebGpuBackend extends SerialBackend {
     const l = dev.info.limits;
     this.bindMax = Math.min(l.maxStorageBufferBindingSize, l.maxBufferSize);
     this.chunkBytes = Math.min(opts.maxChunkBytes ?? Infinity, this.bindMax);
+    this.memoryBytes = opts.memoryBytes ?? 0;
     this.uAlign = Math.max(PARAMS_BYTES, l.minUniformBufferOffsetAlignment);
     this.sAlign = Math.max(16, l.minStorageBufferOffsetAlignment);
     this.maxWg = l.maxComputeWorkgroupsPerDimension;
@@ -307,6 +312,18 @@ export class WebGpuBackend extends SerialBackend {
     });
     this.dev.call(cmds);
     out.set(new Float32Array(io.buffer, PARAMS_BYTES, spec.cols));
+  }
+
+  /**
+   * How many of these groups of buffer sizes, taken in order, the GPU can allocate after `reserve`
+   * bytes (WebGPU has no free-memory query: each buffer is made inside
+   * pushErrorScope('out-of-memory') and all are freed again; worker.ts probe).
+   */
+  probe(groups: number[][], reserve: number): number {
+    const r: number[] = [];
+    for (let left = reserve; left > 0; left -= this.chunkBytes) r.push(pad4(Math.min(left, this.chunkBytes)));
+    this.dev.call([{ op: 'probe', groups, reserve: r, limit: this.memoryBytes }]);
+    return new Int32Array(this.dev.io(4).buffer, 0, 1)[0];
   }
 
   /** Test hook: the next product finds the device lost (EngineError GPU_LOST), as a real loss would. */

@@ -55,6 +55,7 @@ export type GpuCommand =
   | { op: 'pipeline'; id: number; code: string }
   | { op: 'run'; passes: GpuPass[]; reads: GpuRead[] }
   | { op: 'gc' }
+  | { op: 'probe'; groups: number[][]; reserve: number[]; limit: number }
   | { op: 'lose' }
   | { op: 'dispose' };
 

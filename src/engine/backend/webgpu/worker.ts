@@ -21,6 +21,10 @@
 //     reads: [{ id, offset, len, to }] }     one command buffer: the passes in order, then each read
 //                                            copied into io[to, to + len)
 //   { op: 'init', fallback: 'never' | 'allow' | 'only' }   acquire the adapter (device.ts)
+//   { op: 'probe', groups, reserve, limit }  how many groups of buffer sizes, in order, can be
+//                                            allocated after the reserve's (each inside
+//                                            pushErrorScope('out-of-memory')), as an i32 at io[0];
+//                                            all freed again. limit > 0: tests, a GPU of that size
 //   { op: 'lose' }                           tests: the next 'run' acts as if the device were lost
 //   { op: 'gc' }                             a full garbage collection on this thread (tests: the
 //                                            device must survive one, docs/webgpu.md)
@@ -114,6 +118,36 @@ async function init(fallback) {
       minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
   };
 }
+// GPU offload's auto (offload-plan.ts): WebGPU has no free-memory query, so allocate and see
+async function probe(groups, reserve, limit) {
+  const made = [];
+  let total = 0;
+  const fits = async (size) => {
+    if (limit > 0 && total + size > limit) return false;
+    device.pushErrorScope('out-of-memory');
+    device.pushErrorScope('validation');
+    const b = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    const bad = await device.popErrorScope();
+    const oom = await device.popErrorScope();
+    if (bad || oom) { b.destroy(); return false; }
+    made.push(b);
+    total += size;
+    return true;
+  };
+  let n = 0;
+  try {
+    for (const size of reserve) if (!(await fits(size))) return 0;
+    for (const g of groups) {
+      let ok = true;
+      for (const size of g) if (!(await fits(size))) { ok = false; break; }
+      if (!ok) break;
+      n++;
+    }
+  } finally {
+    for (const b of made) b.destroy();
+  }
+  return n;
+}
 let lastError = null;
 // a lost device: LOST set, its reason in the message area (the caller then fails with GPU_LOST)
 function lost(why) { ctrl[2] = 1; setText('the GPU device was lost: ' + why); }
@@ -157,6 +191,7 @@ async function handle(cmds) {
     if (process.env.PANTHEON_GPU_TRACE) require('node:fs').writeSync(2, 'gpu ' + c.op + ' ' + (c.id ?? '') + ' ' + (c.size ?? c.len ?? '') + '\n');
     switch (c.op) {
       case 'io': io = c.sab; ioU8 = new Uint8Array(io); break;
+      case 'probe': new Int32Array(io, 0, 1)[0] = await probe(c.groups, c.reserve, c.limit); break;
       case 'init': {
         const info = await init(c.fallback);
         const b = new TextEncoder().encode(JSON.stringify(info));
