@@ -89,7 +89,7 @@ describe.skipIf(!probe)(`greedy tokens with --backend webgpu (${adapter})`, () =
     const code = await main(['run', sharedModel('stories260K.gguf'), '-p', 'Once upon a time', '-n', '16', '--temp', '0', '--json', '--ctx', '64', '--backend', 'webgpu'], { out: (t) => out.push(t), err: () => {}, isTty: false });
     expect(code).toBe(0);
     const r = JSON.parse(out.join('')) as { backend: string; tokens: number[] };
-    expect(r.backend).toBe(adapter);
+    expect(r.backend).toBe(`${adapter}, whole token on GPU`);
     expect(r.tokens).toEqual(story!.cases[0].tokens.slice(0, 16));
   });
 });
