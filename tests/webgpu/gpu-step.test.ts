@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { WebGpuBackend } from '../../src/engine/backend/webgpu/backend.js';
 import { GpuStep } from '../../src/engine/model/gpu-step.js';
-import { createRunState, forward, MAX_BATCH } from '../../src/engine/model/forward.js';
+import { createRunState, decodeRowsUnsupported, forward, MAX_BATCH } from '../../src/engine/model/forward.js';
 import { quantizeModelFile } from '../../src/engine/quant/model.js';
 import { fileTypeByName } from '../../src/engine/quant/recipe.js';
 import { DEFAULT_SAMPLING } from '../../src/engine/sample/index.js';
@@ -103,6 +103,7 @@ describe.skipIf(!probe)(`the whole token on the GPU (${adapter})`, () => {
       const cpu = await load(path, 'wasm').catch(() => load(path, 'scalar'));
       try {
         expect(gpu.backendName).toBe(`${adapter}, whole token on GPU`);
+        expect(decodeRowsUnsupported(gpu.model)).toMatch(/whole token/); // (--parallel: one sequence at a time)
         const prompt = gpu.tokenizer.encode('Once upon a time, there was a little', { addSpecial: true });
         // the step's state: one round trip for the prompt, one per token, a submit per token
         const s = createRunState(gpu.model, CTX, MAX_BATCH, undefined, false, true);
