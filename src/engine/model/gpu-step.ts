@@ -64,8 +64,8 @@ export function gpuStepOn(m: Model): boolean {
 const pad4 = (n: number) => (n + 3) & ~3;
 const f32bits = (x: number) => new Uint32Array(new Float32Array([x]).buffer)[0];
 
-/** A binding: a whole buffer (id), this pass's uniform block ('P'), or the step block ('S'). */
-type Bind = number | 'P' | 'S';
+/** A binding: one of the step's buffers (id), a weight buffer ([id, bytes]), this pass's uniform block ('P'), or the step block ('S'). */
+type Bind = number | [number, number] | 'P' | 'S';
 
 export interface GpuStepOptions {
   /** Round each cached key and value to f16 (the CPU's cache; default true), or keep f32. */
@@ -156,7 +156,11 @@ export class GpuStep implements TokenStep {
       params.push(P);
       list.push({
         pipe: pipe(code),
-        binds: binds.map((b): [number, number, number] => (b === 'P' ? [uBuf, at, OP_PARAMS_BYTES] : b === 'S' ? [this.stepBuf, 0, this.stepBytes] : [b, 0, this.sizes.get(b)!])),
+        binds: binds.map((b): [number, number, number] => {
+          if (b === 'P') return [uBuf, at, OP_PARAMS_BYTES];
+          if (b === 'S') return [this.stepBuf, 0, this.stepBytes];
+          return typeof b === 'number' ? [b, 0, this.sizes.get(b)!] : [b[0], 0, b[1]];
+        }),
         wg,
       });
     };
@@ -169,7 +173,7 @@ export class GpuStep implements TokenStep {
       const { rows, cols } = wt.spec;
       for (const c of g.chunks) {
         const nwx = Math.min(c.rows, maxWg);
-        slot(list, matvecShader(g.fmt, add), [c.buf, xIn, y, 'P'], [nwx, Math.ceil(c.rows / nwx), 1], [c.rows, cols / g.fmt.unit, g.rowBytes, cols, rows, c.row0, nwx, 0]);
+        slot(list, matvecShader(g.fmt, add), [[c.buf, pad4(c.rows * g.rowBytes)], xIn, y, 'P'], [nwx, Math.ceil(c.rows / nwx), 1], [c.rows, cols / g.fmt.unit, g.rowBytes, cols, rows, c.row0, nwx, 0]);
       }
     };
     const addInto = (list: GpuPass[], y: number, b: number, n: number) => slot(list, addShader(), [y, b, 'P'], [groups(n), 1, 1], [n]);
@@ -187,7 +191,7 @@ export class GpuStep implements TokenStep {
 
     // embedding: the token's row of token_embd (one dispatch per buffer of the matrix)
     const emb = be.gpuWeight(w.tokEmbd)!;
-    for (const c of emb.chunks) slot(body, embedShader(emb.fmt, nRot), [c.buf, x, 'P', 'S'], [groups(dim / emb.fmt.unit), 1, 1], [dim / emb.fmt.unit, emb.rowBytes, c.row0, c.rows]);
+    for (const c of emb.chunks) slot(body, embedShader(emb.fmt, nRot), [[c.buf, pad4(c.rows * emb.rowBytes)], x, 'P', 'S'], [groups(dim / emb.fmt.unit), 1, 1], [dim / emb.fmt.unit, emb.rowBytes, c.row0, c.rows]);
     for (let l = 0; l < hp.nLayer; l++) {
       const L = w.layers[l];
       norm(body, x, L.attnNorm!, xb);
