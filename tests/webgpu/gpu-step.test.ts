@@ -109,6 +109,7 @@ describe.skipIf(!probe)(`the whole token on the GPU (${adapter})`, () => {
         const s = createRunState(gpu.model, CTX, MAX_BATCH, undefined, false, true);
         const step = s.gpu as GpuStep;
         expect(step).toBeInstanceOf(GpuStep);
+        expect(step.kv).toBe('f16');
         const lpStep = logSoftmax(forward(gpu.model, s, prompt, 0));
         forward(gpu.model, s, [prompt[1]], prompt.length);
         expect([step.calls, step.submits]).toEqual([2, prompt.length + 1]);

@@ -129,7 +129,7 @@ describe.skipIf(!dev)(`whole-token WGSL ops against the TypeScript reference (${
     }
   });
 
-  it('KV store: row pos of the cache, each value the f16 kvStore keeps (ties to even, subnormals, overflow), or f32 unrounded', async () => {
+  it('KV store: row pos of the cache, each value the f16 kvStore keeps (ties to even, subnormals, overflow), or f32 unrounded; f16 pairs: its bits', async () => {
     const kvDimK = 96, kvDimV = 80, size = 6, pos = 4;
     const k = randomFloats(kvDimK, 5, 4);
     const v = randomFloats(kvDimV, 6, 1e-4); // some in f16's subnormal range
@@ -149,9 +149,17 @@ describe.skipIf(!dev)(`whole-token WGSL ops against the TypeScript reference (${
       // the other rows untouched
       for (let i = 0; i < pos * kvDimK; i++) expect(gotK[i]).toBe(0);
     }
+    // packed: two halves per word, the f16 bits kvStore keeps (the infinities left out: undefined there)
+    const fin = k.map((x) => (Math.abs(x) >= 65520 ? 1 : x));
+    kvStore(cache, 0, pos, fin, 0, v, 0);
+    const kc = storage(new Uint32Array((size * kvDimK) / 2)), vc = storage(new Uint32Array((size * kvDimV) / 2));
+    const pb = uniform(params(kvDimK, kvDimV, 1), OP_PARAMS_BYTES), sb = step(0, pos, new Float32Array(4), 4);
+    const words = async (out: GPUBuffer, n: number) => new Uint16Array((await run(kvStoreShader(4, true), [storage(fin), vb, kc, vc, pb, sb], Math.ceil(kvDimK / 64), out, n / 2)).buffer);
+    expect([...(await words(kc, size * kvDimK)).subarray(pos * kvDimK, (pos + 1) * kvDimK)]).toEqual([...cache.k[0].subarray(pos * kvDimK, (pos + 1) * kvDimK)]);
+    expect([...(await words(vc, size * kvDimV)).subarray(pos * kvDimV, (pos + 1) * kvDimV)]).toEqual([...cache.v[0].subarray(pos * kvDimV, (pos + 1) * kvDimV)]);
   });
 
-  it('attention: one query, GQA, causal, with and without a sliding window, over several tiles, as attention.ts (f32 mode)', async () => {
+  it('attention: one query, GQA, causal, with and without a sliding window, over several tiles, as attention.ts (f32 mode), over an f32 or f16-pair cache', async () => {
     for (const [nHead, nHeadKv, hdK, hdV, size, pos, window] of [[4, 2, 16, 16, 150, 130, 0], [4, 2, 16, 16, 150, 130, 50], [6, 1, 32, 80, 70, 3, 0], [2, 2, 8, 8, 64, 0, 0], [8, 2, 64, 64, 200, 199, 0]]) {
       const kvDimK = nHeadKv * hdK, kvDimV = nHeadKv * hdV;
       const cache = createKvCache(1, size, kvDimK, kvDimV);
@@ -167,6 +175,9 @@ describe.skipIf(!dev)(`whole-token WGSL ops against the TypeScript reference (${
       const qb = storage(q), ob = storage(new Float32Array(nHead * hdV));
       const pb = uniform(params(nHead / nHeadKv, window, { f: scale }, kvDimK, kvDimV), OP_PARAMS_BYTES), sb = step(0, pos, new Float32Array(4), 4);
       close(await run(attentionShader(hdK, hdV, 4), [qb, kc, vc, ob, pb, sb], nHead, ob, nHead * hdV), want, `attention ${nHead}/${nHeadKv} heads ${hdK}/${hdV} pos ${pos} window ${window}`);
+      // the same over the packed f16 cache (the f16 bits themselves, two per word)
+      const kp = storage(cache.k[0]), vp = storage(cache.v[0]);
+      close(await run(attentionShader(hdK, hdV, 4, true), [qb, kp, vp, ob, pb, sb], nHead, ob, nHead * hdV), want, `attention over f16 pairs ${nHead}/${nHeadKv} heads pos ${pos}`);
     }
   });
 

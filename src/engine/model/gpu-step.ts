@@ -1,11 +1,11 @@
 // The whole token on the GPU: embedding → per layer (RMSNorm → q, k, v → q/k norm → RoPE → KV
 // cache store → attention → wo + residual → RMSNorm → gate, up → SwiGLU → down + residual) →
 // final norm → logits, every dispatch of a token in one command buffer, one submit, and only the
-// logits read back. The KV cache lives in GPU buffers (f32, each value rounded to f16 as the CPU's
-// cache holds it). The dense llama family only (llama, mistral, qwen2, qwen3, smollm3-style):
-// gpuStepWhyNot says why another model keeps the per-matvec path (backend/webgpu/backend.ts),
-// where norms, RoPE and attention run on the CPU. (Here in model/, as it reads the model's
-// weights; its kernels are backend/webgpu/ops-wgsl.ts.)
+// logits read back. The KV cache lives in GPU buffers as f16 (two halves per u32 word, no
+// shader-f16 needed), the values of the CPU's f16 cache. The dense llama family only (llama,
+// mistral, qwen2, qwen3, smollm3-style): gpuStepWhyNot says why another model keeps the
+// per-matvec path (backend/webgpu/backend.ts), where norms, RoPE and attention run on the CPU.
+// (Here in model/, as it reads the model's weights; its kernels are backend/webgpu/ops-wgsl.ts.)
 //
 // The passes are recorded once (the worker keeps them with their bind groups: 'program'); per
 // token the CPU writes the step block (token, position, RoPE's cos/sin from model/ops.ts ropeCache,
@@ -45,7 +45,7 @@ export function gpuStepWhyNot(m: Model, contextSize: number): string | null {
   if (cpu !== undefined) return `tensor "${cpu?.spec.name ?? '?'}" has no WGSL kernel`;
   const lim = backend.device.info.limits;
   const bind = Math.min(lim.maxStorageBufferBindingSize, lim.maxBufferSize);
-  const kvBytes = contextSize * hp.nHeadKv * Math.max(hp.headDimK, hp.headDimV) * 4;
+  const kvBytes = contextSize * hp.nHeadKv * Math.max(hp.headDimK, hp.headDimV) * (kvHalves(hp.nHeadKv * hp.headDimK, hp.nHeadKv * hp.headDimV) ? 2 : 4);
   if (kvBytes > bind) return `a layer's KV cache (${(kvBytes / 2 ** 20).toFixed(0)} MiB) exceeds one GPU storage binding`;
   return null;
 }
@@ -62,19 +62,27 @@ export function gpuStepOn(m: Model): boolean {
 }
 
 const pad4 = (n: number) => (n + 3) & ~3;
+/** Whether the cache can hold halves in pairs (two per u32 word: each row an even count). */
+const kvHalves = (kvDimK: number, kvDimV: number) => kvDimK % 2 === 0 && kvDimV % 2 === 0;
 const f32bits = (x: number) => new Uint32Array(new Float32Array([x]).buffer)[0];
 
 /** A binding: one of the step's buffers (id), a weight buffer ([id, bytes]), this pass's uniform block ('P'), or the step block ('S'). */
 type Bind = number | [number, number] | 'P' | 'S';
 
 export interface GpuStepOptions {
-  /** Round each cached key and value to f16 (the CPU's cache; default true), or keep f32. */
-  kvRound?: boolean;
+  /**
+   * The KV cache: 'f16' (default where rows are even): halves, two per u32 word, the CPU's f16
+   * values in half the memory of 'f32'; 'f32' with each value rounded to f16 (the same values);
+   * 'f32-exact' unrounded.
+   */
+  kv?: 'f16' | 'f32' | 'f32-exact';
 }
 
 export class GpuStep implements TokenStep {
   /** Dispatches per token (the layers' and the head's), and what the calls so far submitted. */
   readonly dispatches: number;
+  /** How the KV cache is held (GpuStepOptions.kv). */
+  readonly kv: 'f16' | 'f32' | 'f32-exact';
   calls = 0;
   submits = 0;
   private readonly dev: GpuDevice;
@@ -142,10 +150,13 @@ export class GpuStep implements TokenStep {
     const hb = buffer(ffMax * 4), hb2 = buffer(ffMax * 4);
     this.logitsBuf = buffer(nVocab * 4);
     this.stepBuf = buffer(this.stepBytes, USAGE.UNIFORM | USAGE.COPY_DST);
+    const packed = (opts.kv ?? 'f16') === 'f16' && kvHalves(kvDimK, kvDimV);
+    const kvBytes = packed ? 2 : 4;
+    this.kv = packed ? 'f16' : opts.kv === 'f32-exact' ? 'f32-exact' : 'f32';
     const kc: number[] = [], vc: number[] = [];
     for (let l = 0; l < hp.nLayer; l++) {
-      kc.push(buffer(contextSize * kvDimK * 4));
-      vc.push(buffer(contextSize * kvDimV * 4));
+      kc.push(buffer(contextSize * kvDimK * kvBytes));
+      vc.push(buffer(contextSize * kvDimV * kvBytes));
     }
 
     // passes, each with its 8-word uniform block (one slot of `params` per pass, in uBuf)
@@ -208,8 +219,8 @@ export class GpuStep implements TokenStep {
         slot(body, ropeShader(m.spec.rope, nRot), [q, 'P', 'S'], [groups((nHead * nRot) / 2), 1, 1], [nHead, hdK, nRot / 2]);
         slot(body, ropeShader(m.spec.rope, nRot), [k, 'P', 'S'], [groups((nHeadKv * nRot) / 2), 1, 1], [nHeadKv, hdK, nRot / 2]);
       }
-      slot(body, kvStoreShader(nRot), [k, v, kc[l], vc[l], 'P', 'S'], [groups(Math.max(kvDimK, kvDimV)), 1, 1], [kvDimK, kvDimV, opts.kvRound === false ? 0 : 1]);
-      slot(body, attentionShader(hdK, hdV, nRot), [q, kc[l], vc[l], att, 'P', 'S'], [nHead, 1, 1], [nHead / nHeadKv, hp.layerWindow[l], f32bits(hp.kqScale), kvDimK, kvDimV]);
+      slot(body, kvStoreShader(nRot, packed), [k, v, kc[l], vc[l], 'P', 'S'], [groups(Math.max(kvDimK, kvDimV)), 1, 1], [kvDimK, kvDimV, this.kv === 'f32-exact' ? 0 : 1]);
+      slot(body, attentionShader(hdK, hdV, nRot, packed), [q, kc[l], vc[l], att, 'P', 'S'], [nHead, 1, 1], [nHead / nHeadKv, hp.layerWindow[l], f32bits(hp.kqScale), kvDimK, kvDimV]);
       residual(L.wo, att, L.bo);
       norm(body, x, L.ffnNorm!, xb);
       const nFf = L.wUp!.spec.rows;

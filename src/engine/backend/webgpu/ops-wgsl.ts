@@ -100,19 +100,25 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
 // KV cache store
 
 /**
- * Row `pos` of one layer's cache ← this token's k and v (kv-cache.ts kvStore). The cache is f32;
- * with p.round = 1 each value is rounded to the nearest f16 first (ties to even, as f32ToF16Bits),
- * so the cache holds the CPU's (and llama.cpp's f16 cache's) values exactly. The seam for an f16
- * cache (shader-f16, or two halves per u32 with pack2x16float): this kernel and attentionShader's
- * two cache reads.
+ * Row `pos` of one layer's cache ← this token's k and v (kv-cache.ts kvStore). `packed`: the cache
+ * is f16, two halves per u32 word (pack2x16float, core WGSL: no shader-f16 needed), each value
+ * rounded to the nearest f16 first (ties to even, as f32ToF16Bits), so the words hold the CPU's
+ * f16 bits (an infinity excepted: pack2x16float's result is undefined there); kvDimK and kvDimV
+ * even. Else the cache is f32, and with p.round = 1 each value is that same nearest f16.
  */
-export function kvStoreShader(nRot: number): string {
+export function kvStoreShader(nRot: number, packed = false): string {
+  const cache = packed ? 'u32' : 'f32';
+  const body = packed
+    ? `  if (2u * i < p.kvDimK) { kc[st.pos * (p.kvDimK / 2u) + i] = pack2x16float(vec2f(r16(k[2u * i]), r16(k[2u * i + 1u]))); }
+  if (2u * i < p.kvDimV) { vc[st.pos * (p.kvDimV / 2u) + i] = pack2x16float(vec2f(r16(v[2u * i]), r16(v[2u * i + 1u]))); }`
+    : `  if (i < p.kvDimK) { kc[st.pos * p.kvDimK + i] = keep(k[i]); }
+  if (i < p.kvDimV) { vc[st.pos * p.kvDimV + i] = keep(v[i]); }`;
   return `${P8('kvDimK: u32, kvDimV: u32, round: u32')}
 ${stepStruct(nRot)}
 @group(0) @binding(0) var<storage, read> k: array<f32>;
 @group(0) @binding(1) var<storage, read> v: array<f32>;
-@group(0) @binding(2) var<storage, read_write> kc: array<f32>;
-@group(0) @binding(3) var<storage, read_write> vc: array<f32>;
+@group(0) @binding(2) var<storage, read_write> kc: array<${cache}>;
+@group(0) @binding(3) var<storage, read_write> vc: array<${cache}>;
 @group(0) @binding(4) var<uniform> p: P;
 @group(0) @binding(5) var<uniform> st: Step;
 // nearest f16 value, ties to even: 13 mantissa bits dropped; below 2^-14 a multiple of 2^-24
@@ -128,8 +134,7 @@ fn keep(v: f32) -> f32 { if (p.round == 1u) { return r16(v); } return v; }
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) g: vec3u) {
   let i = g.x;
-  if (i < p.kvDimK) { kc[st.pos * p.kvDimK + i] = keep(k[i]); }
-  if (i < p.kvDimV) { vc[st.pos * p.kvDimV + i] = keep(v[i]); }
+${body}
 }
 `;
 }
@@ -143,19 +148,26 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
  * position. In f32 throughout: the positions in tiles of 64 (a thread per position for the
  * score), an online softmax across tiles (attention.ts's 'f32' mode sums in one pass instead).
  */
-export function attentionShader(hdK: number, hdV: number, nRot: number): string {
+export function attentionShader(hdK: number, hdV: number, nRot: number, packed = false): string {
   const vpt = Math.max(1, Math.ceil(hdV / 64));
+  // the cache's element i: an f32, or half i & 1 of word i / 2 (kvStoreShader's packed f16)
+  const at = packed
+    ? `fn kAt(i: u32) -> f32 { return unpack2x16float(kc[i >> 1u])[i & 1u]; }
+fn vAt(i: u32) -> f32 { return unpack2x16float(vc[i >> 1u])[i & 1u]; }`
+    : `fn kAt(i: u32) -> f32 { return kc[i]; }
+fn vAt(i: u32) -> f32 { return vc[i]; }`;
   return `${P8('group: u32, window: u32, scale: f32, kvDimK: u32, kvDimV: u32')}
 ${stepStruct(nRot)}
 const HDK = ${hdK}u;
 const HDV = ${hdV}u;
 const VPT = ${vpt}u;
 @group(0) @binding(0) var<storage, read> q: array<f32>;
-@group(0) @binding(1) var<storage, read> kc: array<f32>;
-@group(0) @binding(2) var<storage, read> vc: array<f32>;
+@group(0) @binding(1) var<storage, read> kc: array<${packed ? 'u32' : 'f32'}>;
+@group(0) @binding(2) var<storage, read> vc: array<${packed ? 'u32' : 'f32'}>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<uniform> p: P;
 @group(0) @binding(5) var<uniform> st: Step;
+${at}
 var<workgroup> qs: array<f32, HDK>;
 var<workgroup> sc: array<f32, 64>;
 @compute @workgroup_size(64)
@@ -177,7 +189,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
     if (li < n) {
       let kr = (t0 + li) * p.kvDimK + kb;
       var d = 0.0;
-      for (var i = 0u; i < HDK; i++) { d += qs[i] * kc[kr + i]; }
+      for (var i = 0u; i < HDK; i++) { d += qs[i] * kAt(kr + i); }
       s = d * p.scale;
       sc[li] = s;
     }
@@ -195,7 +207,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
       let i = li + 64u * c;
       if (i < HDV) {
         var a = acc[c] * alpha;
-        for (var j = 0u; j < n; j++) { a += sc[j] * vc[(t0 + j) * p.kvDimV + vb + i]; }
+        for (var j = 0u; j < n; j++) { a += sc[j] * vAt((t0 + j) * p.kvDimV + vb + i); }
         acc[c] = a;
       }
     }
