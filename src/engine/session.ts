@@ -14,6 +14,7 @@ import type { WebGpuOptions } from './backend/webgpu/backend.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import { WebGpuBackend } from './backend/webgpu/backend.js';
+import { offerGpuStep } from './model/gpu-step.js';
 import type { MatBackend } from './backend/types.js';
 import { ReasoningSplitter, fitMessages, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ContextPolicy, type ReasoningSetup, type RenderedChat, type TemplateInfo } from './chat/index.js';
 import { readGgufHeader } from './gguf/file.js';
@@ -216,6 +217,7 @@ export class LoadedModel {
     const backend = chosen.backend;
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
+      offerGpuStep(model, contextSize); // (WebGPU: the whole token there when the model allows)
       const lm = new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
       lm.loadMs = performance.now() - t0;
       lm.backendNotice = chosen.notice;
@@ -335,7 +337,7 @@ export class Session {
    * take decode steps together with the other sessions on it (the server's --parallel slots).
    */
   constructor(readonly model: LoadedModel, profile: Profile | null = null, private readonly batch: DecodeBatch | null = null) {
-    this.state = createRunState(model.model, model.contextSize);
+    this.state = createRunState(model.model, model.contextSize, MAX_BATCH, undefined, false, true);
     this.state.profile = profile;
     // (a pool reports its workers' waits to the last session made on it: this one's profile, or none)
     model.model.backend.waitMeter = profile;

@@ -47,7 +47,8 @@ describe.skipIf(!probe)(`GPU offload (${adapter})`, () => {
           const got = await greedyTokens(new Session(lm), PROMPT, N);
           report.push(`  ${file.padEnd(32)} ${n}/${nLayer} blocks: ${got.filter((t, i) => t === want[i]).length}/${N} tokens as ${pool} (${lm.backendName})`);
           expect(got, `${file} with ${n} blocks on the GPU`).toEqual(want);
-          expect(lm.backendName).toBe(`webgpu (${adapter}) ${n}/${nLayer} layers + ${pool}`);
+          // every block there: the whole token runs on the GPU (model/gpu-step.ts), token_embd's rows from the CPU
+          expect(lm.backendName).toBe(`webgpu (${adapter}) ${n}/${nLayer} layers${n === nLayer ? ', whole token on GPU' : ` + ${pool}`}`);
           expect(lm.gpu).toMatchObject({ adapter, layers: n, of: nLayer });
           expect(lm.gpu!.bytes > 0).toBe(n > 0);
           // the pool planned only what stayed on the CPU: its plan and the GPU's bytes make the whole
@@ -133,7 +134,7 @@ describe.skipIf(!probe)(`GPU offload (${adapter})`, () => {
       const code = await main(['run', sharedModel('stories260K.gguf'), '-p', 'Once upon a time', '-n', '16', '--temp', '0', '--json', '--ctx', '64', '--gpu-layers', arg], { out: (t) => out.push(t), err: () => {}, isTty: false });
       expect(code).toBe(0);
       const r = JSON.parse(out.join('')) as { backend: string; gpu_layers: number; tokens: number[] };
-      expect(r.backend).toMatch(new RegExp(`^webgpu \\(${adapter}\\) ${n}/5 layers \\+ wasm-\\S+-pool$`));
+      expect(r.backend).toMatch(new RegExp(`^webgpu \\(${adapter}\\) ${n}/5 layers ${n === 5 ? ', whole token on GPU' : '\\+ wasm-\\S+-pool'}$`.replace(' ,', ',')));
       expect(r.gpu_layers).toBe(n);
       expect(r.tokens).toEqual(story!.cases[0].tokens.slice(0, 16));
     }

@@ -18,6 +18,8 @@ export interface GpuSide extends MatBackend {
   readonly adapter: string;
   /** True when this type runs on the GPU (has a WGSL kernel). */
   onGpu(type: number): boolean;
+  /** True when sessions run the whole token on it (model/gpu-step.ts, every block there). */
+  readonly wholeToken?: boolean;
 }
 
 interface Routed extends WeightHandle {
@@ -47,8 +49,12 @@ export class OffloadBackend implements MatBackend {
 
   constructor(readonly gpu: GpuSide, readonly cpu: MatBackend, readonly split: OffloadSplit) {}
 
-  /** e.g. "webgpu (llvmpipe) 12/32 layers + wasm-relaxed-pool" (`pantheon run --json` "backend"). */
+  /**
+   * e.g. "webgpu (llvmpipe) 12/32 layers + wasm-relaxed-pool" (`pantheon run --json` "backend"), or
+   * "webgpu (llvmpipe) 32/32 layers, whole token on GPU".
+   */
   get name(): string {
+    if (this.gpu.wholeToken) return `webgpu (${this.gpu.adapter}) ${this.split.gpuLayers}/${this.split.nLayer} layers, whole token on GPU`;
     const also = this.cpuTypes.size ? ` (also for ${[...this.cpuTypes].map(ggmlTypeName).join(', ')})` : '';
     return `webgpu (${this.gpu.adapter}) ${this.split.gpuLayers}/${this.split.nLayer} layers + ${this.cpu.name}${also}`;
   }

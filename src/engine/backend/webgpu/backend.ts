@@ -15,7 +15,8 @@ import { SerialBackend } from '../serial.js';
 import { adapterName, GpuDevice, USAGE, type GpuCommand, type GpuFallback, type GpuPass, type GpuRead } from './device.js';
 import { dequantShader, gpuFormat, matvecShader, PARAMS_BYTES, WG, type GpuFormat } from './kernels.js';
 
-interface Chunk {
+/** Rows [row0, row0 + rows) of a tensor, in GPU buffer `buf`. */
+export interface Chunk {
   buf: number;
   row0: number;
   rows: number;
@@ -90,8 +91,14 @@ export class WebGpuBackend extends SerialBackend {
     return dev ? new WebGpuBackend(dev, opts) : null;
   }
 
+  /**
+   * Set at load when the whole token runs on the GPU (model/gpu-step.ts offerGpuStep: the model's
+   * architecture and every weight have WGSL kernels); the name then says so.
+   */
+  wholeToken = false;
+
   get name(): string {
-    const base = `webgpu (${this.adapter})`;
+    const base = `webgpu (${this.adapter})${this.wholeToken ? ', whole token on GPU' : ''}`;
     if (this.cpuTypes.size === 0) return base;
     return `${base} + ${this.cpu().name} for ${[...this.cpuTypes].map(ggmlTypeName).join(', ')}`;
   }
@@ -115,6 +122,17 @@ export class WebGpuBackend extends SerialBackend {
       }
     }
     return this.cpuBackend;
+  }
+
+  /** The device, for the whole-token step (model/gpu-step.ts) to record its passes on. */
+  get device(): GpuDevice {
+    return this.dev;
+  }
+
+  /** A weight's GPU buffers and format, or null when it runs on the CPU backend. */
+  gpuWeight(w: WeightHandle): { fmt: GpuFormat; chunks: readonly Chunk[]; rowBytes: number } | null {
+    const g = w as GpuWeight;
+    return g.fmt ? { fmt: g.fmt, chunks: g.chunks, rowBytes: g.rowBytes } : null;
   }
 
   supports(type: number): boolean {

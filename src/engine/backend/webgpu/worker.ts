@@ -18,8 +18,13 @@
 //   { op: 'write', id, offset, from, len }   queue.writeBuffer(buffer id, offset, io[from, from + len))
 //   { op: 'pipeline', id, code }             a compute pipeline from WGSL (entry point 'main')
 //   { op: 'run', passes: [{ pipe, binds: [[buffer id, offset, size] …], wg: [x, y, z] }],
-//     reads: [{ id, offset, len, to }] }     one command buffer: the passes in order, then each read
-//                                            copied into io[to, to + len)
+//     reads: [{ id, offset, len, to }],      one command buffer: the programs' passes, then these
+//     programs?: [id …], wait?: false }      passes, in order, then each read copied into
+//                                            io[to, to + len); wait false (with no reads): submit
+//                                            and go on (the queue keeps later writes after it)
+//   { op: 'program', id, passes }            passes kept with their bind groups made once, for
+//                                            'run' to replay (the whole-token step, model/gpu-step.ts)
+//   { op: 'forget', id }                     drop a program
 //   { op: 'init', fallback: 'never' | 'allow' | 'only' }   acquire the adapter (device.ts)
 //   { op: 'probe', groups, reserve, limit }  how many groups of buffer sizes, in order, can be
 //                                            allocated after the reserve's (each inside
@@ -42,7 +47,7 @@ let io = null, ioU8 = null, device = null;
 // native instance when it is garbage collected, and the next mapAsync polls freed memory (glibc
 // aborts: "Owner died", futex errors, tpp.c; docs/webgpu.md "The crash").
 let instance = null;
-const buffers = new Map(), pipes = new Map();
+const buffers = new Map(), pipes = new Map(), programs = new Map();
 let readback = null, readbackSize = 0, seq = 0;
 
 function setText(s) {
@@ -157,11 +162,17 @@ async function run(c) {
   if (loseAtNextRun) { loseAtNextRun = false; return lost('simulated by a test'); }
   const e = device.createCommandEncoder();
   const pass = e.beginComputePass();
+  for (const id of c.programs ?? []) {
+    for (const p of programs.get(id)) {
+      pass.setPipeline(p.pipe);
+      pass.setBindGroup(0, p.group);
+      pass.dispatchWorkgroups(p.wg[0], p.wg[1], p.wg[2]);
+    }
+  }
   for (const p of c.passes) {
     const pipe = pipes.get(p.pipe);
     pass.setPipeline(pipe);
-    const entries = p.binds.map((b, k) => ({ binding: k, resource: { buffer: buffers.get(b[0]), offset: b[1], size: b[2] } }));
-    pass.setBindGroup(0, device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries }));
+    pass.setBindGroup(0, bindGroup(pipe, p.binds));
     pass.dispatchWorkgroups(p.wg[0], p.wg[1], p.wg[2]);
   }
   pass.end();
@@ -181,9 +192,14 @@ async function run(c) {
     at = 0;
     for (const r of c.reads) { ioU8.set(m.subarray(at, at + r.len), r.to); at += r.len; }
     readback.unmap();
-  } else {
+  } else if (c.wait !== false) {
     await device.queue.onSubmittedWorkDone();
   }
+}
+
+function bindGroup(pipe, binds) {
+  const entries = binds.map((b, k) => ({ binding: k, resource: { buffer: buffers.get(b[0]), offset: b[1], size: b[2] } }));
+  return device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
 }
 
 async function handle(cmds) {
@@ -209,6 +225,11 @@ async function handle(cmds) {
         break;
       }
       case 'run': await run(c); break;
+      case 'program': {
+        programs.set(c.id, c.passes.map((p) => { const pipe = pipes.get(p.pipe); return { pipe, group: bindGroup(pipe, p.binds), wg: p.wg }; }));
+        break;
+      }
+      case 'forget': programs.delete(c.id); break;
       case 'lose': loseAtNextRun = true; break;
       case 'gc': {
         require('node:v8').setFlagsFromString('--expose-gc');
@@ -218,6 +239,7 @@ async function handle(cmds) {
       case 'dispose':
         for (const b of buffers.values()) b.destroy();
         buffers.clear();
+        programs.clear();
         if (readback) readback.destroy();
         if (device) device.destroy();
         device = null;
