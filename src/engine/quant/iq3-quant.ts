@@ -369,26 +369,27 @@ export function quantizeIq3XxsRef(x: Float32Array, dst: Uint8Array, off: number,
 // The kernels
 
 /** A grid's map and neighbour lists copied into one kernel's memory: byte addresses. */
-interface KernelTables {
-  k: QuantKernel;
-  s: { map: number; nb: number };
-  xxs: { map: number; nb: number };
+interface GridTables {
+  map: number;
+  nb: number;
 }
-let tables: KernelTables | null = null;
+let tables: { k: QuantKernel; s?: GridTables; xxs?: GridTables } | null = null;
 
-/** This thread's kernel's copies of both grids' tables (made on first use). */
-function kernelTables(k: QuantKernel): KernelTables {
-  if (tables?.k === k) return tables;
-  const put = (t: Iq3Neighbours) => {
-    const map = kernelAlloc(k, 4 * t.map.length);
-    const nb = kernelAlloc(k, 2 * t.neighbours.length);
-    const buf = k.inst.arena.memory.buffer;
-    new Int32Array(buf, map, t.map.length).set(t.map);
-    new Uint16Array(buf, nb, t.neighbours.length).set(t.neighbours);
-    return { map, nb };
-  };
-  tables = { k, s: put((iq3s ??= iq3Neighbours(IQ3S_GRID, 3))), xxs: put((iq3xxs ??= iq3Neighbours(IQ3XXS_LEVELS, 2))) };
-  return tables;
+/** This thread's kernel's copy of the IQ3_XXS (xxs) or IQ3_S grid's tables (made on first use). */
+function kernelTables(k: QuantKernel, xxs: boolean): GridTables {
+  if (tables?.k !== k) tables = { k };
+  const have = xxs ? tables.xxs : tables.s;
+  if (have) return have;
+  const g = xxs ? (iq3xxs ??= iq3Neighbours(IQ3XXS_LEVELS, 2)) : (iq3s ??= iq3Neighbours(IQ3S_GRID, 3));
+  const map = kernelAlloc(k, 4 * g.map.length);
+  const nb = kernelAlloc(k, 2 * g.neighbours.length);
+  const buf = k.inst.arena.memory.buffer;
+  new Int32Array(buf, map, g.map.length).set(g.map);
+  new Uint16Array(buf, nb, g.neighbours.length).set(g.neighbours);
+  const t = { map, nb };
+  if (xxs) tables.xxs = t;
+  else tables.s = t;
+  return t;
 }
 
 /** The row through the kernel (quantize_row_iq3_s / _xxs); false where there is none (or n is not whole blocks). */
@@ -396,11 +397,10 @@ function byKernel(xxs: boolean, x: Float32Array, dst: Uint8Array, off: number, n
   if (n % QK_K !== 0) return false;
   const k = rowKernel(n);
   if (!k) return false;
-  const t = kernelTables(k);
+  const t = kernelTables(k, xxs);
   k.f32.set(x.subarray(0, n), k.row.x >> 2);
   if (qw) k.f32.set(qw.subarray(0, n), k.row.w >> 2);
-  const g = xxs ? t.xxs : t.s;
-  (xxs ? k.rowIq3Xxs : k.rowIq3S)(k.row.out, k.row.x, qw ? k.row.w : 0, n, g.map, g.nb, k.addr.aux);
+  (xxs ? k.rowIq3Xxs : k.rowIq3S)(k.row.out, k.row.x, qw ? k.row.w : 0, n, t.map, t.nb, k.addr.aux);
   const bytes = (n / QK_K) * (xxs ? 98 : 110);
   dst.set(k.u8.subarray(k.row.out, k.row.out + bytes), off);
   return true;
