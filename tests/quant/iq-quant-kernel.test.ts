@@ -1,12 +1,12 @@
-// The IQ3_S, IQ3_XXS, IQ2_XS and IQ2_S row kernels (wasm/assembly/quantize-iq3.ts, quantize-iq2.ts)
+// The IQ3_S, IQ3_XXS, IQ2_XS, IQ2_S and IQ2_XXS row kernels (wasm/assembly/quantize-iq3.ts, quantize-iq2.ts)
 // against their TypeScript references (quant/iq3-quant.ts, iq2-quant.ts *Ref), byte for byte, on many random
 // blocks and the edge cases: all-zero groups and super-blocks, tiny and subnormal values (the trial
 // scales overflow to infinity), huge values (x² overflows), one outlier, ±0, exact level ties, an
-// infinity and a NaN; with no importance matrix (not IQ2_XS, which needs one), a log-normal one, one
+// infinity and a NaN; with no importance matrix (not IQ2_XS and IQ2_XXS, which need one), a log-normal one, one
 // with zeros. ggml is the truth for the references (imatrix-quant.test.ts, quantize.test.ts check
 // their bytes against ggml's).
 import { afterAll, describe, expect, it } from 'vitest';
-import { quantizeIq2SRef, quantizeIq2SRow, quantizeIq2XsRef, quantizeIq2XsRow } from '../../src/engine/quant/iq2-quant.js';
+import { quantizeIq2SRef, quantizeIq2SRow, quantizeIq2XsRef, quantizeIq2XsRow, quantizeIq2XxsRef, quantizeIq2XxsRow } from '../../src/engine/quant/iq2-quant.js';
 import { quantizeIq3SRef, quantizeIq3SRow, quantizeIq3XxsRef, quantizeIq3XxsRow } from '../../src/engine/quant/iq3-quant.js';
 import { scaleKernel, useScaleKernel } from '../../src/engine/quant/quant-kernel.js';
 
@@ -68,7 +68,7 @@ function importances(seed: number): (Float32Array | null)[] {
   return [null, logNormal, zeros];
 }
 
-describe('IQ3_S / IQ3_XXS / IQ2_XS / IQ2_S row kernels = TypeScript references', () => {
+describe('IQ3_S / IQ3_XXS / IQ2_XS / IQ2_S / IQ2_XXS row kernels = TypeScript references', () => {
   afterAll(() => useScaleKernel(true));
 
   it('the kernel module is here (so the comparisons below are of two implementations)', () => {
@@ -91,6 +91,7 @@ describe('IQ3_S / IQ3_XXS / IQ2_XS / IQ2_S row kernels = TypeScript references',
     ['IQ3_XXS', quantizeIq3XxsRow, quantizeIq3XxsRef, 98, false],
     ['IQ2_XS', (x, d, o, n, qw) => quantizeIq2XsRow(x, d, o, n, qw!), (x, d, o, n, qw) => quantizeIq2XsRef(x, d, o, n, qw!), 74, true],
     ['IQ2_S', quantizeIq2SRow, quantizeIq2SRef, 82, false],
+    ['IQ2_XXS', (x, d, o, n, qw) => quantizeIq2XxsRow(x, d, o, n, qw!), (x, d, o, n, qw) => quantizeIq2XxsRef(x, d, o, n, qw!), 66, true],
   ];
   for (const [name, kernel, ref, bytes, needsImportance] of cases) {
     it(`${name}: the same bytes on 6 rows of 128 random and edge-case groups (and one with infinities and NaN) per importance kind`, () => {

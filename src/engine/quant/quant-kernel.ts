@@ -1,6 +1,6 @@
 // The quantisers' WebAssembly kernels (wasm/assembly/kscales.ts: the K-quant scale searches;
 // quantize-legacy.ts, quantize-q3k.ts, quantize-iq3.ts, quantize-iq2.ts: whole Q8_0, Q4_0, Q3_K,
-// IQ3_S, IQ3_XXS, IQ2_XS and IQ2_S rows): one kernel instance per thread, made on first use, with
+// IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS and IQ2_S rows): one kernel instance per thread, made on first use, with
 // scratch regions the inputs are copied into. Null where the kernel module cannot be loaded
 // (no build/wasm) or PANTHEON_QUANT_WASM=0: the callers then run the TypeScript references, which
 // give the same bits.
@@ -31,6 +31,7 @@ export interface QuantKernel {
   readonly rowQ3_K: Fn;
   readonly rowIq3S: Fn;
   readonly rowIq3Xxs: Fn;
+  readonly rowIq2Xxs: Fn;
   readonly rowIq2Xs: Fn;
   readonly rowIq2S: Fn;
   readonly iq2GridQ: Fn;
@@ -72,7 +73,7 @@ export function scaleKernel(): QuantKernel | null {
         qkx2: inst.kernel('kscale_qkx2'), qx: inst.kernel('kscale_qx'), q3: inst.kernel('kscale_q3'), qp: inst.kernel('kscale_qp'),
         rowQ8_0: inst.kernel('quantize_row_q8_0_ref'), rowQ4_0: inst.kernel('quantize_row_q4_0_ref'), rowQ3_K: inst.kernel('quantize_row_q3_K_ref'),
         rowIq3S: inst.kernel('quantize_row_iq3_s'), rowIq3Xxs: inst.kernel('quantize_row_iq3_xxs'),
-        rowIq2Xs: inst.kernel('quantize_row_iq2_xs'), rowIq2S: inst.kernel('quantize_row_iq2_s'), iq2GridQ: inst.kernel('iq2_grid_q'),
+        rowIq2Xxs: inst.kernel('quantize_row_iq2_xxs'), rowIq2Xs: inst.kernel('quantize_row_iq2_xs'), rowIq2S: inst.kernel('quantize_row_iq2_s'), iq2GridQ: inst.kernel('iq2_grid_q'),
         inst, row: { x: 0, w: 0, out: 0, n: 0 },
       };
     } catch {

@@ -1,28 +1,34 @@
-// The IQ2_XS and IQ2_S weight quantisers (ggml-quants.c quantize_row_iq2_xs_impl,
-// quantize_row_iq2_s_impl), bit for bit the TypeScript reference's (quant/iq2-quant.ts
-// quantizeIq2XsRef, quantizeIq2SRef): per 16 values (two groups of 8) the weights, the sign bits,
-// the trial-scale search (each group rounded to levels {0, 1, 2}, and moved to its nearest listed
-// grid neighbour when it falls off the grid), the requantisation of the groups off the grid, then
-// the packing. Every float32 operation is the reference's, in its order; a group of 8 is two v128s,
+// The IQ2_XXS, IQ2_XS and IQ2_S weight quantisers (ggml-quants.c quantize_row_iq2_xxs_impl,
+// quantize_row_iq2_xs_impl, quantize_row_iq2_s_impl), bit for bit the TypeScript reference's
+// (quant/iq2-quant.ts quantizeIq2XxsRef, quantizeIq2XsRef, quantizeIq2SRef): per 16 values (IQ2_XXS:
+// 32) in groups of 8 the weights, the sign bits, the trial-scale search (each group rounded to levels
+// {0, 1, 2}, and moved to its nearest listed grid neighbour when it falls off the grid), the
+// requantisation, then the packing. Every float32 operation is the reference's, in its order; a group of 8 is two v128s,
 // and the sums add their lanes in order. The grid's index map and neighbour lists come from the host
 // (quant/iq2-grid8.ts grid8Neighbours, copied in once): map i32[43692] (grid index, or −(offset + 1)
 // into nb), nb u16 (n, then n indices); gq f32[8·size] the grid's values q = 2l + 1 (iq2_grid_q).
-// Blocks: IQ2_XS 74 B per 256: f16 d | u16 qs[32] (9-bit index | 7 sign bits << 9) | scales[8]
-//         IQ2_S  82 B per 256: f16 d | qs[32] | signs[32] | qh[8] (index bits 8-9) | scales[8]
+// Blocks: IQ2_XXS 66 B per 256: f16 d | u32 q2[16] (per 32: 4 × 8-bit index, then 4 × 7 sign bits | scale << 28)
+//         IQ2_XS  74 B per 256: f16 d | u16 qs[32] (9-bit index | 7 sign bits << 9) | scales[8]
+//         IQ2_S   82 B per 256: f16 d | qs[32] | signs[32] | qh[8] (index bits 8-9) | scales[8]
 
 import { f32ToF16 } from './common';
-import { IQ2S_GRID, IQ2XS_GRID } from './iq-grids';
+import { IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID } from './iq-grids';
+import { kscale_qp } from './kscales';
 
-// Scratch at aux (byte offsets): one sub-block of 16 and the super-block's scales (400 bytes in all).
-const WEIGHT: usize = 0; // f32[16] the weights
-const WAUX: usize = 64; // f32[16] their square roots (the neighbour search's weights)
-const XVAL: usize = 128; // f32[16] |x| (IQ2_XS: one element per 8 negated when the signs' parity is odd)
-const LBEST: usize = 192; // i32[16] the best trial's levels 0..2
-const LAUX: usize = 256; // i32[16] this trial's levels
-const SCALES: usize = 320; // f32[16] the sub-blocks' scales
-const ONGRID: usize = 384; // u8[2] the best trial's groups that rounded onto the grid
-const ONGRIDAUX: usize = 386; // u8[2] this trial's
-const SIGNS: usize = 388; // u8[2] sign bits per 8
+// Scratch at aux (byte offsets): one block of up to 32 and the super-block's scales (800 bytes in all).
+const WEIGHT: usize = 0; // f32[32] the weights
+const WAUX: usize = 128; // f32[32] their square roots (the neighbour search's weights)
+const XVAL: usize = 256; // f32[32] |x| (IQ2_XXS, IQ2_XS: one element per 8 negated when the signs' parity is odd)
+const LBEST: usize = 384; // i32[32] the best trial's levels 0..2
+const LAUX: usize = 512; // i32[32] this trial's levels
+const SCALES: usize = 640; // f32[16] the sub-blocks' scales
+const ONGRID: usize = 704; // u8[2] the best trial's groups that rounded onto the grid
+const ONGRIDAUX: usize = 706; // u8[2] this trial's
+const SIGNS: usize = 708; // u8[4] sign bits per 8
+const LQP: usize = 712; // u8[32] IQ2_XXS: make_qp_quants' levels
+const Q2: usize = 744; // u32[16] IQ2_XXS's q2 being built
+/** ggml-quants.c kmap_size of the 8-element grids: indices above it are not in map. */
+const KMAP_SIZE: i32 = 43692;
 
 /** 1.5·2^23: t + MAGIC is t rounded half to even (|t| < 2^22), as nearest_int does. */
 const MAGIC: f32 = 12582912.0;
@@ -38,10 +44,10 @@ const EPS_IQ2_S: f32 = <f32>1e-8;
   return v != 0 && v == v;
 }
 
-/** gq ← the values 2l + 1 of iq2xs_grid (s 0: 512 entries) or iq2s_grid (s 1: 1024), as f32; byte values 8, 25, 43 are l = 0, 1, 2. */
-export function iq2_grid_q(gq: usize, s: i32): void {
-  const grid = s ? IQ2S_GRID : IQ2XS_GRID;
-  const n = s ? 8192 : 4096;
+/** gq ← the values 2l + 1 of iq2xs_grid (which 0: 512 entries), iq2s_grid (1: 1024) or iq2xxs_grid (2: 256), as f32; byte values 8, 25, 43 are l = 0, 1, 2. */
+export function iq2_grid_q(gq: usize, which: i32): void {
+  const grid = which == 2 ? IQ2XXS_GRID : which == 1 ? IQ2S_GRID : IQ2XS_GRID;
+  const n = which == 2 ? 2048 : which == 1 ? 8192 : 4096;
   for (let i = 0; i < n; i++) {
     const b = <i32>load<u8>(grid + <usize>i);
     const q = 2 * ((3 * b) >> 6) + 1;
@@ -79,15 +85,14 @@ export function iq2_grid_q(gq: usize, s: i32): void {
 
 /**
  * iq2_find_best_neighbour (iq2-quant.ts bestNeighbour): of the neighbours listed at nb[at], the grid
- * index whose scale·q is nearest to group k's xval in Σ w·(scale·q − x)² (first on ties), or −1
- * when none is below +inf (NaN weights).
+ * index whose scale·q is nearest to the group's xval (8 f32 at xv) in Σ w·(scale·q − x)² (w: 8 f32
+ * at wv; first on ties), or −1 when none is below +inf (NaN weights).
  */
-function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale: f32): i32 {
-  const o = <usize>k << 5;
-  const x0 = v128.load(aux + XVAL + o);
-  const x1 = v128.load(aux + XVAL + o + 16);
-  const w0 = v128.load(aux + WAUX + o);
-  const w1 = v128.load(aux + WAUX + o + 16);
+function bestNeighbour(nb: usize, at: i32, gq: usize, xv: usize, wv: usize, scale: f32): i32 {
+  const x0 = v128.load(xv);
+  const x1 = v128.load(xv, 16);
+  const w0 = v128.load(wv);
+  const w1 = v128.load(wv, 16);
   const sc = f32x4.splat(scale);
   const p = nb + (<usize>at << 1);
   const n = <i32>load<u16>(p);
@@ -116,16 +121,16 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
 }
 
 /**
- * Weights, |x| and sign bits of the sub-block of 16 at x (iq2-quant.ts groupWeights and
+ * Weights, |x| and sign bits of the ng groups of 8 at x (iq2-quant.ts groupWeights and
  * groupSigns); qw 0 for none (weights 0.25σ² + x²). With `even`, an odd count of minus signs in a
  * group of 8 negates its element of least w·x² and flips its bit (7 bits stored).
  */
 // @ts-ignore: decorator
-@inline function prepare(aux: usize, x: usize, qw: usize, sigma2: f32, even: bool): void {
+@inline function prepare(aux: usize, x: usize, qw: usize, sigma2: f32, even: bool, ng: i32): void {
   const s2 = f32x4.splat(sigma2);
   const s4 = f32x4.splat(<f32>0.25 * sigma2);
   const zero = f32x4.splat(0);
-  for (let k = 0; k < 4; k++) {
+  for (let k = 0; k < 2 * ng; k++) {
     const o = <usize>k << 4;
     const v = v128.load(x + o);
     const vv = f32x4.mul(v, v);
@@ -135,7 +140,7 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
     // v >= 0 ? v : −v (not abs: −0 stays −0, a NaN is negated and counts as a minus sign, as in the reference)
     v128.store(aux + XVAL + o, v128.bitselect(v, f32x4.neg(v), f32x4.ge(v, zero)));
   }
-  for (let g = 0; g < 2; g++) {
+  for (let g = 0; g < ng; g++) {
     const o = <usize>g << 5;
     const lo = i32x4.bitmask(f32x4.ge(v128.load(x + o), zero));
     const hi = i32x4.bitmask(f32x4.ge(v128.load(x + o + 16), zero));
@@ -177,35 +182,43 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
   return f32x4.replace_lane(f32x4.splat(sx), 1, s2);
 }
 
-/** Group k at inverse scale id: its levels into L (byte offset of the sub-block's levels) and, if off the grid, its best neighbour's; returns 1 when it rounded onto the grid. */
+/** Group k at inverse scale id: its levels into L (the block's levels) and, if off the grid, its best neighbour's; returns 1 when it rounded onto the grid. */
 // @ts-ignore: decorator
 @inline function roundGroup(aux: usize, L: usize, k: i32, idv: v128, scale: f32, map: usize, nb: usize, gq: usize): u8 {
   const o = <usize>k << 5;
-  let lo = levels4(idv, v128.load(aux + XVAL + o));
-  let hi = levels4(idv, v128.load(aux + XVAL + o + 16));
+  const lo = levels4(idv, v128.load(aux + XVAL + o));
+  const hi = levels4(idv, v128.load(aux + XVAL + o + 16));
   const gi = load<i32>(map + (<usize>index8(lo, hi) << 2));
   if (gi >= 0) {
     v128.store(L + o, lo);
     v128.store(L + o + 16, hi);
     return 1;
   }
-  const b = bestNeighbour(nb, -gi - 1, gq, aux, k, scale);
+  const b = bestNeighbour(nb, -gi - 1, gq, aux + XVAL + o, aux + WAUX + o, scale);
   v128.store(L + o, gridLevels(gq, b, 0));
   v128.store(L + o + 16, gridLevels(gq, b, 1));
   return 0;
 }
 
-/** Σ w·x·q, Σ w·q² over the sub-block at levels L (lanes 0, 1). */
+/** Σ w·x·q, Σ w·q² over the block's first n elements at levels L (lanes 0, 1). */
 // @ts-ignore: decorator
-@inline function sums16(aux: usize, L: usize): v128 {
+@inline function sums(aux: usize, L: usize, n: i32): v128 {
   let s = f32x4.splat(0);
-  for (let i: usize = 0; i < 64; i += 16) s = addSums(aux, i, v128.load(L + i), s);
+  for (let i: usize = 0; i < <usize>n << 2; i += 16) s = addSums(aux, i, v128.load(L + i), s);
   return s;
+}
+
+/** A block scale's 4-bit level: clamp(nearest_int(0.5·(id·scale − 1)), 0, 15), NaN → 0. */
+// @ts-ignore: decorator
+@inline function scaleLevel(id: f32, s: f32): u32 {
+  const r = <f32>0.5 * (id * s - 1) + MAGIC;
+  const c = r > MAGIC + 15 ? MAGIC + 15 : r;
+  return reinterpret<u32>(c > MAGIC ? c : MAGIC) - reinterpret<u32>(MAGIC);
 }
 
 /**
  * quantize_row_iq2_xs_impl (s 0; qw required) and quantize_row_iq2_s_impl (s 1; qw or 0) of x[0..n)
- * (n a multiple of 256) into dst; map, nb, gq that grid's tables; aux 400 bytes of scratch.
+ * (n a multiple of 256) into dst; map, nb, gq that grid's tables; aux 800 bytes of scratch.
  */
 // @ts-ignore: decorator
 @inline function quantizeIq2(dst: usize, x: usize, qw: usize, n: i32, map: usize, nb: usize, gq: usize, aux: usize, s: bool): void {
@@ -224,7 +237,7 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
     let maxScale: f32 = 0;
     for (let ib = 0; ib < 16; ib++) {
       const o = <usize>ib << 6;
-      prepare(aux, x + o, qwb ? qwb + o : <usize>0, sigma2, !s);
+      prepare(aux, x + o, qwb ? qwb + o : <usize>0, sigma2, !s, 2);
       let xmax = load<f32>(aux + XVAL);
       for (let i = 1; i < 16; i++) {
         const v = load<f32>(aux + XVAL + (<usize>i << 2));
@@ -244,7 +257,7 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
         const idv = f32x4.splat(id);
         store<u8>(aux + ONGRIDAUX, roundGroup(aux, aux + LAUX, 0, idv, thisScale, map, nb, gq));
         store<u8>(aux + ONGRIDAUX + 1, roundGroup(aux, aux + LAUX, 1, idv, thisScale, map, nb, gq));
-        const sm = sums16(aux, aux + LAUX);
+        const sm = sums(aux, aux + LAUX, 16);
         const sumqx = f32x4.extract_lane(sm, 0);
         const sumq2 = f32x4.extract_lane(sm, 1);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
@@ -260,7 +273,7 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
           if (load<u8>(aux + ONGRID + <usize>k) != 0) continue;
           roundGroup(aux, aux + LBEST, k, idv, scale, map, nb, gq);
         }
-        const sm = sums16(aux, aux + LBEST);
+        const sm = sums(aux, aux + LBEST, 16);
         const sumq2 = f32x4.extract_lane(sm, 1);
         if (sumq2 > 0) scale = f32x4.extract_lane(sm, 0) / sumq2;
       }
@@ -294,21 +307,117 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, aux: usize, k: i32, scale:
     store<u16>(dst, <u16>f32ToF16(s ? d * F09875 : d));
     const id = <f32>1 / d;
     for (let ib = 0; ib < 16; ib++) {
-      const r = <f32>0.5 * (id * load<f32>(aux + SCALES + (<usize>ib << 2)) - 1) + MAGIC;
-      const c = r > MAGIC + 15 ? MAGIC + 15 : r;
-      const l = reinterpret<u32>(c > MAGIC ? c : MAGIC) - reinterpret<u32>(MAGIC);
+      const l = scaleLevel(id, load<f32>(aux + SCALES + (<usize>ib << 2)));
       const p = dst + scalesAt + <usize>(ib >> 1);
       store<u8>(p, load<u8>(p) | <u8>(ib & 1 ? l << 4 : l));
     }
   }
 }
 
-/** quantize_row_iq2_xs_impl of x[0..n) into dst (qw required); map, nb, gq: iq2xs_grid's tables; aux 400 bytes. */
+/** quantize_row_iq2_xs_impl of x[0..n) into dst (qw required); map, nb, gq: iq2xs_grid's tables; aux 800 bytes. */
 export function quantize_row_iq2_xs(dst: usize, x: usize, qw: usize, n: i32, map: usize, nb: usize, gq: usize, aux: usize): void {
   quantizeIq2(dst, x, qw, n, map, nb, gq, aux, false);
 }
 
-/** quantize_row_iq2_s_impl of x[0..n) into dst (qw or 0); map, nb, gq: iq2s_grid's tables; aux 400 bytes. */
+/** quantize_row_iq2_s_impl of x[0..n) into dst (qw or 0); map, nb, gq: iq2s_grid's tables; aux 800 bytes. */
 export function quantize_row_iq2_s(dst: usize, x: usize, qw: usize, n: i32, map: usize, nb: usize, gq: usize, aux: usize): void {
   quantizeIq2(dst, x, qw, n, map, nb, gq, aux, true);
+}
+
+/**
+ * The map entry of group k's levels at L (i32, read as ggml's int8 L), or 0 where their index falls
+ * outside the map (only make_qp_quants' levels, kept when no trial won and the scale is NaN, can do
+ * that: the reference reads undefined there, which packs as 0, and the super-block is zeroed anyway).
+ */
+// @ts-ignore: decorator
+@inline function groupEntry(L: usize, k: i32, map: usize): i32 {
+  const o = L + (<usize>k << 5);
+  const u = index8(v128.load(o), v128.load(o, 16));
+  return u >= 0 && u < KMAP_SIZE ? load<i32>(map + (<usize>u << 2)) : 0;
+}
+
+/** quantize_row_iq2_xxs_impl of x[0..n) into dst (qw required); map, nb, gq: iq2xxs_grid's tables; aux 800 bytes. */
+export function quantize_row_iq2_xxs(dst: usize, x: usize, qw: usize, n: i32, map: usize, nb: usize, gq: usize, aux: usize): void {
+  const q2 = aux + Q2;
+  for (let ibl = 0; ibl < n >> 8; ibl++, x += 1024, dst += 66) {
+    const qwb = qw + (<usize>ibl << 10);
+    memory.fill(q2, 0, 64);
+    let sumx2: f32 = 0;
+    for (let i = 0; i < 256; i++) {
+      const v = load<f32>(x + (<usize>i << 2));
+      sumx2 += v * v;
+    }
+    const sigma2: f32 = sumx2 / 256;
+    let maxScale: f32 = 0;
+    for (let ib = 0; ib < 8; ib++) {
+      const o = <usize>ib << 7;
+      prepare(aux, x + o, qwb + o, sigma2, true, 4);
+      let xmax = load<f32>(aux + XVAL);
+      for (let i = 1; i < 32; i++) {
+        const v = load<f32>(aux + XVAL + (<usize>i << 2));
+        xmax = xmax > v ? xmax : v;
+      }
+      if (xmax < EPS) {
+        store<f32>(aux + SCALES + (<usize>ib << 2), 0);
+        memory.fill(aux + LBEST, 0, 128);
+        continue;
+      }
+      let scale = kscale_qp(32, 4, aux + XVAL, aux + LQP, aux + WEIGHT);
+      for (let i = 0; i < 32; i++) store<i32>(aux + LBEST + (<usize>i << 2), <i32>load<i8>(aux + LQP + <usize>i));
+      const effMax = scale * 3;
+      if (effMax <= 0) {
+        store<f32>(aux + SCALES + (<usize>ib << 2), 0);
+        memory.fill(aux + LBEST, 0, 128);
+        continue;
+      }
+      let best: f32 = 0;
+      for (let is = -6; is <= 6; is++) {
+        const id: f32 = (<f32>5 + <f32>is * F01) / effMax;
+        const thisScale: f32 = <f32>1 / id;
+        const idv = f32x4.splat(id);
+        for (let k = 0; k < 4; k++) roundGroup(aux, aux + LAUX, k, idv, thisScale, map, nb, gq);
+        const sm = sums(aux, aux + LAUX, 32);
+        const sumqx = f32x4.extract_lane(sm, 0);
+        const sumq2 = f32x4.extract_lane(sm, 1);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+          scale = sumqx / sumq2;
+          best = scale * sumqx;
+          memory.copy(aux + LBEST, aux + LAUX, 128);
+        }
+      }
+      if (scale > 0) {
+        const idv = f32x4.splat(<f32>1 / scale);
+        for (let k = 0; k < 4; k++) roundGroup(aux, aux + LBEST, k, idv, scale, map, nb, gq);
+        const sm = sums(aux, aux + LBEST, 32);
+        const sumq2 = f32x4.extract_lane(sm, 1);
+        if (sumq2 > 0) scale = f32x4.extract_lane(sm, 0) / sumq2;
+      }
+      let sg = load<u32>(aux + SIGNS);
+      if (scale < 0) {
+        scale = -scale;
+        sg = ~sg & 0x7f7f7f7f;
+      }
+      let lo: u32 = 0;
+      let hi: u32 = 0;
+      for (let k = 0; k < 4; k++) {
+        lo |= <u32>groupEntry(aux + LBEST, k, map) << (8 * k);
+        hi |= ((sg >> (8 * k)) & 0xff) << (7 * k);
+      }
+      const p = q2 + (<usize>ib << 3);
+      store<u32>(p, load<u32>(p) | lo);
+      store<u32>(p, load<u32>(p, 4) | hi, 4);
+      store<f32>(aux + SCALES + (<usize>ib << 2), scale);
+      maxScale = max<f32>(maxScale, scale);
+    }
+    memory.fill(dst, 0, 66);
+    if (!truthy(maxScale)) continue;
+    const d = maxScale / 31;
+    store<u16>(dst, <u16>f32ToF16(d));
+    const id = <f32>1 / d;
+    for (let ib = 0; ib < 8; ib++) {
+      const p = q2 + (<usize>ib << 3) + 4;
+      store<u32>(p, load<u32>(p) | (scaleLevel(id, load<f32>(aux + SCALES + (<usize>ib << 2))) << 28));
+    }
+    memory.copy(dst + 2, q2, 64);
+  }
 }
