@@ -1,10 +1,10 @@
-// The IQ3_S, IQ3_XXS, IQ2_XS, IQ2_S and IQ2_XXS row kernels (wasm/assembly/quantize-iq3.ts, quantize-iq2.ts)
-// against their TypeScript references (quant/iq3-quant.ts, iq2-quant.ts *Ref), byte for byte, on many random
-// blocks and the edge cases: all-zero groups and super-blocks, tiny and subnormal values (the trial
-// scales overflow to infinity), huge values (x² overflows), one outlier, ±0, exact level ties, an
-// infinity and a NaN; with no importance matrix (not IQ2_XS and IQ2_XXS, which need one), a log-normal one, one
-// with zeros. ggml is the truth for the references (imatrix-quant.test.ts, quantize.test.ts check
-// their bytes against ggml's).
+// The IQ3_S, IQ3_XXS, IQ2_XS, IQ2_S and IQ2_XXS row kernels (wasm/assembly/quantize-iq3.ts,
+// quantize-iq2.ts) against their TypeScript references (quant/iq3-quant.ts, iq2-quant.ts *Ref),
+// byte for byte, on many random blocks and the edge cases: all-zero groups and super-blocks,
+// tiny and subnormal values (the trial scales overflow to infinity), huge values (x² overflows),
+// one outlier, ±0, exact level ties, an infinity and a NaN; with no importance matrix (not
+// IQ2_XS and IQ2_XXS, which need one), a log-normal one, one with zeros. ggml is the truth for
+// the references (imatrix-quant.test.ts, quantize.test.ts check their bytes against ggml's).
 import { afterAll, describe, expect, it } from 'vitest';
 import { quantizeIq2SRef, quantizeIq2SRow, quantizeIq2XsRef, quantizeIq2XsRow, quantizeIq2XxsRef, quantizeIq2XxsRow } from '../../src/engine/quant/iq2-quant.js';
 import { quantizeIq3SRef, quantizeIq3SRow, quantizeIq3XxsRef, quantizeIq3XxsRow } from '../../src/engine/quant/iq3-quant.js';
