@@ -2,6 +2,7 @@
 //
 //   node bin/run-ts.mjs bench/child-pantheon.ts '{"model": PATH, "threads": 2, "contextSize": 512,
 //                                                 "prompt": [ids...], "gen": 64, "warmup": true, "backend": "wasm"}'
+//   ("backend": "webgpu", "gpuLayers": 12 | "all" | "auto": GPU offload)
 //
 // Prints one JSON line on stdout (the last line), the same fields as bench/child-llama.mjs. Times are
 // wall clock around the engine's facade (src/engine/session.ts); its own stats come along as `stats`.
@@ -20,6 +21,8 @@ interface ChildArgs {
   gen?: number;
   warmup?: boolean;
   backend?: string;
+  /** --gpu-layers as given (a number, "all", "auto"), with backend webgpu. */
+  gpuLayers?: number | string;
 }
 
 // The facade's planned API (the engine issue): only what this script calls.
@@ -71,6 +74,7 @@ const model = await LoadedModel.load(args.model, {
   batchSize: args.batchSize,
   threads: args.threads ?? 1,
   backend: args.backend,
+  ...(args.gpuLayers !== undefined ? { gpuLayers: args.gpuLayers } : {}),
 });
 // the engine's own load_ms (`pantheon run --json`) when it has one, else the wall time around load
 const loadMs = model.loadMs ?? performance.now() - t0;

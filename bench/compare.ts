@@ -1,7 +1,8 @@
 // Pantheon against llama.cpp on the same model file, the same CPU threads, context and batch size.
 //
 //   npm run bench -- MODEL [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512]
-//                          [--batch 512] [--backend scalar|wasm|pool|webgpu] [--engines pantheon,llama.cpp]
+//                          [--batch 512] [--backend scalar|wasm|pool|webgpu] [--gpu-layers N|all|auto]
+//                          [--engines pantheon,llama.cpp]
 //                          [--no-warmup] [--no-bandwidth] [--json] [--llama-gpu vulkan|cuda]
 //
 // Each run is a fresh child process (bench/child-pantheon.ts, bench/child-llama.mjs), so load time
@@ -19,6 +20,7 @@ import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { parseGpuLayers, type GpuLayers } from '../src/engine/backend/offload-plan.js';
 import { readGgufHeaderSync } from '../src/engine/gguf/file.js';
 import { getArray, getBool, getNumber, getString, quantLabel, quantMix } from '../src/engine/gguf/keys.js';
 import type { GgufHeader } from '../src/engine/gguf/types.js';
@@ -40,6 +42,8 @@ interface Options {
   ctx: number;
   batch: number;
   backend: string | undefined;
+  /** Pantheon's --gpu-layers with --backend webgpu (N, all, auto); llama.cpp with --llama-gpu offloads every layer. */
+  gpuLayers: GpuLayers | undefined;
   /** llama.cpp on a GPU through node-llama-cpp's prebuilt binary (every layer offloaded), else CPU. */
   llamaGpu: 'vulkan' | 'cuda' | undefined;
   engines: EngineName[];
@@ -50,7 +54,7 @@ interface Options {
   node: string;
 }
 
-const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--json] [--llama-gpu vulkan|cuda]';
+const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--gpu-layers N|all|auto] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--json] [--llama-gpu vulkan|cuda]';
 
 function parseArgs(argv: string[]): Options {
   const o: Partial<Options> & { engines: EngineName[] } = { engines: ['pantheon', 'llama.cpp'], warmup: true, bandwidth: true, json: false };
@@ -69,6 +73,7 @@ function parseArgs(argv: string[]): Options {
       case '--ctx': o.ctx = int(a, argv[++i], 16); break;
       case '--batch': o.batch = int(a, argv[++i], 1); break;
       case '--backend': o.backend = argv[++i]; break;
+      case '--gpu-layers': o.gpuLayers = parseGpuLayers(argv[++i] ?? ''); break;
       case '--llama-gpu': {
         const g = argv[++i];
         if (g !== 'vulkan' && g !== 'cuda') throw new Error(`--llama-gpu takes vulkan or cuda, not "${g ?? ''}"\n${USAGE}`);
@@ -98,7 +103,7 @@ function parseArgs(argv: string[]): Options {
   if (prompt + gen > ctx) throw new Error(`--prompt ${prompt} + --gen ${gen} does not fit a context of ${ctx}; raise --ctx`);
   return {
     model: o.model, threads: o.threads ?? 2, prompt, gen, runs: o.runs ?? 3, ctx, batch: o.batch ?? 512,
-    backend: o.backend, llamaGpu: o.llamaGpu, engines: o.engines, warmup: o.warmup!, bandwidth: o.bandwidth!, json: o.json!,
+    backend: o.backend ?? (o.gpuLayers !== undefined ? 'webgpu' : undefined), gpuLayers: o.gpuLayers, llamaGpu: o.llamaGpu, engines: o.engines, warmup: o.warmup!, bandwidth: o.bandwidth!, json: o.json!,
     node: o.node ?? nodeBinary(existsSync(ELECTRON_NODE) ? 'electron' : 'current'),
   };
 }
@@ -171,7 +176,7 @@ export interface RunResult {
 const CHILD_TIMEOUT_MS = 20 * 60 * 1000;
 
 function runChild(engine: EngineName, o: Options, prompt: number[]): RunResult | { engine: EngineName; error: string } {
-  const args = JSON.stringify({ model: o.model, threads: o.threads, contextSize: o.ctx, batchSize: o.batch, prompt, gen: o.gen, warmup: o.warmup, backend: o.backend, gpu: o.llamaGpu });
+  const args = JSON.stringify({ model: o.model, threads: o.threads, contextSize: o.ctx, batchSize: o.batch, prompt, gen: o.gen, warmup: o.warmup, backend: o.backend, gpuLayers: o.gpuLayers, gpu: o.llamaGpu });
   const cmd = engine === 'pantheon'
     ? [join(ROOT, 'bin', 'run-ts.mjs'), join(HERE, 'child-pantheon.ts'), args]
     : [join(HERE, 'child-llama.mjs'), args];

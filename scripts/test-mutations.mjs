@@ -50,6 +50,24 @@ const MUTATIONS = [
     wasm: true,
     tests: ['tests/model/quantized.test.ts', '-t', 'Q8_0|Q6_K'],
   },
+  {
+    name: 'iq3-d2-order',
+    what: 'IQ3 neighbour distance summed as (t0 + t1) + (t2 + t3), not in order (assembly/quantize-iq3.ts bestNeighbour)',
+    file: 'src/engine/wasm/assembly/quantize-iq3.ts',
+    from: 'const d2 = ((f32x4.extract_lane(t, 0) + f32x4.extract_lane(t, 1)) + f32x4.extract_lane(t, 2)) + f32x4.extract_lane(t, 3);',
+    to: 'const d2 = (f32x4.extract_lane(t, 0) + f32x4.extract_lane(t, 1)) + (f32x4.extract_lane(t, 2) + f32x4.extract_lane(t, 3));',
+    wasm: true,
+    tests: ['tests/quant/iq-quant-kernel.test.ts', 'tests/quant/imatrix-quant.test.ts'],
+  },
+  {
+    name: 'iq2-ties',
+    what: 'IQ2 neighbour search keeps the last of equal distances, not the first (assembly/quantize-iq2.ts bestNeighbour)',
+    file: 'src/engine/wasm/assembly/quantize-iq2.ts',
+    from: '    if (d2 < best) {',
+    to: '    if (d2 <= best) {',
+    wasm: true,
+    tests: ['tests/quant/iq-quant-kernel.test.ts', 'tests/quant/imatrix-quant.test.ts'],
+  },
 ];
 
 const OUT = resolve('out/mutations');

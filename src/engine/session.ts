@@ -6,11 +6,15 @@ import { availableParallelism, totalmem } from 'node:os';
 import type { GenerationEvent as ReplyEvent } from '../shared/contract.js';
 import { CancelledError, ContextFullError, ModelError, UsageError } from '../shared/errors.js';
 import { MAX_CONTEXT } from '../shared/validate.js';
+import { OffloadBackend } from './backend/offload.js';
+import { planOffload, type GpuLayers, type OffloadPlan } from './backend/offload-plan.js';
 import { PoolBackend } from './backend/pool.js';
 import { planPool, type PoolPlan } from './backend/pool-plan.js';
+import type { WebGpuOptions } from './backend/webgpu/backend.js';
 import { ScalarBackend } from './backend/scalar.js';
 import { WasmBackend } from './backend/wasm.js';
 import { WebGpuBackend } from './backend/webgpu/backend.js';
+import { offerGpuStep } from './model/gpu-step.js';
 import type { MatBackend } from './backend/types.js';
 import { ReasoningSplitter, fitMessages, reasoningSetup, renderChat, templateInfoFromGguf, type ChatMessage, type ContextPolicy, type ReasoningSetup, type RenderedChat, type TemplateInfo } from './chat/index.js';
 import { readGgufHeader } from './gguf/file.js';
@@ -41,6 +45,14 @@ export interface LoadOptions {
   threads?: number;
   /** Which compute backend, or one already made (tests, a custom backend). Default: see defaultBackend. */
   backend?: BackendKind | MatBackend;
+  /**
+   * With backend 'webgpu': blocks [0, N) on the GPU and the rest on the CPU pool (backend/offload.ts,
+   * offload-plan.ts); 'all', a number above the model's blocks, or by default 'auto': as many as
+   * the GPU holds.
+   */
+  gpuLayers?: GpuLayers;
+  /** Test hook: options for the WebGPU backend (WebGpuBackend.create). */
+  gpuOptions?: WebGpuOptions;
   onProgress?: (loadedBytes: number, totalBytes: number) => void;
   signal?: AbortSignal;
 }
@@ -71,7 +83,8 @@ export function poolBand(memory: MemoryEstimate, total: number, threads: number)
 /** What a NO_GPU error says before its advice (the CLI's here; the app's in host/backend-choice.ts). */
 export const NO_GPU = 'no WebGPU adapter was found here (no GPU through Vulkan, Metal or Direct3D 12, and no Mesa llvmpipe through OpenGL ES)';
 
-async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan): Promise<MatBackend> {
+/** The CPU backends (WebGPU is made by openGpu, before the plan, and joined to the pool by load). */
+async function createBackend(kind: Exclude<BackendKind, 'webgpu'>, threads: number, plan?: PoolPlan): Promise<MatBackend> {
   switch (kind) {
     case 'scalar':
       return new ScalarBackend();
@@ -79,13 +92,26 @@ async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan
       return new WasmBackend();
     case 'pool':
       return new PoolBackend({ threads, band: plan?.band, shards: plan?.shards });
-    case 'webgpu': {
-      // only when asked for: a GPU, else Mesa's llvmpipe (the CPU through OpenGL ES, for tests),
-      // which the name then says ("webgpu (llvmpipe)")
-      const gpu = WebGpuBackend.create({ fallback: 'allow' });
-      if (!gpu) throw new ModelError('NO_GPU', `${NO_GPU}; use --backend pool`);
-      return gpu;
-    }
+  }
+}
+
+/** The output matrix is token_embd (weights.ts loadWeights: no output.weight, or an architecture that always ties). */
+const tiedOutput = (h: GgufHeader, alwaysTied: boolean | undefined): boolean => alwaysTied === true || !h.tensors.some((t) => t.name === 'output.weight');
+
+/**
+ * The WebGPU backend (only when asked for: a GPU, else Mesa's llvmpipe, the CPU through OpenGL ES,
+ * for tests, which the name then says) and where the model's blocks go (offload-plan.ts).
+ */
+function openGpu(header: GgufHeader, hp: ModelHparams, tied: boolean, want: GpuLayers, memory: MemoryEstimate, opts?: WebGpuOptions): { gpu: WebGpuBackend; offload: OffloadPlan } {
+  const gpu = WebGpuBackend.create({ fallback: 'allow', ...opts });
+  if (!gpu) throw new ModelError('NO_GPU', `${NO_GPU}; use --backend pool`);
+  try {
+    // (a test's memoryBytes makes the software adapter probe as a GPU would)
+    const budget = { chunkBytes: gpu.chunkBytes, software: gpu.software && !opts?.memoryBytes, probe: (g: number[][], reserve: number) => gpu.probe(g, reserve) };
+    return { gpu, offload: planOffload(header, hp.nLayer, tied, want, budget, memory.weights, memory.kvCache) };
+  } catch (err) {
+    gpu.dispose();
+    throw err;
   }
 }
 
@@ -95,7 +121,7 @@ async function createBackend(kind: BackendKind, threads: number, plan?: PoolPlan
  * WebAssembly kernels cannot be loaded (e.g. not built). An explicit choice that fails throws.
  * WebGPU only when asked for (docs/webgpu.md).
  */
-async function defaultBackend(kind: BackendKind | undefined, threads: number, plan?: PoolPlan): Promise<{ backend: MatBackend; notice?: string }> {
+async function defaultBackend(kind: Exclude<BackendKind, 'webgpu'> | undefined, threads: number, plan?: PoolPlan): Promise<{ backend: MatBackend; notice?: string }> {
   if (kind) return { backend: await createBackend(kind, threads, plan) };
   try {
     // (one thread whose model needs more than one memory: the pool, with its shards on this thread)
@@ -153,21 +179,45 @@ export class LoadedModel {
     stop();
     const t0 = performance.now();
     const header = await readGgufHeader(path);
-    const { hp } = modelInfo(header); // unsupported architecture / bad keys fail here, before any weight is read
+    const { spec, hp } = modelInfo(header); // unsupported architecture / bad keys fail here, before any weight is read
     const contextSize = checkContextSize(opts.contextSize ?? Math.min(hp.nCtxTrain || DEFAULT_CONTEXT, DEFAULT_CONTEXT));
     const memory = estimateMemory(header, hp, contextSize);
     const threads = opts.threads === 0 ? autoThreads(memory.weights, availableParallelism()) : (opts.threads ?? 1);
-    // where the weights go, and whether the machine holds them (NOT_ENOUGH_MEMORY), before reading any
-    const plan = planPool({ ...memory, kvHeads: hp.nHeadKv }, threads, totalmem());
+    if (opts.gpuLayers !== undefined && opts.backend !== 'webgpu') throw new UsageError('GPU layers are for the WebGPU backend; give --backend webgpu with --gpu-layers');
+    const tokenizer = tokenizerFromGguf(header);
+    const templateInfo = templateInfoFromGguf(header);
+    // the GPU's part first (auto asks the GPU what it holds), so the pool plans only the CPU's
+    const onGpu = opts.backend === 'webgpu' ? openGpu(header, hp, tiedOutput(header, spec.alwaysTied), opts.gpuLayers ?? 'auto', memory, opts.gpuOptions) : null;
+    let plan: PoolPlan;
+    try {
+      // where the weights go, and whether the machine holds them (NOT_ENOUGH_MEMORY), before reading any
+      // (llvmpipe's "GPU memory" is the host's: its part is taken from the host's total)
+      const cpuMemory = onGpu ? { ...memory, weights: onGpu.offload.cpuWeights } : memory;
+      const total = onGpu?.gpu.software ? Math.max(0, totalmem() - onGpu.offload.gpuBytes) : totalmem();
+      plan = planPool({ ...cpuMemory, kvHeads: hp.nHeadKv }, threads, total);
+    } catch (err) {
+      onGpu?.gpu.dispose();
+      throw err;
+    }
     if (opts.backend === 'wasm' && plan.shards > 1) {
       throw new ModelError('WASM_TOO_SMALL', `the model's ${(memory.weights / 2 ** 30).toFixed(1)} GiB of weights do not fit one WebAssembly memory (4 GiB); use the pool backend, which spreads them over several`);
     }
-    const tokenizer = tokenizerFromGguf(header);
-    const templateInfo = templateInfoFromGguf(header);
-    const chosen = typeof opts.backend === 'object' ? { backend: opts.backend } : await defaultBackend(opts.backend, threads, plan);
+    let chosen: { backend: MatBackend; notice?: string };
+    if (typeof opts.backend === 'object') chosen = { backend: opts.backend };
+    else if (onGpu) {
+      let cpu: MatBackend;
+      try {
+        cpu = await createBackend('pool', threads, plan);
+      } catch (err) {
+        onGpu.gpu.dispose();
+        throw err;
+      }
+      chosen = { backend: new OffloadBackend(onGpu.gpu, cpu, onGpu.offload.split) };
+    } else chosen = await defaultBackend(opts.backend === 'webgpu' ? undefined : opts.backend, threads, plan);
     const backend = chosen.backend;
     try {
       const model = await loadModelFile(path, header, backend, { onProgress: opts.onProgress, shouldStop: stop });
+      offerGpuStep(model, contextSize); // (WebGPU: the whole token there when the model allows)
       const lm = new LoadedModel(path, header, summarize(header), hp, tokenizer, templateInfo, contextSize, memory, plan, model);
       lm.loadMs = performance.now() - t0;
       lm.backendNotice = chosen.notice;
@@ -180,6 +230,12 @@ export class LoadedModel {
 
   get backendName(): string {
     return this.model.backend.name;
+  }
+
+  /** With the WebGPU backend: its adapter, the blocks on the GPU of the model's, and the bytes there (the app's engine line). */
+  get gpu(): { adapter: string; layers: number; of: number; bytes: number } | null {
+    const b = this.model.backend;
+    return b instanceof OffloadBackend ? { adapter: b.gpu.adapter, layers: b.split.gpuLayers, of: b.split.nLayer, bytes: b.gpuBytes() } : null;
   }
 
   dispose(): void {
@@ -281,7 +337,7 @@ export class Session {
    * take decode steps together with the other sessions on it (the server's --parallel slots).
    */
   constructor(readonly model: LoadedModel, profile: Profile | null = null, private readonly batch: DecodeBatch | null = null) {
-    this.state = createRunState(model.model, model.contextSize);
+    this.state = createRunState(model.model, model.contextSize, MAX_BATCH, undefined, false, true);
     this.state.profile = profile;
     // (a pool reports its workers' waits to the last session made on it: this one's profile, or none)
     model.model.backend.waitMeter = profile;

@@ -200,6 +200,22 @@ export const DEFAULT_SAMPLING: Readonly<SamplingSettings> = Object.freeze({
 export const COMPUTE_BACKENDS = ['auto', 'cpu', 'gpu'] as const;
 export type ComputeBackend = (typeof COMPUTE_BACKENDS)[number];
 
+/**
+ * With Compute on GPU: the model's first N blocks on the GPU and the rest on the CPU (N above the
+ * model's blocks: all), or 'auto': as many as the GPU's memory holds (engine/backend/offload-plan.ts).
+ */
+export type GpuLayersSetting = 'auto' | number;
+/** The largest number of GPU layers the setting takes (no model has more blocks). */
+export const MAX_GPU_LAYERS = 4096;
+
+/** Where a model runs on the GPU: the adapter, and how many of its blocks are there. */
+export interface GpuOffload {
+  adapter: string;
+  layers: number;
+  /** The model's blocks. */
+  of: number;
+}
+
 export interface Settings {
   sampling: SamplingSettings;
   systemPrompt: string;
@@ -208,6 +224,8 @@ export interface Settings {
   threads: number;
   /** Where the engine computes: 'auto' (the CPU pool; never Mesa's llvmpipe), 'cpu', 'gpu' (WebGPU). */
   computeBackend?: ComputeBackend;
+  /** With computeBackend 'gpu': the blocks on the GPU (default 'auto'). */
+  gpuLayers?: GpuLayersSetting;
   theme: 'system' | 'light' | 'dark';
   modelsFolder: string | null;
   contextPolicy: ContextPolicy;
@@ -315,7 +333,7 @@ export interface Chat {
 export type EngineState =
   | { status: 'idle' }
   | { status: 'loading'; modelId: string; loadedBytes: number; totalBytes: number }
-  | { status: 'ready'; modelId: string; modelName: string; contextSize: number; threads: number; backend: string; memoryBytes: number; loadMs: number }
+  | { status: 'ready'; modelId: string; modelName: string; contextSize: number; threads: number; backend: string; memoryBytes: number; loadMs: number; gpu?: GpuOffload }
   | { status: 'busy'; modelId: string; modelName: string; contextSize: number }
   | { status: 'crashed'; modelId: string | null; reason: EngineExitReason; message: string }
   | { status: 'error'; modelId: string | null; error: SerializedError };
@@ -448,6 +466,8 @@ export interface Requests {
   'engine:cancelLoad': { request: void; response: EngineState };
   'engine:unload': { request: void; response: EngineState };
   'engine:state': { request: void; response: EngineState };
+  /** The WebGPU adapter a GPU load would use, by name (Settings → Engine), or null when there is none. */
+  'engine:gpuAdapter': { request: void; response: { adapter: string | null } };
   /** Count tokens of a text with the loaded model (context gauge). */
   'engine:countTokens': { request: { messages: RequestMessage[] }; response: { tokens: number; contextSize: number } };
   'remote:list': { request: void; response: RemoteServer[] };
@@ -497,7 +517,7 @@ export type ResponseOf<C extends RequestChannel> = Requests[C]['response'];
 export const REQUEST_CHANNELS = [
   'app:info', 'library:get', 'library:chooseFolder', 'library:forgetRecent', 'model:openDialog', 'model:open',
   'model:openDropped', 'model:close', 'model:metaArray', 'model:tensorStats', 'model:compare', 'model:cancelInspect', 'engine:load', 'engine:cancelLoad', 'engine:unload',
-  'engine:state', 'engine:countTokens', 'remote:list', 'remote:add', 'remote:remove', 'remote:refresh', 'remote:open', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
+  'engine:state', 'engine:gpuAdapter', 'engine:countTokens', 'remote:list', 'remote:add', 'remote:remove', 'remote:refresh', 'remote:open', 'chats:list', 'chats:get', 'chats:create', 'chats:save', 'chats:rename',
   'chats:delete', 'chats:import', 'settings:get', 'settings:set', 'server:start', 'server:stop', 'server:state',
 ] as const satisfies readonly RequestChannel[];
 

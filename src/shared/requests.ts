@@ -5,9 +5,9 @@
 
 import type {
   Chat, ChatRole, GenerateRequest, ReplyPrompt, ReplyReasoning, ReplyStats, RequestChannel, RequestMessage, RequestOf, SamplingSettings, Settings, StoredMessage,
-  ReplyVersion, StoredToken, StructuredOutput,
+  ReplyVersion, StoredToken, StructuredOutput, GpuLayersSetting,
 } from './contract.js';
-import { COMPUTE_BACKENDS, CONTEXT_POLICIES, DEFAULT_SAMPLING } from './contract.js';
+import { COMPUTE_BACKENDS, CONTEXT_POLICIES, DEFAULT_SAMPLING, MAX_GPU_LAYERS } from './contract.js';
 import { UsageError } from './errors.js';
 import {
   MAX_CONTEXT, MAX_MESSAGE_CHARS, MAX_MESSAGES, MAX_STOP_CHARS, MAX_STOP_STRINGS, MAX_SYSTEM_PROMPT, MAX_THREADS, MAX_TITLE, MIN_CONTEXT,
@@ -206,6 +206,13 @@ export function validateChat(v: unknown): Chat {
 // ----------------------------------------------------------------------------------------------
 // Settings
 
+/** 'auto', or a whole number of layers from 0 to MAX_GPU_LAYERS (above the model's blocks means all). */
+export function gpuLayers(v: unknown, what: string): GpuLayersSetting {
+  if (v === 'auto') return v;
+  if (typeof v !== 'number') throw new UsageError(`${what} must be "auto" or a whole number of layers.`);
+  return integer(v, what, 0, MAX_GPU_LAYERS);
+}
+
 /**
  * Check a partial settings object from the page. `modelsFolder` is not settable this way: the page
  * never chooses paths (library.chooseFolder() sets it through a native dialog).
@@ -220,6 +227,7 @@ export function validateSettingsPatch(v: unknown): Partial<Settings> {
       case 'contextSize': out.contextSize = integer(p.contextSize, 'settings.contextSize', MIN_CONTEXT, MAX_CONTEXT); break;
       case 'threads': out.threads = integer(p.threads, 'settings.threads', 0, MAX_THREADS); break;
       case 'computeBackend': out.computeBackend = oneOf(p.computeBackend, 'settings.computeBackend', COMPUTE_BACKENDS); break;
+      case 'gpuLayers': out.gpuLayers = gpuLayers(p.gpuLayers, 'settings.gpuLayers'); break;
       case 'theme': out.theme = oneOf(p.theme, 'settings.theme', ['system', 'light', 'dark'] as const); break;
       case 'showProbabilities': out.showProbabilities = bool(p.showProbabilities, 'settings.showProbabilities'); break;
       case 'showProfile': out.showProfile = bool(p.showProfile, 'settings.showProfile'); break;
@@ -284,6 +292,7 @@ const validators: Validators = {
   'engine:cancelLoad': none,
   'engine:unload': none,
   'engine:state': none,
+  'engine:gpuAdapter': none,
   'engine:countTokens': (v) => ({ messages: chatMessages(record(v, 'request').messages) }),
   'remote:list': none,
   'remote:add': (v) => {

@@ -39,8 +39,16 @@ export function installFakeApi(opts: FakeOptions): void {
     modelsFolder: null,
   };
   let engine: EngineState = { status: 'idle' };
-  // what the host's backend-choice.ts picks (tested in tests/webgpu/device-lost.test.ts)
-  const fakeBackend = (): string => (settings.computeBackend !== 'gpu' ? 'fake' : gpuLost ? 'wasm-simd (on the CPU: the GPU was lost; restart Pantheon to try it again)' : 'webgpu (fake adapter)');
+  // what the host's backend-choice.ts picks (tested in tests/webgpu/device-lost.test.ts), and on
+  // the GPU the blocks there as session.ts's offload gives them (tests/webgpu/offload.test.ts)
+  const onGpu = (): boolean => settings.computeBackend === 'gpu' && !gpuLost;
+  const blocks = (): number => {
+    const arch = opts.model.metadata.find((e) => e.key === 'general.architecture')?.value;
+    const n = opts.model.metadata.find((e) => e.key === `${String(arch)}.block_count`)?.value;
+    return typeof n === 'number' ? n : 1;
+  };
+  const gpuSplit = () => ({ adapter: 'fake adapter', layers: settings.gpuLayers === undefined || settings.gpuLayers === 'auto' ? blocks() : Math.min(settings.gpuLayers, blocks()), of: blocks() });
+  const fakeBackend = (): string => (settings.computeBackend !== 'gpu' ? 'fake' : gpuLost ? 'wasm-simd (on the CPU: the GPU was lost; restart Pantheon to try it again)' : `webgpu (fake adapter) ${gpuSplit().layers}/${blocks()} layers + fake`);
   const setEngine = (s: EngineState): void => {
     engine = s;
     emit('engine:state', s);
@@ -121,12 +129,13 @@ export function installFakeApi(opts: FakeOptions): void {
           setEngine({ status: 'loading', modelId: id, loadedBytes: (total * i) / 4, totalBytes: total });
           await delay(30);
         }
-        setEngine({ status: 'ready', modelId: id, modelName: opts.model.entry.name ?? opts.model.entry.fileName, contextSize: settings.contextSize, threads: 2, backend: fakeBackend(), memoryBytes: total, loadMs: 120 });
+        setEngine({ status: 'ready', modelId: id, modelName: opts.model.entry.name ?? opts.model.entry.fileName, contextSize: settings.contextSize, threads: 2, backend: fakeBackend(), memoryBytes: total, loadMs: 120, ...(onGpu() ? { gpu: gpuSplit() } : {}) });
         return engine;
       },
       cancelLoad: async () => (setEngine({ status: 'idle' }), engine),
       unload: async () => (setEngine({ status: 'idle' }), engine),
       state: async () => engine,
+      gpuAdapter: async () => (await delay(30), { adapter: 'fake adapter' }),
       countTokens: async ({ messages }: { messages: { content: string }[] }) => ({ tokens: messages.reduce((a, m) => a + m.content.split(/\s+/).length + 4, 0), contextSize: settings.contextSize }),
     },
     chats: {

@@ -147,12 +147,53 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_SHARED)('renderer in Chromium (fake API)
     expect(await page.locator('.gauge').textContent()).toContain('512 / 512 tokens');
   });
 
+  it('on the GPU setting, names the adapter and takes GPU layers (Auto or a number); the engine line says how many', async () => {
+    const select = page.getByRole('combobox', { name: 'Compute on' });
+    const panel = page.getByRole('group', { name: 'GPU offload' });
+    expect(await panel.count()).toBe(0);
+    await select.selectOption('gpu');
+    // named before any load on the GPU (engine:gpuAdapter)
+    await expect.poll(() => panel.textContent()).toContain('Adapter: fake adapter');
+    const auto = panel.getByRole('checkbox', { name: 'Auto GPU layers' });
+    expect(await auto.isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Reload with the GPU' }).click();
+    const line = page.locator('.engine-bar.ready .engine-text');
+    // stories260K has 5 blocks (llama.block_count); auto on the fake GPU takes them all
+    await expect.poll(() => line.textContent()).toContain(' · GPU: 5 of 5 layers (fake adapter) · ');
+    expect(await line.getAttribute('title')).toBe('webgpu (fake adapter) 5/5 layers + fake');
+    expect(await panel.textContent()).toContain('Adapter: fake adapter');
+    await auto.uncheck();
+    const field = panel.getByRole('spinbutton', { name: 'GPU layers' });
+    expect(await field.inputValue()).toBe('5');
+    expect(await field.getAttribute('max')).toBe('5');
+    expect(await panel.textContent()).toContain('of 5 layers; the rest run on the CPU');
+    // auto → 5 loaded, 5 asked: nothing to reload
+    expect(await page.getByRole('button', { name: /^Reload with/ }).count()).toBe(0);
+    await field.fill('9');
+    await field.press('Enter');
+    expect(await field.inputValue()).toBe('5'); // above the model's blocks: refused, back to the value
+    await field.fill('2');
+    await field.press('Enter');
+    await page.getByRole('button', { name: 'Reload with 2 GPU layers' }).click();
+    await expect.poll(() => line.textContent()).toContain(' · GPU: 2 of 5 layers (fake adapter) · ');
+    expect(await page.getByRole('button', { name: /^Reload with/ }).count()).toBe(0);
+    await field.scrollIntoViewIfNeeded();
+    await screenshot(page, 'fake-06-gpu-layers');
+    await auto.check();
+    expect(await panel.getByRole('spinbutton', { name: 'GPU layers' }).count()).toBe(0);
+    await select.selectOption('cpu');
+    await page.getByRole('button', { name: 'Reload with the CPU' }).click();
+    await expect.poll(() => line.textContent()).toContain(' · fake · ');
+    expect(await panel.count()).toBe(0);
+    await select.selectOption('auto');
+  });
+
   it('on the GPU setting, a GPU lost mid-reply keeps the text so far, says so once, and offers the CPU', async () => {
     const select = page.getByRole('combobox', { name: 'Compute on' });
     await select.selectOption('gpu');
     await page.getByRole('button', { name: 'Reload with the GPU' }).click();
     const line = page.locator('.engine-bar.ready .engine-text');
-    await expect.poll(() => line.textContent()).toContain(' · webgpu (fake adapter) · ');
+    await expect.poll(() => line.textContent()).toContain(' · GPU: 5 of 5 layers (fake adapter) · ');
     await page.getByRole('textbox', { name: 'Message' }).fill('Go on');
     await page.keyboard.press('Enter');
     const reply = page.getByRole('article', { name: 'Reply' }).last();

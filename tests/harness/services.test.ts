@@ -403,10 +403,12 @@ describe('settings', () => {
     expect(DEFAULT_SETTINGS.contextSize).toBe(2048);
     expect(DEFAULT_SETTINGS.threads).toBe(0);
     expect(DEFAULT_SETTINGS.computeBackend).toBe('auto');
-    await s.set(validateSettingsPatch({ contextSize: 4096, computeBackend: 'gpu', sampling: { temperature: 0.2 } }));
+    expect(DEFAULT_SETTINGS.gpuLayers).toBe('auto');
+    await s.set(validateSettingsPatch({ contextSize: 4096, computeBackend: 'gpu', gpuLayers: 12, sampling: { temperature: 0.2 } }));
     const again = await new SettingsStore(tmp, () => {}).load();
     expect(again.contextSize).toBe(4096);
     expect(again.computeBackend).toBe('gpu');
+    expect(again.gpuLayers).toBe(12);
     expect(again.sampling).toEqual({ ...DEFAULT_SETTINGS.sampling, temperature: 0.2 });
   });
 
@@ -415,6 +417,12 @@ describe('settings', () => {
     expect(() => validateSettingsPatch({ sampling: { topP: 2 } })).toThrow('settings.sampling.topP must be between 0 and 1 (got 2).');
     expect(() => validateSettingsPatch({ theme: 'neon' })).toThrow('settings.theme must be one of "system", "light", "dark".');
     expect(() => validateSettingsPatch({ computeBackend: 'cuda' })).toThrow('settings.computeBackend must be one of "auto", "cpu", "gpu".');
+    expect(validateSettingsPatch({ gpuLayers: 'auto' })).toEqual({ gpuLayers: 'auto' });
+    expect(validateSettingsPatch({ gpuLayers: 0 })).toEqual({ gpuLayers: 0 });
+    expect(() => validateSettingsPatch({ gpuLayers: -1 })).toThrow('settings.gpuLayers must be between 0 and 4096 (got -1).');
+    expect(() => validateSettingsPatch({ gpuLayers: 2.5 })).toThrow('settings.gpuLayers must be a whole number (got 2.5).');
+    expect(() => validateSettingsPatch({ gpuLayers: 'all' })).toThrow('settings.gpuLayers must be "auto" or a whole number of layers.');
+    expect(() => validateSettingsPatch({ gpuLayers: '12' })).toThrow('settings.gpuLayers must be "auto" or a whole number of layers.');
     expect(() => validateSettingsPatch({ modelsFolder: '/etc' })).toThrow(/chooseFolder/);
     expect(() => validateSettingsPatch({ colour: 1 })).toThrow('settings.colour is not a setting.');
   });

@@ -1,12 +1,13 @@
 // The IQ2 quantisers' WebAssembly kernel (wasm/assembly/quantize-iq2.ts) against the TypeScript
-// reference (quant/iq2-quant.ts, run with PANTHEON_QUANT_WASM=0's path: no kernel at all), byte for
-// byte on many random blocks and the edge cases: all-zero and tiny groups, huge values (sums of
+// reference (quant/iq2-quant.ts *Ref, run as PANTHEON_QUANT_WASM=0 runs it: no kernel at all, so
+// IQ2_XXS's make_qp_quants too), byte for byte on rows of 2048 built per group of 16 (a second set of
+// inputs beside iq-quant-kernel.test.ts's groups of 32): random blocks, and the edge cases: all-zero and tiny groups, huge values (sums of
 // squares that overflow to infinity), subnormals, ±0, ±infinity, outliers, constant groups, NaN, and importances that are
 // zero, tiny or huge. ggml is the truth for the reference (imatrix-quant.test.ts, reference-iq.test.ts).
 import { afterAll, describe, expect, it } from 'vitest';
-import { iq2sGrid, iq2xsGrid, iq2xxsGrid, type Grid8 } from '../../src/engine/quant/iq2-grid8.js';
-import { quantizeIq2ByKernel, type Iq2Kind } from '../../src/engine/quant/iq2-kernel.js';
-import { quantizeIq2SRowRef, quantizeIq2XsRowRef, quantizeIq2XxsRowRef } from '../../src/engine/quant/iq2-quant.js';
+import {
+  quantizeIq2SRef, quantizeIq2SRow, quantizeIq2XsRef, quantizeIq2XsRow, quantizeIq2XxsRef, quantizeIq2XxsRow,
+} from '../../src/engine/quant/iq2-quant.js';
 import { scaleKernel, useScaleKernel } from '../../src/engine/quant/quant-kernel.js';
 
 function rng(seed: number): () => number {
@@ -57,19 +58,19 @@ function importances(r: () => number, edge: boolean): Float32Array {
 }
 
 type RowFn = (x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array) => void;
-const TYPES: [string, Iq2Kind, () => Grid8, number, RowFn][] = [
-  ['IQ2_XXS', 'xxs', iq2xxsGrid, 66, quantizeIq2XxsRowRef],
-  ['IQ2_XS', 'xs', iq2xsGrid, 74, quantizeIq2XsRowRef],
-  ['IQ2_S', 's', iq2sGrid, 82, quantizeIq2SRowRef],
+const TYPES: [string, string, number, RowFn, RowFn][] = [
+  ['IQ2_XXS', 'quantize_row_iq2_xxs', 66, quantizeIq2XxsRow, quantizeIq2XxsRef],
+  ['IQ2_XS', 'quantize_row_iq2_xs', 74, quantizeIq2XsRow, quantizeIq2XsRef],
+  ['IQ2_S', 'quantize_row_iq2_s', 82, quantizeIq2SRow, quantizeIq2SRef],
 ];
 
 /** The kernel's bytes and the reference's for one row (the reference with no kernel anywhere, make_qp_quants included). */
-function both(kind: Iq2Kind, grid: () => Grid8, ref: RowFn, bpb: number, x: Float32Array, qw: Float32Array | null): [Uint8Array, Uint8Array] {
+function both(kernel: RowFn, ref: RowFn, bpb: number, x: Float32Array, qw: Float32Array | null): [Uint8Array, Uint8Array] {
   const bytes = (N / 256) * bpb;
   const a = new Uint8Array(bytes + 3).fill(0xa5);
   const b = new Uint8Array(bytes + 3).fill(0xa5);
   useScaleKernel(true);
-  expect(quantizeIq2ByKernel(kind, grid, x, a, 3, N, qw)).toBe(true);
+  kernel(x, a, 3, N, qw!);
   useScaleKernel(false);
   ref(x, b, 3, N, qw!);
   useScaleKernel(true);
@@ -79,11 +80,13 @@ function both(kind: Iq2Kind, grid: () => Grid8, ref: RowFn, bpb: number, x: Floa
 describe('IQ2 row kernels = TypeScript reference', () => {
   afterAll(() => useScaleKernel(true));
 
-  it('the kernel module is here (so the comparisons below are of two implementations)', () => {
-    expect(scaleKernel()).not.toBeNull();
+  it('the kernel module is here, with the IQ2 exports (so the comparisons below are of two implementations)', () => {
+    const k = scaleKernel();
+    expect(k).not.toBeNull();
+    for (const [, fn] of TYPES) expect(() => k!.inst.kernel(fn)).not.toThrow();
   });
 
-  for (const [name, kind, grid, bpb, ref] of TYPES) {
+  for (const [name, , bpb, kernel, ref] of TYPES) {
     for (const edge of [false, true]) {
       it(`${name}: ${edge ? 'edge cases' : 'random blocks'}, byte for byte`, () => {
         const r = rng(name.length * 100 + (edge ? 1 : 0));
@@ -93,7 +96,7 @@ describe('IQ2 row kernels = TypeScript reference', () => {
           const qws: (Float32Array | null)[] = [importances(r, edge)];
           if (name === 'IQ2_S') qws.push(null);
           for (const qw of qws) {
-            const [a, b] = both(kind, grid, ref, bpb, x, qw);
+            const [a, b] = both(kernel, ref, bpb, x, qw);
             expect(Buffer.compare(a, b), `row ${t}${qw ? '' : ', no importances'}`).toBe(0);
             blocks += N / 256;
           }

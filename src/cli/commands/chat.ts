@@ -44,7 +44,7 @@ export function replyPrinter(write: (text: string) => void, tty: boolean): { tok
 
 export const chatCommand: Command = {
   name: 'chat',
-  usage: 'chat MODEL [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--backend scalar|wasm|pool|webgpu] [--show-prompt] [--json-schema FILE | --grammar FILE]',
+  usage: 'chat MODEL [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--backend scalar|wasm|pool|webgpu] [--gpu-layers N|auto|all] [--show-prompt] [--json-schema FILE | --grammar FILE]',
   summary: 'chat with the model in the terminal (its chat template; /exit, /reset; Ctrl+C stops a reply)',
   async run(argv, io) {
     const args = parseArgs(argv, ['system', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS, ...GRAMMAR_OPTIONS], ['show-prompt']);

@@ -3,6 +3,7 @@
 
 import { UsageError } from '../../shared/errors.js';
 import { MAX_CONTEXT, MAX_THREADS } from '../../shared/validate.js';
+import { parseGpuLayers } from '../../engine/backend/offload-plan.js';
 import { LoadedModel, Session, type BackendKind, type GenerationStats, type LoadOptions } from '../../engine/session.js';
 import { Profile } from '../../engine/model/profile.js';
 import { DEFAULT_SAMPLING, type SamplingParams } from '../../engine/sample/index.js';
@@ -29,20 +30,24 @@ export async function loadModel(path: string, args: ParsedArgs, io: CliIo): Prom
 }
 
 /** Options shared by `run` and `chat`. */
-export const MODEL_OPTIONS = ['threads', 'ctx', 'backend'];
+export const MODEL_OPTIONS = ['threads', 'ctx', 'backend', 'gpu-layers'];
 export const SAMPLING_OPTIONS = ['temp', 'top-k', 'top-p', 'min-p', 'repeat-penalty', 'seed', 'n'];
 
 const BACKENDS: readonly BackendKind[] = ['scalar', 'wasm', 'pool', 'webgpu'];
 
+/** --backend and --gpu-layers (which implies webgpu when --backend is not given; with another backend it is a UsageError). */
 export function loadOptions(args: ParsedArgs): LoadOptions {
-  const backend = optString(args, 'backend');
+  const layers = optString(args, 'gpu-layers');
+  const backend = optString(args, 'backend') ?? (layers !== undefined ? 'webgpu' : undefined);
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')} (not "${backend}")`);
   }
+  if (layers !== undefined && backend !== 'webgpu') throw new UsageError(`--gpu-layers is for --backend webgpu, not ${backend}`);
   return {
     threads: optNumber(args, 'threads', 1, { int: true, min: 1, max: MAX_THREADS }),
     contextSize: args.options.has('ctx') ? optNumber(args, 'ctx', 0, { int: true, min: 1, max: MAX_CONTEXT }) : undefined,
     backend: backend as BackendKind | undefined,
+    ...(layers !== undefined ? { gpuLayers: parseGpuLayers(layers) } : {}),
   };
 }
 
@@ -85,7 +90,7 @@ function writer(io: CliIo): { write: (t: string) => void; end: () => void } {
 
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool|webgpu] [--profile] [--json-schema FILE | --grammar FILE]',
+  usage: 'run MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--ctx N] [--json] [--top-logprobs K] [--stop-at-eos] [--backend scalar|wasm|pool|webgpu] [--gpu-layers N|auto|all] [--profile] [--json-schema FILE | --grammar FILE]',
   summary: 'continue a prompt with the model (no chat template); --temp 0 is greedy',
   async run(argv, io) {
     const args = parseArgs(argv, ['p', 'prompt', 'top-logprobs', ...MODEL_OPTIONS, ...SAMPLING_OPTIONS, ...GRAMMAR_OPTIONS], ['json', 'stop-at-eos', 'profile']);
@@ -128,6 +133,7 @@ export const runCommand: Command = {
       if (json) {
         io.out(JSON.stringify({
           backend: model.backendName,
+          ...(model.gpu ? { gpu_layers: model.gpu.layers } : {}),
           load_ms: Number(model.loadMs.toFixed(1)),
           prompt_tokens: promptTokens,
           tokens,

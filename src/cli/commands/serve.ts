@@ -9,7 +9,7 @@ import { MODEL_OPTIONS, loadModel } from './run.js';
 
 export const serveCommand: Command = {
   name: 'serve',
-  usage: 'serve MODEL [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads N] [--backend scalar|wasm|pool|webgpu] [--api-key KEY] [--parallel N] [--cors ORIGIN]',
+  usage: 'serve MODEL [--host 127.0.0.1] [--port 8080] [--ctx N] [--threads N] [--backend scalar|wasm|pool|webgpu] [--gpu-layers N|auto|all] [--api-key KEY] [--parallel N] [--cors ORIGIN]',
   summary: 'serve the model over an OpenAI-compatible HTTP API (/v1/models, /v1/chat/completions, /v1/completions) until Ctrl+C',
   async run(argv, io) {
     const args = parseArgs(argv, ['host', 'port', 'api-key', 'parallel', 'cors', ...MODEL_OPTIONS], []);

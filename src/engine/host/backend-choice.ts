@@ -3,6 +3,7 @@
 
 import type { ComputeBackend } from '../../shared/contract.js';
 import { ModelError } from '../../shared/errors.js';
+import { adapterName, GpuDevice } from '../backend/webgpu/device.js';
 import { NO_GPU, type BackendKind } from '../session.js';
 
 /** What the host asks the engine for; undefined = the engine's CPU default (pool, else wasm). */
@@ -50,4 +51,18 @@ export function pickBackend(setting: ComputeBackend | undefined, env: string | u
   if (setting === 'gpu') return lostHere ? lost : { kind: 'webgpu' };
   if (setting === 'cpu') return { kind: cpu };
   return fromEnv === 'webgpu' && lostHere ? lost : { kind: fromEnv };
+}
+
+/**
+ * The adapter a GPU load would take (a GPU, else llvmpipe, as session.ts opens it), by its short
+ * name, or null: none here. Opens and closes a device (Settings → Engine names it before a load).
+ */
+export function gpuAdapterName(): string | null {
+  const d = GpuDevice.open('allow');
+  if (!d) return null;
+  try {
+    return adapterName(d.info);
+  } finally {
+    d.dispose();
+  }
 }

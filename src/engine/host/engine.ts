@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import type { ChatMessage, ContextPolicy } from '../chat/index.js';
 import { LoadedModel, Session } from '../session.js';
-import type { ComputeBackend, GenerationEvent, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
+import type { ComputeBackend, GenerationEvent, GpuLayersSetting, SamplingSettings, ServerLogEntry, StructuredOutput } from '../../shared/contract.js';
 import { OpenAiServer } from '../server/server.js';
 import { structuredGrammar } from '../grammar/structured.js';
 import { Profile } from '../model/profile.js';
@@ -19,6 +19,8 @@ export interface LoaderOptions {
   threads: number;
   /** Where to compute (the app's setting, backend-choice.ts); default 'auto'. */
   backend?: ComputeBackend;
+  /** On the GPU: its blocks (the app's Settings.gpuLayers); default 'auto'. */
+  gpuLayers?: GpuLayersSetting;
   signal: AbortSignal;
   onProgress: (loadedBytes: number, totalBytes: number) => void;
   /** A model on another server instead of a file (remote-model.ts). */
@@ -61,6 +63,7 @@ export const loadSessionModel: EngineLoader = async (opts) => {
     contextSize: opts.contextSize,
     threads: opts.threads > 0 ? opts.threads : 0, // 0: every core, one for a tiny model (autoThreads)
     backend: pick.kind,
+    ...(pick.kind === 'webgpu' ? { gpuLayers: opts.gpuLayers ?? 'auto' } : {}),
     onProgress: opts.onProgress,
     signal: opts.signal,
   }).catch((err: unknown) => loadFailed(err, opts.backend));
@@ -73,7 +76,8 @@ export const loadSessionModel: EngineLoader = async (opts) => {
       contextSize: model.contextSize,
       threads: model.model.backend.threads,
       backend: notes.length ? `${model.backendName} (${notes.join('; ')})` : model.backendName,
-      memoryBytes: model.plan.need, // weights (with the pool's bands) + KV cache
+      memoryBytes: model.plan.need + (model.gpu?.bytes ?? 0), // weights (with the pool's bands) + KV cache, and the GPU's weights
+      ...(model.gpu ? { gpu: { adapter: model.gpu.adapter, layers: model.gpu.layers, of: model.gpu.of } } : {}),
     },
     get used() {
       return session.used;

@@ -11,6 +11,7 @@ import type { GenerationEvent } from '../../shared/contract.js';
 import { hasKind, type FromHost, type LoadRequest, type StreamReply, type StreamRequest, type ToHost } from './protocol.js';
 import { generateRequest, chatMessages } from '../../shared/requests.js';
 import type { EngineLoader, EngineModel } from './engine.js';
+import { gpuAdapterName } from './backend-choice.js';
 
 /** Where replies go: the control channel, or one stream port. */
 export interface HostChannel {
@@ -54,6 +55,7 @@ export class EngineHost {
       case 'ping': this.control.send({ kind: 'pong', id: m.id }); break;
       case 'serverStart': void this.serverStart(m.port, m.apiKey); break;
       case 'serverStop': void this.serverStop().then(() => this.control.send({ kind: 'serverState', url: null })); break;
+      case 'gpuAdapter': this.control.send({ kind: 'gpuAdapter', id: m.id, adapter: gpuAdapterName() }); break;
       case 'generate':
       case 'cancel': this.onStream(this.control, m); break;
     }
@@ -89,6 +91,7 @@ export class EngineHost {
         contextSize: req.contextSize,
         threads: req.threads,
         ...(req.backend ? { backend: req.backend } : {}),
+        ...(req.gpuLayers !== undefined ? { gpuLayers: req.gpuLayers } : {}),
         ...(req.remote ? { remote: req.remote } : {}),
         signal: abort.signal,
         onProgress: (loadedBytes, totalBytes) => {

@@ -9,7 +9,7 @@
 //            never pass through main. Under Node the control channel doubles as the stream channel.
 
 import type { SerializedError } from '../../shared/errors.js';
-import type { ComputeBackend, GenerateRequest, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
+import type { ComputeBackend, GenerateRequest, GpuLayersSetting, GpuOffload, GenerationEvent, RequestMessage, ServerLogEntry } from '../../shared/contract.js';
 import type { RemoteTarget } from './remote-model.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -33,6 +33,8 @@ export interface LoadRequest {
   threads: number;
   /** Where to compute (the app's Settings.computeBackend); default 'auto'. */
   backend?: ComputeBackend;
+  /** With backend 'gpu': the blocks on the GPU (Settings.gpuLayers); default 'auto'. */
+  gpuLayers?: GpuLayersSetting;
   /** A model on another server (OpenAI API) instead of the file at `path`. */
   remote?: RemoteTarget;
 }
@@ -52,6 +54,8 @@ export type ToHost =
   /** Serve the loaded model over the OpenAI API on 127.0.0.1:port (engine/server); 'serverState' answers. */
   | { kind: 'serverStart'; port: number; apiKey?: string }
   | { kind: 'serverStop' }
+  /** Which WebGPU adapter a GPU load would take (a short-lived host answers it: EngineSupervisor.gpuAdapter). */
+  | { kind: 'gpuAdapter'; id: number }
   | StreamRequest;
 
 // ---------------------------------------------------------------------------------------------
@@ -63,9 +67,11 @@ export interface LoadedInfo {
   contextSize: number;
   threads: number;
   backend: string;
-  /** Weights plus KV cache, bytes. */
+  /** Weights plus KV cache, bytes (the GPU's part included). */
   memoryBytes: number;
   loadMs: number;
+  /** On the GPU: the adapter and the blocks there (the engine line: "GPU: 12 of 32 layers (llvmpipe)"). */
+  gpu?: GpuOffload;
 }
 
 export type FromHost =
@@ -86,6 +92,8 @@ export type FromHost =
   | { kind: 'serverState'; url: string | null; error?: string }
   /** A request the server answered. */
   | { kind: 'serverRequest'; entry: ServerLogEntry }
+  /** The adapter's short name (device.ts adapterName), or null: none here. */
+  | { kind: 'gpuAdapter'; id: number; adapter: string | null }
   | StreamReply;
 
 /** True for a value shaped like a message with a string `kind` (a first check on untrusted input). */

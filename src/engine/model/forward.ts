@@ -3,6 +3,7 @@
 // logits. The architectures differ only by the switches in ArchSpec (arch.ts).
 
 import { createLogitStats, type LogitStats } from '../backend/logit-stats.js';
+import { GpuStep, gpuStepOn, type TokenStep } from './gpu-step.js';
 import type { MatBackend, SplitAttention } from '../backend/types.js';
 import type { KernelInstance } from '../wasm/instance.js';
 import type { ArchSpec } from './arch.js';
@@ -70,6 +71,8 @@ export interface RunState {
   split: SplitAttention | null;
   /** The linear-attention layers' recurrent state and scratch (qwen35, deltanet.ts), else null. */
   recurrent: RecurrentState | null;
+  /** The whole token on the GPU (model/gpu-step.ts: its own KV cache; cache here holds no rows), else null. */
+  gpu: TokenStep | null;
 }
 
 /**
@@ -97,17 +100,20 @@ const plainAlloc: Alloc = { f32: (n) => new Float32Array(n), u16: (n) => new Uin
 /** Frees a RunState's region of kernel memory once the RunState is garbage. */
 const released = new FinalizationRegistry<{ k: KernelInstance; ptr: number; bytes: number }>((r) => r.k.arena.free(r.ptr, r.bytes));
 const releasedSplit = new FinalizationRegistry<SplitAttention>((a) => a.dispose());
+const releasedGpu = new FinalizationRegistry<TokenStep>((g) => g.dispose());
 
 /**
  * Activations and KV cache for `contextSize` positions. With `kernels` (by default the backend's),
  * the arrays the WebAssembly attention reads and writes live in that kernel memory (they are views
  * on it, so the TypeScript ops use them unchanged) and attention runs there. `decodeRows`: the
  * activations of a decode batch of maxBatch sequences (forwardRows), whose caches are in their own
- * states: no cache here, and logits per row.
+ * states: no cache here, and logits per row. `wholeToken` (a session's state): when the model
+ * runs the whole token on the GPU (gpu-step.ts gpuStepOn), the pass runs there, with its cache.
  */
-export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BATCH, kernels: KernelInstance | null = m.backend.kernels, decodeRows = false): RunState {
+export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BATCH, kernels: KernelInstance | null = m.backend.kernels, decodeRows = false, wholeToken = false): RunState {
   const { nEmbd, nHead, nHeadKv, headDimK, headDimV, nLayer, nVocab, nRot } = m.hp;
-  const b = Math.max(1, Math.min(maxBatch, contextSize));
+  const onGpu = wholeToken && !decodeRows && gpuStepOn(m);
+  const b = onGpu ? 1 : Math.max(1, Math.min(maxBatch, contextSize));
   const qDim = nHead * headDimK;
   const ff = ffnWidth(m);
   const d = { nHead, nHeadKv, headDimK, headDimV };
@@ -118,9 +124,9 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
   // with threads, the backend may hold the KV cache itself, split by KV head (then the cache here
   // is empty); soft-capped attention runs in TypeScript over the cache here
   const attends = m.hp.deltaNet?.recurrent.map((r) => !r); // a hybrid's linear-attention layers keep no KV
-  const split = k && !decodeRows && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? m.backend.splitAttention({ nLayer, nHead, nHeadKv, headDimK, headDimV, attends }, contextSize) : null;
+  const split = k && !decodeRows && !onGpu && kernels === m.backend.kernels && m.hp.attnSoftcap === 0 ? m.backend.splitAttention({ nLayer, nHead, nHeadKv, headDimK, headDimV, attends }, contextSize) : null;
   const swaRope = m.hp.layerRope.includes('swa');
-  const cacheDims = split || decodeRows ? [0, 0] : [kvDimK, kvDimV];
+  const cacheDims = split || decodeRows || onGpu ? [0, 0] : [kvDimK, kvDimV];
   const arrays = (a: Alloc) => ({
     x: a.f32(b * nEmbd),
     xb: a.f32(b * nEmbd),
@@ -183,8 +189,14 @@ export function createRunState(m: Model, contextSize: number, maxBatch = MAX_BAT
     profile: null,
     wasm,
     split,
+    gpu: null,
   };
   const s: RunState = Object.assign(base, { ops: createRunOps(m, base) });
+  if (onGpu) {
+    const { freqBase, freqScale } = m.hp.rope;
+    s.gpu = new GpuStep(m, contextSize, (out, p) => ropeCache(out, p, nRot, freqBase, freqScale, s.ropeFactors, s.ropeYarn, 0));
+    releasedGpu.register(s, s.gpu);
+  }
   if (s.recurrent) s.recurrent.kernels = k;
   if (wasm) released.register(s, { k: wasm.k, ptr: wasm.ptr, bytes: wasm.bytes });
   if (split) releasedSplit.register(s, split);
@@ -208,6 +220,14 @@ export function forward(m: Model, s: RunState, tokens: ArrayLike<number>, pos: n
   if (tokens.length === 0) throw new RangeError('forward needs at least one token');
   if (pos < 0 || pos + tokens.length > s.cache.size) throw new RangeError(`positions ${pos}..${pos + tokens.length - 1} do not fit a context of ${s.cache.size}`);
   const O = s.profile ? profiled(s.ops, s.profile) : s.ops;
+  if (s.gpu) {
+    // the whole token on the GPU: only the logits come back (no sampling stats found on the way)
+    s.profile?.begin();
+    s.gpu.run(Array.prototype.slice.call(tokens) as number[], pos, s.logits);
+    s.logitStats.valid = false;
+    O.mark('whole token on GPU');
+    return s.logits;
+  }
   // generation: keep the pool's threads polling between the pass's ~5 jobs per layer (a prompt's
   // jobs are long enough that sleeping between them costs nothing)
   const hot = tokens.length === 1;
@@ -230,6 +250,7 @@ export function forward(m: Model, s: RunState, tokens: ArrayLike<number>, pos: n
  * (deltanet.ts), so its sequences take their steps one after another instead.
  */
 export function decodeRowsUnsupported(m: Model): string | null {
+  if (gpuStepOn(m)) return 'the whole token runs on the GPU, one sequence at a time';
   return m.hp.deltaNet ? `${m.hp.arch}'s linear-attention layers keep a recurrent state per sequence that advances one sequence at a time` : null;
 }
 

@@ -7,6 +7,8 @@
 //   IQ2_XS   74 B per 256: d | u16 qs[32] (9-bit index | 7 sign bits << 9) | scales[8] (4 bits per 16)
 //   IQ2_S    82 B per 256: d | qs[32] | signs[32] | qh[8] (index bits 8-9) | scales[8]
 // IQ2_XXS and IQ2_XS need an importance matrix (ggml asserts one); IQ2_S weighs by 0.25σ² + x² without.
+// The *Row functions run the WebAssembly kernels (wasm/assembly/quantize-iq2.ts) where there are
+// some (quant-kernel.ts), the TypeScript references here (*Ref) otherwise: the same bytes.
 
 import { fr, nearestInt, putF16 } from './half.js';
 import { iq2sGrid, iq2xsGrid, iq2xxsGrid, type Grid8 } from './iq2-grid8.js';
@@ -14,7 +16,7 @@ import { GROUP_MAX_EPS } from './kscales.js';
 import { makeQpQuants } from './kscales-weighted.js';
 import { QK_K } from './q8k.js';
 import { groupSigns } from './iq-signs.js';
-import { quantizeIq2ByKernel } from './iq2-kernel.js';
+import { kernelAlloc, rowKernel, type QuantKernel } from './quant-kernel.js';
 
 const K_MAX_Q = 3;
 const F01 = fr(0.1);
@@ -140,8 +142,8 @@ function sumSquares(x: Float32Array, xo: number): number {
   return s;
 }
 
-/** quantize_row_iq2_xxs_impl for one row x[0..n); qw the column importances (required). The scalar reference. */
-export function quantizeIq2XxsRowRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+/** quantize_row_iq2_xxs_impl for one row x[0..n); qw the column importances (required). The TypeScript reference. */
+export function quantizeIq2XxsRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
   const g = iq2xxsGrid();
   const { map } = g;
   for (let ibl = 0, o = off; ibl < n / QK_K; ibl++, o += 66) {
@@ -313,26 +315,74 @@ function quantizeIq2XsOrS(x: Float32Array, dst: Uint8Array, off: number, n: numb
   }
 }
 
-/** quantize_row_iq2_xs_impl for one row x[0..n); qw the column importances (required). The scalar reference. */
-export function quantizeIq2XsRowRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
+/** quantize_row_iq2_xs_impl for one row x[0..n); qw the column importances (required). The TypeScript reference. */
+export function quantizeIq2XsRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
   quantizeIq2XsOrS(x, dst, off, n, qw, false);
 }
 
-/** quantize_row_iq2_s_impl for one row x[0..n); qw the column importances, or null (weights 0.25σ² + x²). The scalar reference. */
-export function quantizeIq2SRowRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+/** quantize_row_iq2_s_impl for one row x[0..n); qw the column importances, or null (weights 0.25σ² + x²). The TypeScript reference. */
+export function quantizeIq2SRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
   quantizeIq2XsOrS(x, dst, off, n, qw, true);
 }
 
-// The quantisers: the WebAssembly kernel (iq2-kernel.ts) when there is one, else the reference.
+// ---------------------------------------------------------------------------------------------
+// The kernels
 
+/** A grid's map, neighbour lists and values (iq2_grid_q) in one kernel's memory: byte addresses. */
+interface GridTables {
+  map: number;
+  nb: number;
+  gq: number;
+}
+/** The three grids, as iq2_grid_q numbers them. */
+type Which = 'xs' | 's' | 'xxs';
+const GRID_NUMBER: Record<Which, number> = { xs: 0, s: 1, xxs: 2 };
+let tables: { k: QuantKernel; grids: Partial<Record<Which, GridTables>> } | null = null;
+
+/** This thread's kernel's copy of one grid's tables (made on first use). */
+function kernelTables(k: QuantKernel, which: Which): GridTables {
+  if (tables?.k !== k) tables = { k, grids: {} };
+  const have = tables.grids[which];
+  if (have) return have;
+  const g = which === 'xs' ? iq2xsGrid() : which === 's' ? iq2sGrid() : iq2xxsGrid();
+  const map = kernelAlloc(k, 4 * g.map.length);
+  const nb = kernelAlloc(k, 2 * g.neighbours.length);
+  const gq = kernelAlloc(k, 4 * g.levels.length);
+  const buf = k.inst.arena.memory.buffer;
+  new Int32Array(buf, map, g.map.length).set(g.map);
+  new Uint16Array(buf, nb, g.neighbours.length).set(g.neighbours);
+  k.iq2GridQ(gq, GRID_NUMBER[which]);
+  return (tables.grids[which] = { map, nb, gq });
+}
+
+const ROW_BYTES: Record<Which, number> = { xs: 74, s: 82, xxs: 66 };
+
+/** The row through the kernel (quantize_row_iq2_xs / _s / _xxs); false where there is none (or n is not whole blocks). */
+function byKernel(which: Which, x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): boolean {
+  if (n % QK_K !== 0) return false;
+  const k = rowKernel(n);
+  if (!k) return false;
+  const t = kernelTables(k, which);
+  k.f32.set(x.subarray(0, n), k.row.x >> 2);
+  if (qw) k.f32.set(qw.subarray(0, n), k.row.w >> 2);
+  const fn = which === 'xs' ? k.rowIq2Xs : which === 's' ? k.rowIq2S : k.rowIq2Xxs;
+  fn(k.row.out, k.row.x, qw ? k.row.w : 0, n, t.map, t.nb, t.gq, k.addr.aux);
+  const bytes = (n / QK_K) * ROW_BYTES[which];
+  dst.set(k.u8.subarray(k.row.out, k.row.out + bytes), off);
+  return true;
+}
+
+/** quantize_row_iq2_xxs_impl for one row x[0..n); qw the column importances (required). */
 export function quantizeIq2XxsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
-  if (!quantizeIq2ByKernel('xxs', iq2xxsGrid, x, dst, off, n, qw)) quantizeIq2XxsRowRef(x, dst, off, n, qw);
+  if (!byKernel('xxs', x, dst, off, n, qw)) quantizeIq2XxsRef(x, dst, off, n, qw);
 }
 
+/** quantize_row_iq2_xs_impl for one row x[0..n); qw the column importances (required). */
 export function quantizeIq2XsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array): void {
-  if (!quantizeIq2ByKernel('xs', iq2xsGrid, x, dst, off, n, qw)) quantizeIq2XsRowRef(x, dst, off, n, qw);
+  if (!byKernel('xs', x, dst, off, n, qw)) quantizeIq2XsRef(x, dst, off, n, qw);
 }
 
+/** quantize_row_iq2_s_impl for one row x[0..n); qw the column importances, or null (weights 0.25σ² + x²). */
 export function quantizeIq2SRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
-  if (!quantizeIq2ByKernel('s', iq2sGrid, x, dst, off, n, qw)) quantizeIq2SRowRef(x, dst, off, n, qw);
+  if (!byKernel('s', x, dst, off, n, qw)) quantizeIq2SRef(x, dst, off, n, qw);
 }

@@ -6,11 +6,14 @@
 // once per off-grid point by iq3xs_init_impl). Block layouts as iq3.ts:
 //   IQ3_S   110 B per 256: d | qs[64] | qh[8] | signs[32] | scales[4]
 //   IQ3_XXS  98 B per 256: d | qs[64] | u32 scales_and_signs[8] (4 × 7 sign bits, 4-bit scale on top)
+// quantizeIq3SRow and quantizeIq3XxsRow run the WebAssembly kernels (wasm/assembly/quantize-iq3.ts)
+// where there are some (quant-kernel.ts), the TypeScript references here otherwise: the same bytes.
 
 import { fr, nearestInt, putF16 } from './half.js';
 import { IQ3S_GRID, IQ3XXS_GRID } from './iq-grids.js';
 import { QK_K } from './q8k.js';
 import { groupSigns } from './iq-signs.js';
+import { kernelAlloc, rowKernel, type QuantKernel } from './quant-kernel.js';
 
 /** A 4-element grid's index map and neighbour lists (iq3xs_init_impl's kmap_q3xs, kneighbors_q3xs). */
 export interface Iq3Neighbours {
@@ -130,8 +133,8 @@ function sumTerms(): void {
   }
 }
 
-/** quantize_row_iq3_s_impl for one row x[0..n): qw the column importances, or null (weights x²). */
-export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+/** quantize_row_iq3_s_impl for one row x[0..n): qw the column importances, or null (weights x²). The TypeScript reference. */
+export function quantizeIq3SRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
   const { map, neighbours } = (iq3s ??= iq3Neighbours(IQ3S_GRID, 3));
   const grid = IQ3S_GRID;
   for (let ibl = 0, o = off; ibl < n / QK_K; ibl++, o += 110) {
@@ -250,8 +253,8 @@ const EPS_IQ3_XXS = fr(1e-8);
 const F10125 = fr(1.0125);
 const q3 = new Uint8Array(96);
 
-/** quantize_row_iq3_xxs_impl (grid 256) for one row x[0..n): qw the column importances, or null (weights x²). */
-export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+/** quantize_row_iq3_xxs_impl (grid 256) for one row x[0..n): qw the column importances, or null (weights x²). The TypeScript reference. */
+export function quantizeIq3XxsRef(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
   const { map, neighbours } = (iq3xxs ??= iq3Neighbours(IQ3XXS_LEVELS, 2));
   const grid = IQ3XXS_LEVELS;
   const sas = new DataView(q3.buffer, 64, 32);
@@ -360,4 +363,55 @@ export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number,
     }
     dst.set(q3, o + 2);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernels
+
+/** A grid's map and neighbour lists copied into one kernel's memory: byte addresses. */
+interface GridTables {
+  map: number;
+  nb: number;
+}
+let tables: { k: QuantKernel; s?: GridTables; xxs?: GridTables } | null = null;
+
+/** This thread's kernel's copy of the IQ3_XXS (xxs) or IQ3_S grid's tables (made on first use). */
+function kernelTables(k: QuantKernel, xxs: boolean): GridTables {
+  if (tables?.k !== k) tables = { k };
+  const have = xxs ? tables.xxs : tables.s;
+  if (have) return have;
+  const g = xxs ? (iq3xxs ??= iq3Neighbours(IQ3XXS_LEVELS, 2)) : (iq3s ??= iq3Neighbours(IQ3S_GRID, 3));
+  const map = kernelAlloc(k, 4 * g.map.length);
+  const nb = kernelAlloc(k, 2 * g.neighbours.length);
+  const buf = k.inst.arena.memory.buffer;
+  new Int32Array(buf, map, g.map.length).set(g.map);
+  new Uint16Array(buf, nb, g.neighbours.length).set(g.neighbours);
+  const t = { map, nb };
+  if (xxs) tables.xxs = t;
+  else tables.s = t;
+  return t;
+}
+
+/** The row through the kernel (quantize_row_iq3_s / _xxs); false where there is none (or n is not whole blocks). */
+function byKernel(xxs: boolean, x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): boolean {
+  if (n % QK_K !== 0) return false;
+  const k = rowKernel(n);
+  if (!k) return false;
+  const t = kernelTables(k, xxs);
+  k.f32.set(x.subarray(0, n), k.row.x >> 2);
+  if (qw) k.f32.set(qw.subarray(0, n), k.row.w >> 2);
+  (xxs ? k.rowIq3Xxs : k.rowIq3S)(k.row.out, k.row.x, qw ? k.row.w : 0, n, t.map, t.nb, k.addr.aux);
+  const bytes = (n / QK_K) * (xxs ? 98 : 110);
+  dst.set(k.u8.subarray(k.row.out, k.row.out + bytes), off);
+  return true;
+}
+
+/** quantize_row_iq3_s_impl for one row x[0..n): qw the column importances, or null (weights x²). */
+export function quantizeIq3SRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+  if (!byKernel(false, x, dst, off, n, qw)) quantizeIq3SRef(x, dst, off, n, qw);
+}
+
+/** quantize_row_iq3_xxs_impl (grid 256) for one row x[0..n): qw the column importances, or null (weights x²). */
+export function quantizeIq3XxsRow(x: Float32Array, dst: Uint8Array, off: number, n: number, qw: Float32Array | null): void {
+  if (!byKernel(true, x, dst, off, n, qw)) quantizeIq3XxsRef(x, dst, off, n, qw);
 }

@@ -1,11 +1,12 @@
 // Quantising a whole model file: read each tensor, convert it to the type the recipe chose, write
-// it to the output file, drop it. Metadata is copied, with general.file_type and
-// general.quantization_version set as llama.cpp's llama_model_quantize_impl sets them.
+// it to the output file, drop it (with threads, each thread reads and converts its own rows).
+// Metadata is copied, with general.file_type and general.quantization_version set as llama.cpp's
+// llama_model_quantize_impl sets them.
 
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { ModelError } from '../../shared/errors.js';
 import { readGgufHeaderSync, readTensorBytesSync } from '../gguf/file.js';
-import { ggmlTypeName } from '../gguf/ggml-types.js';
+import { ggmlTypeName, rowBytes } from '../gguf/ggml-types.js';
 import { getNumber, getString } from '../gguf/keys.js';
 import { ggufHeaderFor, writeGgufToFile, tensorBytes } from '../gguf/stream-writer.js';
 import { GGUF_DEFAULT_ALIGNMENT, GgufType, type GgufHeader } from '../gguf/types.js';
@@ -136,7 +137,8 @@ export function quantizeModelFile(
       if (t.to === t.from) {
         out = src;
       } else {
-        out = quantizeMatrices(t.to, dequantizeTensor(info, src), info.dims, im && importanceOf(im.imatrix, t.name), (type, x, rows, cols, w) => quantizeRows(type, x, rows, cols, w));
+        const x = dequantizeTensor(info, src), cols = info.dims[0];
+        out = joinBytes(perMatrix(info.elements, cols, im && importanceOf(im.imatrix, t.name), (m, rows, w) => quantizeRows(t.to, x.subarray(m * rows * cols, (m + 1) * rows * cols), rows, cols, w)));
       }
       onTensor?.(i + 1, tensors.length, t);
       return out;
@@ -147,33 +149,27 @@ export function quantizeModelFile(
   return summarize(h, ft, tensors);
 }
 
-type RowsQuantizer<R> = (type: number, x: Float32Array, rows: number, cols: number, imatrix?: Float32Array) => R;
-
 /**
- * A tensor's rows quantised to `type`, matrix by matrix (an expert tensor [cols, rows, nMat] is
- * nMat matrices), each with its own slice of the importance `imp` ([nMat, cols]) when given, as
+ * q(m, rows, imatrix) for each matrix m of a tensor (an expert tensor [cols, rows, nMat] is nMat
+ * matrices), each with its own slice of the importance `imp` ([nMat, cols]) when given, as
  * llama_tensor_quantize_impl hands ggml_quantize_chunk `imatrix + expert·n_per_row`.
  */
-function quantizeMatrices(type: number, f32: Float32Array, dims: readonly number[], imp: Float32Array | undefined, q: RowsQuantizer<Uint8Array>): Uint8Array;
-function quantizeMatrices(type: number, f32: Float32Array, dims: readonly number[], imp: Float32Array | undefined, q: RowsQuantizer<Promise<Uint8Array>>): Promise<Uint8Array>;
-function quantizeMatrices(type: number, f32: Float32Array, dims: readonly number[], imp: Float32Array | undefined, q: RowsQuantizer<Uint8Array | Promise<Uint8Array>>): Uint8Array | Promise<Uint8Array> {
-  const cols = dims[0];
-  const rowsAll = f32.length / cols;
-  if (!imp) return q(type, f32, rowsAll, cols);
-  const nMat = imp.length / cols;
-  const rows = rowsAll / nMat;
-  const parts = Array.from({ length: nMat }, (_, m) => q(type, f32.subarray(m * rows * cols, (m + 1) * rows * cols), rows, cols, imp.subarray(m * cols, (m + 1) * cols)));
-  const join = (ps: Uint8Array[]) => {
-    if (ps.length === 1) return ps[0];
-    const out = new Uint8Array(ps.reduce((a, p) => a + p.length, 0));
-    let o = 0;
-    for (const p of ps) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return out;
-  };
-  return parts.some((p) => p instanceof Promise) ? Promise.all(parts).then(join) : join(parts as Uint8Array[]);
+function perMatrix<R>(elements: number, cols: number, imp: Float32Array | undefined, q: (m: number, rows: number, imatrix?: Float32Array) => R): R[] {
+  const nMat = imp ? imp.length / cols : 1;
+  const rows = elements / cols / nMat;
+  return Array.from({ length: nMat }, (_, m) => q(m, rows, imp?.subarray(m * cols, (m + 1) * cols)));
+}
+
+/** The matrices' bytes one after the other. */
+function joinBytes(ps: Uint8Array[]): Uint8Array {
+  if (ps.length === 1) return ps[0];
+  const out = new Uint8Array(ps.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of ps) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }
 
 export interface QuantizeFileOptions {
@@ -211,13 +207,16 @@ export async function quantizeModelFileThreaded(inPath: string, outPath: string,
     for (let i = 0; i < tensors.length; i++) {
       const t = tensors[i];
       const info = byName.get(t.name)!;
-      const src = readTensorBytesSync(fdIn, h, info);
       let data: Uint8Array;
       if (t.to === t.from) {
-        data = src;
+        data = readTensorBytesSync(fdIn, h, info);
       } else {
+        // each thread reads and converts its own rows (quantize-pool.ts quantizeFileRows)
         const imp = opts.imatrix && importanceOf(opts.imatrix.imatrix, t.name);
-        data = await quantizeMatrices(t.to, dequantizeTensor(info, src), info.dims, imp, (type, x, rows, cols, w) => pool.quantizeRows(type, x, rows, cols, w));
+        const cols = info.dims[0], inRow = rowBytes(info.type, cols);
+        const at = h.dataOffset + info.offset;
+        data = joinBytes(await Promise.all(perMatrix(info.elements, cols, imp, (m, rows, w) =>
+          pool.quantizeFileRows(t.to, { path: inPath, at: at + m * rows * inRow, type: info.type, name: t.name }, rows, cols, w))));
       }
       if (data.length !== t.bytesOut) throw new ModelError('BAD_TENSOR', `tensor "${t.name}": ${data.length} bytes produced, ${t.bytesOut} expected`);
       put(data);

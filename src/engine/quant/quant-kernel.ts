@@ -1,6 +1,7 @@
 // The quantisers' WebAssembly kernels (wasm/assembly/kscales.ts: the K-quant scale searches;
-// quantize-legacy.ts, quantize-q3k.ts: whole Q8_0, Q4_0 and Q3_K rows): one kernel instance per thread, made on first use,
-// with scratch regions the inputs are copied into. Null where the kernel module cannot be loaded
+// quantize-legacy.ts, quantize-q3k.ts, quantize-iq3.ts, quantize-iq2.ts: whole Q8_0, Q4_0, Q3_K,
+// IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS and IQ2_S rows): one kernel instance per thread, made on first use, with
+// scratch regions the inputs are copied into. Null where the kernel module cannot be loaded
 // (no build/wasm) or PANTHEON_QUANT_WASM=0: the callers then run the TypeScript references, which
 // give the same bits.
 
@@ -28,9 +29,15 @@ export interface QuantKernel {
   readonly rowQ8_0: Fn;
   readonly rowQ4_0: Fn;
   readonly rowQ3_K: Fn;
+  readonly rowIq3S: Fn;
+  readonly rowIq3Xxs: Fn;
+  readonly rowIq2Xxs: Fn;
+  readonly rowIq2Xs: Fn;
+  readonly rowIq2S: Fn;
+  readonly iq2GridQ: Fn;
   readonly inst: KernelInstance;
-  /** A row's input (f32) and output regions: byte addresses, and the elements they hold. */
-  row: { x: number; out: number; n: number };
+  /** A row's input (f32), importance (f32) and output regions: byte addresses, and the elements they hold. */
+  row: { x: number; w: number; out: number; n: number };
 }
 
 /** Largest group a search gets through the kernel (larger ones, and n not a multiple of 4, use the reference). */
@@ -65,7 +72,9 @@ export function scaleKernel(): QuantKernel | null {
         x: addr.x >> 2, w: addr.w >> 2, min: addr.min >> 2, L: addr.L, addr,
         qkx2: inst.kernel('kscale_qkx2'), qx: inst.kernel('kscale_qx'), q3: inst.kernel('kscale_q3'), qp: inst.kernel('kscale_qp'),
         rowQ8_0: inst.kernel('quantize_row_q8_0_ref'), rowQ4_0: inst.kernel('quantize_row_q4_0_ref'), rowQ3_K: inst.kernel('quantize_row_q3_K_ref'),
-        inst, row: { x: 0, out: 0, n: 0 },
+        rowIq3S: inst.kernel('quantize_row_iq3_s'), rowIq3Xxs: inst.kernel('quantize_row_iq3_xxs'),
+        rowIq2Xxs: inst.kernel('quantize_row_iq2_xxs'), rowIq2Xs: inst.kernel('quantize_row_iq2_xs'), rowIq2S: inst.kernel('quantize_row_iq2_s'), iq2GridQ: inst.kernel('iq2_grid_q'),
+        inst, row: { x: 0, w: 0, out: 0, n: 0 },
       };
     } catch {
       kernel = null;
@@ -74,21 +83,27 @@ export function scaleKernel(): QuantKernel | null {
   return kernel;
 }
 
+/** `bytes` more of the kernel's memory (its row regions, tables a quantiser copies in once); renews the views, as growing the memory replaces its buffer. */
+export function kernelAlloc(k: QuantKernel, bytes: number): number {
+  const p = k.inst.arena.alloc(bytes);
+  const buf = k.inst.arena.memory.buffer;
+  if (buf.byteLength !== k.u8.length) {
+    k.f32 = new Float32Array(buf);
+    k.u8 = new Uint8Array(buf);
+    k.i8 = new Int8Array(buf);
+  }
+  return p;
+}
+
 /**
- * The kernel with its row regions holding at least n elements (input n f32, output up to 2n bytes),
- * or null. Growing the memory renews the views.
+ * The kernel with its row regions holding at least n elements (input and importances n f32 each,
+ * output up to 2n bytes), or null.
  */
 export function rowKernel(n: number): QuantKernel | null {
   const k = scaleKernel();
   if (!k || k.row.n >= n) return k;
   const cap = Math.max(n, 2 * k.row.n, 4096);
-  const x = k.inst.arena.alloc(4 * cap);
-  const out = k.inst.arena.alloc(2 * cap);
-  k.row = { x, out, n: cap };
-  const buf = k.inst.arena.memory.buffer;
-  k.f32 = new Float32Array(buf);
-  k.u8 = new Uint8Array(buf);
-  k.i8 = new Int8Array(buf);
+  k.row = { x: kernelAlloc(k, 4 * cap), w: kernelAlloc(k, 4 * cap), out: kernelAlloc(k, 2 * cap), n: cap };
   return k;
 }
 

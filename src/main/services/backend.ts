@@ -192,11 +192,13 @@ export class Backend {
           contextSize: contextSize ?? s.contextSize,
           threads: threads ?? s.threads,
           backend: s.computeBackend ?? 'auto',
+          ...(s.computeBackend === 'gpu' ? { gpuLayers: s.gpuLayers ?? 'auto' } : {}),
         });
       },
       'engine:cancelLoad': () => this.engine.cancelLoad(),
       'engine:unload': () => this.engine.unload(),
       'engine:state': async () => this.engine.current,
+      'engine:gpuAdapter': async () => ({ adapter: await this.engine.gpuAdapter() }),
       'engine:countTokens': ({ messages }) => this.engine.countTokens(messages),
       'remote:list': async () => this.remotes.list(),
       'remote:add': ({ baseUrl, apiKey }) => this.remotes.add(baseUrl, apiKey),

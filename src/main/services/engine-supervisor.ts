@@ -10,7 +10,7 @@
 // Each load starts a fresh process, so a crash, an unload or a new model always begins clean and
 // the operating system gets every byte of the old model back.
 
-import { SERVER_LOG_SIZE, type ComputeBackend, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
+import { SERVER_LOG_SIZE, type ComputeBackend, type GpuLayersSetting, type EngineExitReason, type EngineState, type GenerateRequest, type GenerationEvent, type GenerationHandle, type RequestMessage, type ServerState } from '../../shared/contract.js';
 import { CancelledError, EngineError, deserializeError, type PantheonError } from '../../shared/errors.js';
 import type { FromHost, LoadedInfo, StreamReply, ToHost } from '../../engine/host/protocol.js';
 import type { RemoteTarget } from '../../engine/host/remote-model.js';
@@ -59,11 +59,15 @@ export interface LoadParams {
   threads: number;
   /** Where the engine computes (Settings.computeBackend); default 'auto'. */
   backend?: ComputeBackend;
+  /** With backend 'gpu': the blocks on the GPU (Settings.gpuLayers); default 'auto'. */
+  gpuLayers?: GpuLayersSetting;
   /** A model on a remote server instead of the file at `path`. */
   remote?: RemoteTarget;
 }
 
 const SHUTDOWN_GRACE_MS = 2000;
+/** How long the GPU adapter query may take (Dawn's start, a device and its feature test). */
+const GPU_ADAPTER_MS = 20_000;
 const CANCEL_GRACE_MS = 3000;
 
 interface Pending<T> {
@@ -363,13 +367,15 @@ export class EngineSupervisor {
       case 'event':
         this.generations.deliver(msg.id, msg.event);
         break;
+      case 'gpuAdapter': // (asked of a short-lived host: gpuAdapter())
+        break;
     }
   }
 
   private readyState(): EngineState {
     const p = this.params!;
     const i = this.info!;
-    return { status: 'ready', modelId: p.modelId, modelName: p.modelName, contextSize: i.contextSize, threads: i.threads, backend: i.backend, memoryBytes: i.memoryBytes, loadMs: i.loadMs };
+    return { status: 'ready', modelId: p.modelId, modelName: p.modelName, contextSize: i.contextSize, threads: i.threads, backend: i.backend, memoryBytes: i.memoryBytes, loadMs: i.loadMs, ...(i.gpu ? { gpu: i.gpu } : {}) };
   }
 
   // ---- requests --------------------------------------------------------------------------------
@@ -390,7 +396,7 @@ export class EngineSupervisor {
     this.spawn();
     this.activity = 'loading';
     const done = new Promise<EngineState>((resolve, reject) => { this.pendingLoad = { resolve, reject }; });
-    this.send({ kind: 'load', path: params.path, contextSize: params.contextSize, threads: params.threads, ...(params.backend ? { backend: params.backend } : {}), ...(params.remote ? { remote: params.remote } : {}) });
+    this.send({ kind: 'load', path: params.path, contextSize: params.contextSize, threads: params.threads, ...(params.backend ? { backend: params.backend } : {}), ...(params.gpuLayers !== undefined ? { gpuLayers: params.gpuLayers } : {}), ...(params.remote ? { remote: params.remote } : {}) });
     return done;
   }
 
@@ -448,6 +454,39 @@ export class EngineSupervisor {
       const crashed = this.state.status === 'crashed';
       throw new EngineError('ENGINE_NOT_READY', crashed ? 'The engine stopped; press Reload to start it again.' : 'No model is loaded for chat; load one first.');
     }
+  }
+
+  /**
+   * The WebGPU adapter a GPU load would take, by name, or null: none. The model's own when it runs
+   * on the GPU; else a short-lived host process of its own opens a device and says (within
+   * GPU_ADAPTER_MS, else null), so the engine's process and its state are not touched.
+   */
+  gpuAdapter(): Promise<string | null> {
+    if (this.info?.gpu) return Promise.resolve(this.info.gpu.adapter);
+    return new Promise((resolve) => {
+      let done = false;
+      let proc: HostProcess | null = null;
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const finish = (adapter: string | null, alive: boolean) => {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        if (alive) proc?.send({ kind: 'shutdown' });
+        resolve(adapter);
+      };
+      proc = this.transport.spawn({
+        message: (msg) => {
+          if (msg.kind === 'ready') proc?.send({ kind: 'gpuAdapter', id: 1 });
+          else if (msg.kind === 'gpuAdapter') finish(msg.adapter, true);
+        },
+        exit: () => finish(null, false),
+      });
+      timer = setTimeout(() => {
+        this.log(`engine: the GPU adapter query (process ${proc?.pid}) did not answer within ${GPU_ADAPTER_MS} ms`);
+        proc?.kill();
+        finish(null, false);
+      }, GPU_ADAPTER_MS);
+    });
   }
 
   async countTokens(messages: RequestMessage[]): Promise<{ tokens: number; contextSize: number }> {

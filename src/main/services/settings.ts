@@ -16,6 +16,7 @@ export const DEFAULT_SETTINGS: Settings = {
   contextSize: 2048,
   threads: 0,
   computeBackend: 'auto',
+  gpuLayers: 'auto',
   theme: 'system',
   modelsFolder: null,
   contextPolicy: 'stop',

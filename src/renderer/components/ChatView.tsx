@@ -11,6 +11,7 @@ import { EngineBar } from './EngineBar.js';
 import { ErrorLine } from './ErrorLine.js';
 import { MessageItem } from './MessageItem.js';
 import { SettingsPanel } from './SettingsPanel.js';
+import { modelLayers } from '../lib/meta.js';
 
 export function ChatView({ model }: { model: OpenedModel }) {
   const chat = useChat((s) => s.chat);
@@ -90,7 +91,7 @@ export function ChatView({ model }: { model: OpenedModel }) {
         <Composer disabled={!model.runnable} />
       </section>
       {/* Sampling settings mean nothing for a file that cannot chat. */}
-      {model.runnable && <SettingsPanel />}
+      {model.runnable && <SettingsPanel layers={modelLayers(model)} />}
     </div>
   );
 }

@@ -14,6 +14,7 @@ export function EngineBar({ model }: { model: OpenedModel }) {
   const contextSize = useSettings((s) => s.settings?.contextSize);
   const threads = useSettings((s) => s.settings?.threads);
   const computeBackend = useSettings((s) => s.settings?.computeBackend);
+  const gpuLayers = useSettings((s) => s.settings?.gpuLayers);
   const gpuLost = useEngine((s) => s.gpuLost);
   const id = model.entry.id;
 
@@ -61,15 +62,20 @@ export function EngineBar({ model }: { model: OpenedModel }) {
     const local = state.status === 'ready' && !state.backend.startsWith('remote');
     const onGpu = local && state.backend.startsWith('webgpu');
     const wantedDevice = local && computeBackend === 'gpu' && !onGpu && !state.backend.includes('the GPU was lost') ? 'the GPU' : (computeBackend === 'cpu' || gpuLost) && onGpu ? 'the CPU' : '';
-    const offer = [wanted !== null ? `context ${wanted}` : '', wantedThreads !== null ? `${wantedThreads} ${wantedThreads === 1 ? 'thread' : 'threads'}` : '', wantedDevice].filter(Boolean).join(', ');
+    // a number of GPU layers other than what is loaded (auto offers nothing, as threads 0)
+    const gpu = state.status === 'ready' ? state.gpu : undefined;
+    const wantedLayers = gpu && !wantedDevice && computeBackend === 'gpu' && typeof gpuLayers === 'number' && Math.min(gpuLayers, gpu.of) !== gpu.layers ? Math.min(gpuLayers, gpu.of) : null;
+    const offer = [wanted !== null ? `context ${wanted}` : '', wantedThreads !== null ? `${wantedThreads} ${wantedThreads === 1 ? 'thread' : 'threads'}` : '', wantedDevice, wantedLayers !== null ? `${wantedLayers} GPU ${wantedLayers === 1 ? 'layer' : 'layers'}` : ''].filter(Boolean).join(', ');
+    // on the GPU the line says where the blocks run; the backend's full name is the tooltip
+    const device = gpu ? `GPU: ${gpu.layers} of ${gpu.of} layers (${gpu.adapter})` : state.status === 'ready' ? state.backend : '';
     return (
       <div className="engine-bar ready">
         <span className="dot" aria-hidden="true" />
-        <span className="engine-text">
+        <span className="engine-text" title={state.status === 'ready' ? state.backend : undefined}>
           {state.modelName} loaded · context {state.contextSize}
           {state.status === 'ready' && (state.backend.startsWith('remote')
             ? ` · ${state.backend} · connected in ${formatMs(state.loadMs)}`
-            : ` · ${state.threads} ${state.threads === 1 ? 'thread' : 'threads'} · ${state.backend} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`)}
+            : ` · ${state.threads} ${state.threads === 1 ? 'thread' : 'threads'} · ${device} · ${formatBytes(state.memoryBytes)} · loaded in ${formatMs(state.loadMs)}`)}
         </span>
         {offer !== '' && (
           <button type="button" className="small-button" disabled={state.status === 'busy'} onClick={() => void load(id)}>

@@ -1,8 +1,9 @@
 // System prompt and sampling settings beside the chat.
 
 import { useEffect, useState } from 'react';
-import type { ComputeBackend, ContextPolicy, SamplingSettings } from '../../shared/contract.js';
+import { MAX_GPU_LAYERS, type ComputeBackend, type ContextPolicy, type GpuLayersSetting, type SamplingSettings } from '../../shared/contract.js';
 import { POLICY_LABEL, useChat } from '../store/chat.js';
+import { useEngine } from '../store/engine.js';
 import { ProfilePanel } from './ProfilePanel.js';
 import { useSettings } from '../store/settings.js';
 import { StructuredOutputField } from './StructuredOutput.js';
@@ -45,7 +46,40 @@ function NumberField({ spec, value, onCommit }: { spec: FieldSpec; value: number
   );
 }
 
-export function SettingsPanel() {
+/**
+ * Compute on GPU: the adapter (named once a model has loaded on it) and the GPU layers: Auto (as
+ * many blocks as the GPU's memory holds), or a number up to the model's blocks (the rest run on the
+ * CPU). Applies at the next load, like the other engine settings.
+ */
+function GpuLayersField({ value, layers, onCommit }: { value: GpuLayersSetting; layers: number | null; onCommit: (v: GpuLayersSetting) => void }) {
+  const adapter = useEngine((s) => s.adapter);
+  const findAdapter = useEngine((s) => s.findAdapter);
+  useEffect(() => void findAdapter(), [findAdapter]);
+  const loaded = useEngine((s) => (s.state.status === 'ready' ? s.state.gpu : undefined));
+  const max = layers ?? MAX_GPU_LAYERS;
+  const auto = value === 'auto';
+  // unticking Auto starts from what is loaded, else every block
+  const start = Math.min(loaded?.layers ?? max, max);
+  return (
+    <div className="gpu-layers" role="group" aria-label="GPU offload">
+      <p className="hint">Adapter: {adapter === undefined ? 'looking…' : adapter ?? 'none found here (a GPU load will say why)'}</p>
+      <label className="check">
+        <input type="checkbox" checked={auto} onChange={(e) => onCommit(e.target.checked ? 'auto' : start)} /> Auto GPU layers
+        <span className="hint muted"> as many as the GPU's memory holds</span>
+      </label>
+      {!auto && (
+        <NumberField
+          spec={{ key: 'gpuLayers', label: 'GPU layers', min: 0, max, step: 1, hint: `blocks on the GPU${layers ? ` of the model's ${layers}` : ''}; the rest run on the CPU` }}
+          value={Math.min(value, max)}
+          onCommit={onCommit}
+        />
+      )}
+      {!auto && layers !== null && <p className="hint muted">of {layers} layers; the rest run on the CPU</p>}
+    </div>
+  );
+}
+
+export function SettingsPanel({ layers = null }: { layers?: number | null }) {
   const settings = useSettings((s) => s.settings);
   const update = useSettings((s) => s.update);
   const error = useSettings((s) => s.error);
@@ -96,6 +130,7 @@ export function SettingsPanel() {
         </select>
         <span className="hint muted">applies the next time the model loads; the engine line names the GPU in use</span>
       </div>
+      {settings.computeBackend === 'gpu' && <GpuLayersField value={settings.gpuLayers ?? 'auto'} layers={layers} onCommit={(v) => void update({ gpuLayers: v })} />}
       <label className="check">
         <input type="checkbox" checked={settings.showProbabilities ?? false} onChange={(e) => void update({ showProbabilities: e.target.checked })} /> Probabilities
         <span className="hint muted"> shade each token by its probability; hover or focus one for the alternatives, choose one to branch there</span>

@@ -36,3 +36,10 @@ export function filterMeta(entries: readonly MetaEntry[], q: string): MetaEntry[
   if (!s) return [...entries];
   return entries.filter((e) => e.key.toLowerCase().includes(s) || typeText(e).toLowerCase().includes(s) || valueText(e.value).toLowerCase().includes(s));
 }
+
+/** The model's blocks (`<architecture>.block_count`): the GPU layers control's maximum; null when the header has none. */
+export function modelLayers(model: { metadata: readonly MetaEntry[] }): number | null {
+  const arch = model.metadata.find((e) => e.key === 'general.architecture')?.value;
+  const n = typeof arch === 'string' ? model.metadata.find((e) => e.key === `${arch}.block_count`)?.value : undefined;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : null;
+}

@@ -12,6 +12,13 @@ export interface EngineStore {
   error: string | null;
   /** A reply ended because the GPU was lost (GPU_LOST): the engine line offers the reload on the CPU. */
   gpuLost: boolean;
+  /**
+   * The WebGPU adapter (Settings → Engine names it): from the last load on the GPU, or asked for
+   * (findAdapter); undefined before either, null when there is none.
+   */
+  adapter: string | null | undefined;
+  /** Ask the engine which adapter a GPU load would take (once; a load on the GPU also sets it). */
+  findAdapter(): Promise<void>;
   setState(state: EngineState): void;
   refresh(): Promise<void>;
   /** Load a model for chat; resolves once it is ready (or failed / was cancelled). */
@@ -25,11 +32,27 @@ export function engineHas(state: EngineState, modelId: string | undefined): bool
   return (state.status === 'ready' || state.status === 'busy') && state.modelId === modelId;
 }
 
+/** A findAdapter call is under way (one at a time). */
+let finding = false;
+
 export const useEngine = create<EngineStore>()((set, get) => ({
   state: { status: 'idle' },
   error: null,
   gpuLost: false,
-  setState: (state) => set({ state, error: state.status === 'error' ? state.error.message : null }),
+  adapter: undefined,
+  setState: (state) => set({ state, error: state.status === 'error' ? state.error.message : null, ...(state.status === 'ready' && state.gpu ? { adapter: state.gpu.adapter } : {}) }),
+  async findAdapter() {
+    if (get().adapter !== undefined || finding) return;
+    finding = true;
+    try {
+      const { adapter } = await api().engine.gpuAdapter();
+      if (get().adapter === undefined) set({ adapter });
+    } catch {
+      // said where it matters: a GPU load that fails says why
+    } finally {
+      finding = false;
+    }
+  },
   async refresh() {
     try {
       get().setState(await api().engine.state());

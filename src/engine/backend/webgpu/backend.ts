@@ -15,7 +15,8 @@ import { SerialBackend } from '../serial.js';
 import { adapterName, GpuDevice, USAGE, type GpuCommand, type GpuFallback, type GpuPass, type GpuRead } from './device.js';
 import { dequantShader, gpuFormat, matvecShader, PARAMS_BYTES, WG, type GpuFormat } from './kernels.js';
 
-interface Chunk {
+/** Rows [row0, row0 + rows) of a tensor, in GPU buffer `buf`. */
+export interface Chunk {
   buf: number;
   row0: number;
   rows: number;
@@ -39,6 +40,8 @@ export interface WebGpuOptions {
   fallback?: GpuFallback;
   /** Test hook: split tensors above this many bytes (default: the device's binding limit). */
   maxChunkBytes?: number;
+  /** Test hook: probe() acts as if the GPU held this many bytes (default: what it holds). */
+  memoryBytes?: number;
 }
 
 const UPLOAD_BYTES = 1 << 23;
@@ -55,7 +58,9 @@ export class WebGpuBackend extends SerialBackend {
   private readonly cpuTypes = new Set<number>();
   private bytes = 0;
   private nextId = 0;
-  private readonly chunkBytes: number;
+  /** Largest buffer a weight is split into (the storage binding limit, or maxChunkBytes). */
+  readonly chunkBytes: number;
+  private readonly memoryBytes: number;
   private readonly uAlign: number;
   private readonly sAlign: number;
   private readonly maxWg: number;
@@ -73,6 +78,7 @@ export class WebGpuBackend extends SerialBackend {
     const l = dev.info.limits;
     this.bindMax = Math.min(l.maxStorageBufferBindingSize, l.maxBufferSize);
     this.chunkBytes = Math.min(opts.maxChunkBytes ?? Infinity, this.bindMax);
+    this.memoryBytes = opts.memoryBytes ?? 0;
     this.uAlign = Math.max(PARAMS_BYTES, l.minUniformBufferOffsetAlignment);
     this.sAlign = Math.max(16, l.minStorageBufferOffsetAlignment);
     this.maxWg = l.maxComputeWorkgroupsPerDimension;
@@ -85,8 +91,14 @@ export class WebGpuBackend extends SerialBackend {
     return dev ? new WebGpuBackend(dev, opts) : null;
   }
 
+  /**
+   * Set at load when the whole token runs on the GPU (model/gpu-step.ts offerGpuStep: the model's
+   * architecture and every weight have WGSL kernels); the name then says so.
+   */
+  wholeToken = false;
+
   get name(): string {
-    const base = `webgpu (${this.adapter})`;
+    const base = `webgpu (${this.adapter})${this.wholeToken ? ', whole token on GPU' : ''}`;
     if (this.cpuTypes.size === 0) return base;
     return `${base} + ${this.cpu().name} for ${[...this.cpuTypes].map(ggmlTypeName).join(', ')}`;
   }
@@ -110,6 +122,17 @@ export class WebGpuBackend extends SerialBackend {
       }
     }
     return this.cpuBackend;
+  }
+
+  /** The device, for the whole-token step (model/gpu-step.ts) to record its passes on. */
+  get device(): GpuDevice {
+    return this.dev;
+  }
+
+  /** A weight's GPU buffers and format, or null when it runs on the CPU backend. */
+  gpuWeight(w: WeightHandle): { fmt: GpuFormat; chunks: readonly Chunk[]; rowBytes: number } | null {
+    const g = w as GpuWeight;
+    return g.fmt ? { fmt: g.fmt, chunks: g.chunks, rowBytes: g.rowBytes } : null;
   }
 
   supports(type: number): boolean {
@@ -307,6 +330,18 @@ export class WebGpuBackend extends SerialBackend {
     });
     this.dev.call(cmds);
     out.set(new Float32Array(io.buffer, PARAMS_BYTES, spec.cols));
+  }
+
+  /**
+   * How many of these groups of buffer sizes, taken in order, the GPU can allocate after `reserve`
+   * bytes (WebGPU has no free-memory query: each buffer is made inside
+   * pushErrorScope('out-of-memory') and all are freed again; worker.ts probe).
+   */
+  probe(groups: number[][], reserve: number): number {
+    const r: number[] = [];
+    for (let left = reserve; left > 0; left -= this.chunkBytes) r.push(pad4(Math.min(left, this.chunkBytes)));
+    this.dev.call([{ op: 'probe', groups, reserve: r, limit: this.memoryBytes }]);
+    return new Int32Array(this.dev.io(4).buffer, 0, 1)[0];
   }
 
   /** Test hook: the next product finds the device lost (EngineError GPU_LOST), as a real loss would. */

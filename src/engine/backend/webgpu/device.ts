@@ -53,8 +53,11 @@ export type GpuCommand =
   | { op: 'free'; id: number }
   | { op: 'write'; id: number; offset: number; from: number; len: number }
   | { op: 'pipeline'; id: number; code: string }
-  | { op: 'run'; passes: GpuPass[]; reads: GpuRead[] }
+  | { op: 'run'; passes: GpuPass[]; reads: GpuRead[]; programs?: number[]; wait?: boolean }
+  | { op: 'program'; id: number; passes: GpuPass[] }
+  | { op: 'forget'; id: number }
   | { op: 'gc' }
+  | { op: 'probe'; groups: number[][]; reserve: number[]; limit: number }
   | { op: 'lose' }
   | { op: 'dispose' };
 

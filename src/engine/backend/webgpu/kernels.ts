@@ -190,7 +190,7 @@ export function gpuTypes(): number[] {
 
 // Byte access on the weights' u32 words (little-endian, as the file), and Q4_K/Q5_K's six-bit
 // scale/min pairs (ggml get_scale_min_k4).
-const ACCESS = `
+export const ACCESS = `
 fn b8(o: u32) -> u32 { return (w[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu; }
 fn h16(o: u32) -> u32 { return (w[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu; }
 fn f16(o: u32) -> f32 { return unpack2x16float(h16(o)).x; }
@@ -228,8 +228,9 @@ export const WG = 64;
 /**
  * y[t · yStride + yOff + r] = Σ_c W[r, c] · x[t · xStride + c] for the rows r of one weight buffer
  * and the tokens t = workgroup z: one workgroup of 64 threads per row, each taking every 64th unit.
+ * `add`: y += the product instead (the residual stream, model/gpu-step.ts).
  */
-export function matvecShader(f: GpuFormat): string {
+export function matvecShader(f: GpuFormat, add = false): string {
   return `${PARAMS}
 @group(0) @binding(0) var<storage, read> w: array<u32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -266,7 +267,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li: 
     if (li < k) { part[li] += part[li + k]; }
     workgroupBarrier();
   }
-  if (li == 0u) { y[wid.z * p.yStride + p.yOff + r] = part[0]; }
+  if (li == 0u) {
+    let o = wid.z * p.yStride + p.yOff + r;
+    y[o] = ${add ? 'y[o] + ' : ''}part[0];
+  }
 }
 `;
 }

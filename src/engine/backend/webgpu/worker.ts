@@ -18,9 +18,18 @@
 //   { op: 'write', id, offset, from, len }   queue.writeBuffer(buffer id, offset, io[from, from + len))
 //   { op: 'pipeline', id, code }             a compute pipeline from WGSL (entry point 'main')
 //   { op: 'run', passes: [{ pipe, binds: [[buffer id, offset, size] …], wg: [x, y, z] }],
-//     reads: [{ id, offset, len, to }] }     one command buffer: the passes in order, then each read
-//                                            copied into io[to, to + len)
+//     reads: [{ id, offset, len, to }],      one command buffer: the programs' passes, then these
+//     programs?: [id …], wait?: false }      passes, in order, then each read copied into
+//                                            io[to, to + len); wait false (with no reads): submit
+//                                            and go on (the queue keeps later writes after it)
+//   { op: 'program', id, passes }            passes kept with their bind groups made once, for
+//                                            'run' to replay (the whole-token step, model/gpu-step.ts)
+//   { op: 'forget', id }                     drop a program
 //   { op: 'init', fallback: 'never' | 'allow' | 'only' }   acquire the adapter (device.ts)
+//   { op: 'probe', groups, reserve, limit }  how many groups of buffer sizes, in order, can be
+//                                            allocated after the reserve's (each inside
+//                                            pushErrorScope('out-of-memory')), as an i32 at io[0];
+//                                            all freed again. limit > 0: tests, a GPU of that size
 //   { op: 'lose' }                           tests: the next 'run' acts as if the device were lost
 //   { op: 'gc' }                             a full garbage collection on this thread (tests: the
 //                                            device must survive one, docs/webgpu.md)
@@ -38,7 +47,7 @@ let io = null, ioU8 = null, device = null;
 // native instance when it is garbage collected, and the next mapAsync polls freed memory (glibc
 // aborts: "Owner died", futex errors, tpp.c; docs/webgpu.md "The crash").
 let instance = null;
-const buffers = new Map(), pipes = new Map();
+const buffers = new Map(), pipes = new Map(), programs = new Map();
 let readback = null, readbackSize = 0, seq = 0;
 
 function setText(s) {
@@ -114,6 +123,36 @@ async function init(fallback) {
       minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
   };
 }
+// GPU offload's auto (offload-plan.ts): WebGPU has no free-memory query, so allocate and see
+async function probe(groups, reserve, limit) {
+  const made = [];
+  let total = 0;
+  const fits = async (size) => {
+    if (limit > 0 && total + size > limit) return false;
+    device.pushErrorScope('out-of-memory');
+    device.pushErrorScope('validation');
+    const b = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    const bad = await device.popErrorScope();
+    const oom = await device.popErrorScope();
+    if (bad || oom) { b.destroy(); return false; }
+    made.push(b);
+    total += size;
+    return true;
+  };
+  let n = 0;
+  try {
+    for (const size of reserve) if (!(await fits(size))) return 0;
+    for (const g of groups) {
+      let ok = true;
+      for (const size of g) if (!(await fits(size))) { ok = false; break; }
+      if (!ok) break;
+      n++;
+    }
+  } finally {
+    for (const b of made) b.destroy();
+  }
+  return n;
+}
 let lastError = null;
 // a lost device: LOST set, its reason in the message area (the caller then fails with GPU_LOST)
 function lost(why) { ctrl[2] = 1; setText('the GPU device was lost: ' + why); }
@@ -123,11 +162,17 @@ async function run(c) {
   if (loseAtNextRun) { loseAtNextRun = false; return lost('simulated by a test'); }
   const e = device.createCommandEncoder();
   const pass = e.beginComputePass();
+  for (const id of c.programs ?? []) {
+    for (const p of programs.get(id)) {
+      pass.setPipeline(p.pipe);
+      pass.setBindGroup(0, p.group);
+      pass.dispatchWorkgroups(p.wg[0], p.wg[1], p.wg[2]);
+    }
+  }
   for (const p of c.passes) {
     const pipe = pipes.get(p.pipe);
     pass.setPipeline(pipe);
-    const entries = p.binds.map((b, k) => ({ binding: k, resource: { buffer: buffers.get(b[0]), offset: b[1], size: b[2] } }));
-    pass.setBindGroup(0, device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries }));
+    pass.setBindGroup(0, bindGroup(pipe, p.binds));
     pass.dispatchWorkgroups(p.wg[0], p.wg[1], p.wg[2]);
   }
   pass.end();
@@ -147,9 +192,14 @@ async function run(c) {
     at = 0;
     for (const r of c.reads) { ioU8.set(m.subarray(at, at + r.len), r.to); at += r.len; }
     readback.unmap();
-  } else {
+  } else if (c.wait !== false) {
     await device.queue.onSubmittedWorkDone();
   }
+}
+
+function bindGroup(pipe, binds) {
+  const entries = binds.map((b, k) => ({ binding: k, resource: { buffer: buffers.get(b[0]), offset: b[1], size: b[2] } }));
+  return device.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries });
 }
 
 async function handle(cmds) {
@@ -157,6 +207,7 @@ async function handle(cmds) {
     if (process.env.PANTHEON_GPU_TRACE) require('node:fs').writeSync(2, 'gpu ' + c.op + ' ' + (c.id ?? '') + ' ' + (c.size ?? c.len ?? '') + '\n');
     switch (c.op) {
       case 'io': io = c.sab; ioU8 = new Uint8Array(io); break;
+      case 'probe': new Int32Array(io, 0, 1)[0] = await probe(c.groups, c.reserve, c.limit); break;
       case 'init': {
         const info = await init(c.fallback);
         const b = new TextEncoder().encode(JSON.stringify(info));
@@ -174,6 +225,11 @@ async function handle(cmds) {
         break;
       }
       case 'run': await run(c); break;
+      case 'program': {
+        programs.set(c.id, c.passes.map((p) => { const pipe = pipes.get(p.pipe); return { pipe, group: bindGroup(pipe, p.binds), wg: p.wg }; }));
+        break;
+      }
+      case 'forget': programs.delete(c.id); break;
       case 'lose': loseAtNextRun = true; break;
       case 'gc': {
         require('node:v8').setFlagsFromString('--expose-gc');
@@ -183,6 +239,7 @@ async function handle(cmds) {
       case 'dispose':
         for (const b of buffers.values()) b.destroy();
         buffers.clear();
+        programs.clear();
         if (readback) readback.destroy();
         if (device) device.destroy();
         device = null;

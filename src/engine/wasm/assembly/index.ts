@@ -19,6 +19,7 @@ export * from './norm';
 export * from './quantize-legacy';
 export * from './quantize-q3k';
 export * from './quantize-iq2';
+export * from './quantize-iq3';
 export * from './sample';
 
 /** First byte after the module's static data: where the host's bump allocator may start. */
