@@ -68,6 +68,24 @@ const MUTATIONS = [
     wasm: true,
     tests: ['tests/quant/iq-quant-kernel.test.ts', 'tests/quant/imatrix-quant.test.ts'],
   },
+  {
+    name: 'iq2-max-nan',
+    what: 'IQ2_XS/IQ2_S group max as `v > max ? v : max` (a NaN last in a group no longer kept, assembly/quantize-iq2.ts)',
+    file: 'src/engine/wasm/assembly/quantize-iq2.ts',
+    from: 'xmax = xmax > v ? xmax : v;\n      }\n      memory.fill(aux + LBEST, 0, 64);',
+    to: 'xmax = v > xmax ? v : xmax;\n      }\n      memory.fill(aux + LBEST, 0, 64);',
+    wasm: true,
+    tests: ['tests/quant/iq2-kernel.test.ts', 'tests/quant/iq-quant-kernel.test.ts'],
+  },
+  {
+    name: 'iq2-xs-clear',
+    what: 'IQ2_XS no longer clears its qs when the block scale is 0 or NaN (assembly/quantize-iq2.ts)',
+    file: 'src/engine/wasm/assembly/quantize-iq2.ts',
+    from: 'if (!s) memory.fill(dst + 2, 0, 64);',
+    to: '',
+    wasm: true,
+    tests: ['tests/quant/iq2-kernel.test.ts', 'tests/quant/iq-quant-kernel.test.ts'],
+  },
 ];
 
 const OUT = resolve('out/mutations');
