@@ -25,7 +25,10 @@
 // The last rows % 4 rows stay in ggml's layout (kquants.ts dot4_q6_K reads them). The plain build
 // keeps ggml's layout throughout; layout_q6_K then only moves the bytes.
 
-import { f16, f16x4, qKBsums, qKScales } from './common';
+import { f16, qKBsums, qKScales } from './common';
+import { f16Hi } from './legacy';
+
+const Z: v128 = i32x4.splat(0);
 
 /** Bytes of one group's super-block: four rows' 210. */
 export const Q6G_BLOCK: usize = 840;
@@ -115,6 +118,49 @@ function prepX(xq: usize, cols: i32): void {
   return i32x4.shl(i32x4.sub(i32x4.splat(0), i32x4.add(lo, hi)), 5);
 }
 
+/** The activation's u32s for a pack's W0 … W3, broadcast: from XP at x (px), else unpacked from the pair's 32 bytes at y (k: its half). */
+// @ts-ignore: decorator
+@inline function xu(px: bool, x: usize, y: usize, k: i32): v128 {
+  if (px) return Z;
+  return k == 0 ? unpackLo(v128.load(y), v128.load(y, 16)) : unpackHi(v128.load(y), v128.load(y, 16));
+}
+// @ts-ignore: decorator
+@inline function xm(px: bool, x: usize, u: v128, m: i32): v128 {
+  if (px) {
+    if (m == 0) return v128.load32_splat(x);
+    if (m == 1) return v128.load32_splat(x, 4);
+    if (m == 2) return v128.load32_splat(x, 8);
+    return v128.load32_splat(x, 12);
+  }
+  return lane4(u, m);
+}
+
+/** One pack (A, B, C: its three vectors; sc: the pair's scales): the i32 terms of S_2k (lo) … */
+// @ts-ignore: decorator
+@inline function packLo(A: v128, B: v128, x0: v128, x1: v128, sc: v128): v128 {
+  const m = kg(0);
+  const p = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, v128.and(A, m)), i16x8.relaxed_dot_i8x16_i7x16_s(x1, v128.and(B, m)));
+  return i32x4.dot_i16x8_s(p, sc);
+}
+/** … and of S_2k+1. */
+// @ts-ignore: decorator
+@inline function packHi(A: v128, B: v128, C: v128, x2: v128, x3: v128, sc: v128): v128 {
+  const p = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x2, v128.and(C, kg(0))), i16x8.relaxed_dot_i8x16_i7x16_s(x3, w3(A, B, C)));
+  return i32x4.dot_i16x8_s(p, sc);
+}
+
+/** acc + f32(s)·dd lane-wise (dot_q6_K's fmaI). */
+// @ts-ignore: decorator
+@inline function fma(acc: v128, s: v128, dd: v128): v128 {
+  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
+}
+
+/** The block's four d times d_x, lane r: row r's (dot_q6_K's f16(d)·d_x). */
+// @ts-ignore: decorator
+@inline function dScale(a: usize, dx: usize): v128 {
+  return f32x4.mul(f16Hi(i32x4.shl(v128.load16x4_u(a + G_D), 16)), v128.load32_splat(dx));
+}
+
 /**
  * Lane r = dot_q6_K of row r of the group at g with xq. px: the activation's order from XP
  * (prepX ran for xq), else unpacked here from xq per pair.
@@ -129,30 +175,20 @@ function prepX(xq: usize, cols: i32): void {
   for (let b = 0; b < nb; b++) {
     const a = g + <usize>b * Q6G_BLOCK;
     const bs = bp + (<usize>b << 5);
-    const xb = xq + (<usize>b << 8);
-    const dd = f32x4.mul(f16x4(v128.load16x4_u(a + G_D)), v128.load32_splat(dp + (<usize>b << 2)));
+    const dd = dScale(a, dp + (<usize>b << 2));
     for (let k = 0; k < 2; k++) {
       // S_i for i = 2k (s0: W0, W1 of each pack k) and 2k + 1 (s1: W2, W3)
       let s0 = offset(a, bs, 2 * k), s1 = offset(a, bs, 2 * k + 1);
       for (let p = 0; p < 8; p++) {
         const q = a + <usize>p * 96 + <usize>k * 48;
+        const x = XP + (<usize>b << 8) + (<usize>p << 5) + (<usize>k << 4), y = xq + (<usize>b << 8) + (<usize>p << 5);
+        const u = xu(px, x, y, k);
         const A = v128.load(q), B = v128.load(q, 16), C = v128.load(q, 32);
-        // the activation's u32s for W0 … W3, broadcast
-        const xp = XP + (<usize>b << 8) + (<usize>p << 5) + (<usize>k << 4);
-        const u = px ? A : k == 0 ? unpackLo(v128.load(xb + (<usize>p << 5)), v128.load(xb + (<usize>p << 5), 16)) : unpackHi(v128.load(xb + (<usize>p << 5)), v128.load(xb + (<usize>p << 5), 16));
-        const x0 = px ? v128.load32_splat(xp) : lane4(u, 0);
-        const x1 = px ? v128.load32_splat(xp + 4) : lane4(u, 1);
-        const x2 = px ? v128.load32_splat(xp + 8) : lane4(u, 2);
-        const x3 = px ? v128.load32_splat(xp + 12) : lane4(u, 3);
-        const m = kg(0);
-        const p01 = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, v128.and(A, m)), i16x8.relaxed_dot_i8x16_i7x16_s(x1, v128.and(B, m)));
-        const p23 = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x2, v128.and(C, m)), i16x8.relaxed_dot_i8x16_i7x16_s(x3, w3(A, B, C)));
         const sc = v128.load8x8_s(a + G_SC + (<usize>p << 3));
-        s0 = i32x4.add(s0, i32x4.dot_i16x8_s(p01, sc));
-        s1 = i32x4.add(s1, i32x4.dot_i16x8_s(p23, sc));
+        s0 = i32x4.add(s0, packLo(A, B, xm(px, x, u, 0), xm(px, x, u, 1), sc));
+        s1 = i32x4.add(s1, packHi(A, B, C, xm(px, x, u, 2), xm(px, x, u, 3), sc));
       }
-      const n0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), dd));
-      const n1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), dd));
+      const n0 = fma(acc0, s0, dd), n1 = fma(acc1, s1, dd);
       acc0 = acc2;
       acc1 = acc3;
       acc2 = n0;
@@ -163,11 +199,71 @@ function prepX(xq: usize, cols: i32): void {
   return f32x4.add(f32x4.add(acc0, acc2), f32x4.add(acc1, acc3));
 }
 
+/** dotGBody of the two groups at g and g + d at once (two streams, the activation's loads shared in L1), stored at o and o + od. */
+// @ts-ignore: decorator
+@inline function dotG2Body(px: bool, o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i32): void {
+  const nb = cols >> 8;
+  const dp = qKScales(xq, cols);
+  const bp = qKBsums(xq, cols);
+  let acc0 = f32x4.splat(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  let bcc0 = acc0, bcc1 = acc0, bcc2 = acc0, bcc3 = acc0;
+  for (let b = 0; b < nb; b++) {
+    const a = g + <usize>b * Q6G_BLOCK, e = a + d;
+    const bs = bp + (<usize>b << 5);
+    const dd = dScale(a, dp + (<usize>b << 2)), de = dScale(e, dp + (<usize>b << 2));
+    for (let k = 0; k < 2; k++) {
+      let s0 = offset(a, bs, 2 * k), s1 = offset(a, bs, 2 * k + 1);
+      let t0 = offset(e, bs, 2 * k), t1 = offset(e, bs, 2 * k + 1);
+      // running pointers (V8 folds the constant offsets into the loads): both groups' pack k of
+      // pair p and pair scales, the activation's u32s (x) or bytes (y)
+      let qa = a + <usize>k * 48, qe = e + <usize>k * 48, sa = a + G_SC, se = e + G_SC;
+      let x = XP + (<usize>b << 8) + (<usize>k << 4), y = xq + (<usize>b << 8);
+      for (let p = 0; p < 8; p++) {
+        const u = xu(px, x, y, k);
+        let A = v128.load(qa), B = v128.load(qa, 16), C = v128.load(qa, 32);
+        let sc = v128.load8x8_s(sa);
+        s0 = i32x4.add(s0, packLo(A, B, xm(px, x, u, 0), xm(px, x, u, 1), sc));
+        s1 = i32x4.add(s1, packHi(A, B, C, xm(px, x, u, 2), xm(px, x, u, 3), sc));
+        A = v128.load(qe);
+        B = v128.load(qe, 16);
+        C = v128.load(qe, 32);
+        sc = v128.load8x8_s(se);
+        t0 = i32x4.add(t0, packLo(A, B, xm(px, x, u, 0), xm(px, x, u, 1), sc));
+        t1 = i32x4.add(t1, packHi(A, B, C, xm(px, x, u, 2), xm(px, x, u, 3), sc));
+        qa += 96;
+        qe += 96;
+        sa += 8;
+        se += 8;
+        x += 32;
+        y += 32;
+      }
+      const n0 = fma(acc0, s0, dd), n1 = fma(acc1, s1, dd);
+      acc0 = acc2;
+      acc1 = acc3;
+      acc2 = n0;
+      acc3 = n1;
+      const m0 = fma(bcc0, t0, de), m1 = fma(bcc1, t1, de);
+      bcc0 = bcc2;
+      bcc1 = bcc3;
+      bcc2 = m0;
+      bcc3 = m1;
+    }
+  }
+  v128.store(o, f32x4.add(f32x4.add(acc0, acc2), f32x4.add(acc1, acc3)));
+  v128.store(o + od, f32x4.add(f32x4.add(bcc0, bcc2), f32x4.add(bcc1, bcc3)));
+}
+
 function dotGp(g: usize, xq: usize, cols: i32): v128 {
   return dotGBody(true, g, xq, cols);
 }
 function dotGu(g: usize, xq: usize, cols: i32): v128 {
   return dotGBody(false, g, xq, cols);
+}
+function dotG2p(o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i32): void {
+  dotG2Body(true, o, od, g, d, xq, cols);
+}
+function dotG2u(o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i32): void {
+  dotG2Body(false, o, od, g, d, xq, cols);
 }
 
 /** Lanes [k0, 4) of v to out + 4·(r + k). */
@@ -195,9 +291,16 @@ export function matvecG_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1:
     putFrom(out, g, px ? dotGp(w + <usize>g * rowBytes, xq, cols) : dotGu(w + <usize>g * rowBytes, xq, cols), r0 - g);
     g += 4;
   }
-  for (; g < t; g += 4) {
-    const v = px ? dotGp(w + <usize>g * rowBytes, xq, cols) : dotGu(w + <usize>g * rowBytes, xq, cols);
-    v128.store(out + (<usize>g << 2), v);
+  // the groups in two parts of h, two streams in step (dotG2), then the odd one
+  const h = (t - g) >> 3, gb = 4 * rowBytes;
+  const base = w + <usize>g * rowBytes, o = out + (<usize>g << 2);
+  for (let i = 0; i < h; i++) {
+    if (px) dotG2p(o + (<usize>i << 4), <usize>h << 4, base + <usize>i * gb, <usize>h * gb, xq, cols);
+    else dotG2u(o + (<usize>i << 4), <usize>h << 4, base + <usize>i * gb, <usize>h * gb, xq, cols);
+  }
+  for (let i = 2 * h; i < (t - g) >> 2; i++) {
+    const v = px ? dotGp(base + <usize>i * gb, xq, cols) : dotGu(base + <usize>i * gb, xq, cols);
+    v128.store(o + (<usize>i << 4), v);
   }
   return max(r0, t);
 }
