@@ -15,10 +15,12 @@
 // per (p, i, h)), one i16 relaxed dot (pmaddubsw) of W_m against that u32 broadcast gives each
 // row's products in its own lanes: i16 lane 2r the two of sub-block 2p, lane 2r+1 the two of 2p+1.
 // The two h of one i add in i16 (|·| ≤ 4·63·127), and one i16x8.dot (pmaddwd) with the pair's
-// scales scales both sub-blocks and adds them: lane r of the i32 sum. No horizontal sums, no
-// scale splats, three vector ops per 16 weight bytes where the ggml-layout kernel spends six.
+// scales scales both sub-blocks and adds them: lane r of the i32 sum. No horizontal sums and no
+// scale splats: 2.5 vector ops per 16 weights for the dot, where the ggml-layout kernel spends
+// three and a scalar-to-vector scale broadcast. Groups go two at a time (dotG2Body), so each
+// broadcast serves eight rows (docs/performance.md, "Q6_K in groups of four rows").
 //
-// Bit for bit today's dot_q6_K (kquants.ts) per row: its four i32 lanes i (products 4i … 4i+3 of
+// Bit for bit dot_q6_K (kquants.ts) per row: its four i32 lanes i (products 4i … 4i+3 of
 // every 16 elements, and the −32 offset of the pairs p = i, i + 4 through the bsums) are kept here
 // as four i32x4 sums S_i with the rows in lanes, each converted and scaled as dot_q6_K's lane i
 // (f32(S_i)·(d·d_x), added to its own f32x4), and the four added at the end in hsumF's order.
@@ -278,8 +280,9 @@ function dotG2u(o: usize, od: usize, g: usize, d: usize, xq: usize, cols: i32): 
 /**
  * Relaxed: out[r] = row r · xq for the rows of [r0, r1) that are in groups (r < r1 & ~3; r1 is a
  * multiple of 4 or the tensor's last row + 1, as matvec_q4_0's); a partial first group is computed
- * whole and stored in part. Returns the first row left to the caller: max(r0, r1 & ~3), the start
- * of the rows in ggml's layout.
+ * whole and stored in part. The groups of the two halves of the range go in step (dotG2: two
+ * sequential streams; four or eight parts taken in pairs measured slower). Returns the first row
+ * left to the caller: max(r0, r1 & ~3), the start of the rows in ggml's layout.
  */
 export function matvecG_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): i32 {
   const t = r1 & ~3;
