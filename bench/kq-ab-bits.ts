@@ -1,6 +1,8 @@
 // Two kernel builds give the same bits: matvec_* (four rows a pass), matvec1_* and the per-token
 // matmul_* (three tokens) of the K-quants and TQ1_0/TQ2_0 on random blocks, A against B (one-off
-// check for kernel rewrites that must keep every output).
+// check for kernel rewrites that must keep every output). A build that stores the type in its own
+// layout (an export layout_<suffix>: layout.ts rowLayout) runs matvec_ and matmul_ on a copy laid
+// out by it, matvec1_ on ggml's rows.
 //   node bin/run-ts.mjs bench/kq-ab-bits.ts A.wasm B.wasm
 import { readFileSync } from 'node:fs';
 import { GgmlType, rowBytes } from '../src/engine/gguf/ggml-types.js';
@@ -14,18 +16,22 @@ function run(file: string, type: number, rows: number, cols: number, w: Uint8Arr
   const ex = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(file)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
   const up = (p: number) => Math.ceil(p / 64) * 64;
   const xs = up(actBytes('q8_K', cols));
-  const wp = up(ex.heap_base()), xp = up(wp + w.length), xq = up(xp + cols * 4), out = up(xq + xs * TOKENS), end = out + rows * 4 * (2 + TOKENS);
+  const s = kernelType(type)!.suffix, rb = rowBytes(type, cols);
+  const lay = ex[`layout_${s}`] as ((...a: number[]) => number) | undefined;
+  const wp = up(ex.heap_base()), wl = up(wp + w.length), xp = up(wl + w.length + 4 * rb), xq = up(xp + cols * 4), out = up(xq + xs * TOKENS), end = out + rows * 4 * (2 + TOKENS);
   if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
   new Uint8Array(memory.buffer).set(w, wp);
+  new Uint8Array(memory.buffer).set(w, wl + 4 * rb);
+  if (lay) lay(wl, wl + 4 * rb, rows, cols);
+  const ws = lay ? wl : wp;
   for (let t = 0; t < TOKENS; t++) {
     new Float32Array(memory.buffer, xp, cols).set(x[t]);
     ex.quantize_q8_K(xq + t * xs, xp, cols);
   }
-  const s = kernelType(type)!.suffix, rb = rowBytes(type, cols);
-  ex[`matvec_${s}`](out, wp, rb, 0, rows, xq, cols);
+  ex[`matvec_${s}`](out, ws, rb, 0, rows, xq, cols);
   // types without a matvec1_* (one row a pass already) repeat matvec_ there
   (ex[`matvec1_${s}`] ?? ex[`matvec_${s}`])(out + rows * 4, wp, rb, 0, rows, xq, cols);
-  ex[`matmul_${s}`](out + rows * 8, wp, rb, 0, rows, xq, cols, TOKENS, xs, rows);
+  ex[`matmul_${s}`](out + rows * 8, ws, rb, 0, rows, xq, cols, TOKENS, xs, rows);
   return new Uint32Array(memory.buffer.slice(out, end));
 }
 let bad = 0, n = 0;

@@ -21,7 +21,7 @@ import { actBytes, gemmScratchBytes, kernelType, rowLayout, widenBytes } from '.
 import { loadKernelModule, relaxedDotModule, relaxedProbe } from '../../src/engine/wasm/loader.js';
 import { BUILDS, skipBuild } from './builds.js';
 import { ROOT } from '../helpers.js';
-import { fillFrom, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
+import { fillFrom, movedLayout, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const GEMM = [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q5_0, GgmlType.Q4_1, GgmlType.Q5_1, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
 const BENCH_MODELS = join(ROOT, 'bench', 'models');
@@ -264,7 +264,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
   });
 });
 
-interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[]; q8u: number }
+interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[]; q8u: number; lay: string }
 
 /** In the page: quantise, widen and gemm each case with one kernel build; the outputs. */
 function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): number[][] {
@@ -278,8 +278,8 @@ function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): num
     const xw = up(xq + c.n * c.ab);
     const out = up(xw + c.wb);
     const scratch = up(out + c.n * c.rows * 4);
-    // Q4_0: the build's stored layout, laid out by layout_q4_0 from a copy past the end
-    const lay = c.suffix === 'q4_0' ? ex.layout_q4_0 : undefined;
+    // Q4_0, Q6_K: the build's stored layout, laid out by layout_* from a copy past the end
+    const lay = c.lay ? ex[c.lay] : undefined;
     const stage = up(scratch + c.sb);
     const end = lay ? stage + c.w.length : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
@@ -307,7 +307,7 @@ it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels
         const ab = actBytes(kt.act, cols);
         // Q8_0 through both of its loops (unsigned weights where the dot allows, and the sign flip)
         for (const q8u of type === GgmlType.Q8_0 ? [1, 0] : [1]) {
-          cases.push({ suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(type, cols), ab, wb: widenBytes(kt.act, n, cols), sb: gemmScratchBytes(cols), n, w: [...data], x: [...x], q8u });
+          cases.push({ suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(type, cols), ab, wb: widenBytes(kt.act, n, cols), sb: gemmScratchBytes(cols), n, w: [...data], x: [...x], q8u, lay: movedLayout(type, cols) });
           want.push(reference(type, data, rows, cols, x, n));
         }
       }

@@ -3,6 +3,7 @@
 import { ggmlTypeInfo, GgmlType, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { dequantizeRow, f32ToF16, quantizeRows } from '../../src/engine/quant/index.js';
 import type { FillFn } from '../../src/engine/backend/types.js';
+import { rowLayout } from '../../src/engine/wasm/layout.js';
 
 /** A small LCG: the same numbers on every run. */
 export function rng(seed: number): () => number {
@@ -80,4 +81,14 @@ export function absDot(type: number, data: Uint8Array, off: number, x: Float32Ar
   let s = 0;
   for (let i = 0; i < cols; i++) s += Math.abs(w[i] * x[i]);
   return s;
+}
+
+/**
+ * The export that moves a type's rows into the build's stored layout as layout_*(dst, src, rows,
+ * cols) from a copy elsewhere (layout.ts rowLayout: Q4_0, Q6_K), or '' where the stored rows are
+ * ggml's (F16's in-place layout is not one of these).
+ */
+export function movedLayout(type: number, cols: number): string {
+  const lay = rowLayout(type, cols);
+  return lay && lay.slack > 0 ? lay.fn : '';
 }

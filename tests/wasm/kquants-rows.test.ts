@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { readGgufHeaderSync, readTensorBytesSync } from '../../src/engine/gguf/file.js';
 import { GgmlType, ggmlTypeInfo, ggmlTypeName, rowBytes } from '../../src/engine/gguf/ggml-types.js';
 import { f32ToF16, quantizeActivation, vecDot } from '../../src/engine/quant/index.js';
-import { actBytes, kernelType } from '../../src/engine/wasm/layout.js';
+import { actBytes, kernelType, rowLayout } from '../../src/engine/wasm/layout.js';
 import { hasRelaxedSimd, loadKernelModule } from '../../src/engine/wasm/loader.js';
 import { ROOT } from '../helpers.js';
 import { absDot, quantisedWeights, randomBlocks, randomFloats, rng } from './gen.js';
@@ -32,12 +32,14 @@ const TOL = 2e-6; // kernels.test.ts' bound for the block formats, of Σ|w·x|
 /** One weight matrix and one activation; the kernels compute rows [r0, r1). `ordinary`: finite, ggml-like scales. */
 interface Case { name: string; type: number; rows: number; cols: number; r0: number; r1: number; w: Uint8Array; x: Float32Array; ordinary: boolean }
 /** A case as plain arrays (what page.evaluate can carry). */
-interface WireCase { suffix: string; rows: number; cols: number; r0: number; r1: number; rb: number; ab: number; w: number[]; x: number[] }
+interface WireCase { suffix: string; rows: number; cols: number; r0: number; r1: number; rb: number; ab: number; w: number[]; x: number[]; lay: string; slack: number }
 
 /**
  * Instantiates a kernel build and, per case, quantises the activation (q8_K) and runs matvec_* and
- * matvec1_* on the range. Returns [matvec rows 0..rows-1, matvec1 rows 0..rows-1] with SENTINEL
- * where nothing was to be written. Self-contained: it also runs inside the Chromium page.
+ * matvec1_* on the range: matvec_* on the backends' stored layout (c.lay: layout.ts rowLayout, the
+ * relaxed build's Q6_K groups, from a copy `slack` bytes on), matvec1_* on ggml's rows. Returns
+ * [matvec rows 0..rows-1, matvec1 rows 0..rows-1] with SENTINEL where nothing was to be written.
+ * Self-contained: it also runs inside the Chromium page.
  */
 function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; cases: WireCase[]; sentinel: number }): number[][] {
   const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
@@ -45,25 +47,29 @@ function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; case
   const up = (p: number) => Math.ceil(p / 64) * 64;
   return cases.map((c) => {
     const w = up(ex.heap_base());
-    const x = up(w + c.w.length);
+    const wl = up(w + c.w.length);
+    const x = up(wl + c.w.length + c.slack);
     const xq = up(x + c.x.length * 4);
     const many = up(xq + c.ab);
     const one = up(many + c.rows * 4);
     const end = one + c.rows * 4;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
     new Uint8Array(memory.buffer).set(c.w, w);
+    new Uint8Array(memory.buffer).set(c.w, wl + c.slack);
+    if (c.lay) ex[c.lay](wl, wl + c.slack, c.rows, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     new Float32Array(memory.buffer, many, c.rows).fill(sentinel);
     new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
     ex.quantize_q8_K(xq, x, c.cols);
-    ex[`matvec_${c.suffix}`](many, w, c.rb, c.r0, c.r1, xq, c.cols);
+    ex[`matvec_${c.suffix}`](many, c.lay ? wl : w, c.rb, c.r0, c.r1, xq, c.cols);
     ex[`matvec1_${c.suffix}`](one, w, c.rb, c.r0, c.r1, xq, c.cols);
     return [...new Float32Array(memory.buffer, many, c.rows), ...new Float32Array(memory.buffer, one, c.rows)];
   });
 }
 
 function wire(c: Case): WireCase {
-  return { suffix: kernelType(c.type)!.suffix, rows: c.rows, cols: c.cols, r0: c.r0, r1: c.r1, rb: rowBytes(c.type, c.cols), ab: actBytes('q8_K', c.cols), w: [...c.w], x: [...c.x] };
+  const lay = rowLayout(c.type, c.cols);
+  return { suffix: kernelType(c.type)!.suffix, rows: c.rows, cols: c.cols, r0: c.r0, r1: c.r1, rb: rowBytes(c.type, c.cols), ab: actBytes('q8_K', c.cols), w: [...c.w], x: [...c.x], lay: lay?.fn ?? '', slack: lay?.slack ?? 0 };
 }
 
 /** Random blocks with every f16 scale from the extremes of f16 (max, subnormals, ±0) and ~15% all-zero blocks. */

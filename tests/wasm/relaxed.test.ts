@@ -17,11 +17,11 @@ import { hasRelaxedSimd, loadKernelModule, relaxedProbe } from '../../src/engine
 import { PoolBackend } from '../../src/engine/backend/pool.js';
 import { WasmBackend } from '../../src/engine/backend/wasm.js';
 import { EXPECT_RELAXED } from './builds.js';
-import { quantisedWeights, randomBlocks, randomFloats } from './gen.js';
+import { movedLayout, quantisedWeights, randomBlocks, randomFloats } from './gen.js';
 
 const WASM_DIR = join(loadKernelModule({ simd: 'simd' }).path, '..');
 
-interface Case { name: string; suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; n: number; w: number[]; x: number[] }
+interface Case { name: string; suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; n: number; w: number[]; x: number[]; lay: string }
 
 /** In the page: instantiate a kernel build and run each case's quantise + matmul (n rows) + matvec. */
 function runInPage({ wasm, cases }: { wasm: number[]; cases: Case[] }): number[][] {
@@ -34,8 +34,8 @@ function runInPage({ wasm, cases }: { wasm: number[]; cases: Case[] }): number[]
     const xq = up(x + c.x.length * 4);
     const out = up(xq + c.n * c.ab);
     const one = up(out + c.n * c.rows * 4);
-    // Q4_0: the build's stored layout, laid out by layout_q4_0 from a copy past the end
-    const lay = c.suffix === 'q4_0' ? ex.layout_q4_0 : undefined;
+    // Q4_0, Q6_K: the build's stored layout, laid out by layout_* from a copy past the end
+    const lay = c.lay ? ex[c.lay] : undefined;
     const stage = up(one + c.rows * 4);
     const end = lay ? stage + c.w.length : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
@@ -79,7 +79,7 @@ describe('relaxed SIMD', () => {
       for (const w of [randomBlocks(kt.type, rows, cols, seed++), bs > 1 && canQuantize(kt.type) ? quantisedWeights(kt.type, rows, cols, seed++) : undefined]) {
         if (!w) continue;
         const n = 2;
-        cases.push({ name: ggmlTypeName(kt.type), suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(kt.type, cols), ab: actBytes(kt.act, cols), n, w: [...w], x: [...randomFloats(n * cols, seed++, 2)] });
+        cases.push({ name: ggmlTypeName(kt.type), suffix: kt.suffix, act: kt.act, rows, cols, rb: rowBytes(kt.type, cols), ab: actBytes(kt.act, cols), n, w: [...w], x: [...randomFloats(n * cols, seed++, 2)], lay: movedLayout(kt.type, cols) });
       }
     }
     await inChromium(async (page) => {

@@ -151,7 +151,7 @@ export class PoolBackend implements MatBackend {
    * bytes lie in the model file, every thread reads its own parts' rows from the file itself, in
    * parallel (a READ job on each worker, plain reads here), straight into the memory the kernels
    * read; otherwise this thread fills every part through `fill`. Then each thread lays out its
-   * rows (rowLayout: F16, Q4_0).
+   * rows (rowLayout: F16, Q4_0, Q6_K).
    */
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
     const pool = this.pool;
@@ -187,7 +187,7 @@ export class PoolBackend implements MatBackend {
           put(jobs[host], [JOBK.READ, slot, dst + at, Math.min(READ_PIECE, len - at), pos % 2 ** 32, Math.floor(pos / 2 ** 32), file.fd]);
         }
       }
-      // the stored layout (F16, Q4_0: rowLayout), by the thread owning the memory after its reads
+      // the stored layout (F16, Q4_0, Q6_K: rowLayout), by the thread owning the memory after its reads
       if (lay) {
         const args = lay.args(ptr, dst, r1 - r0);
         if (host === 0) own.push([slot, args]);

@@ -58,7 +58,7 @@ export class WasmBackend extends SerialBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const rb = storedRowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
-    const lay = rowLayout(spec.type, spec.cols); // F16, Q4_0: ggml's rows filled, then laid out
+    const lay = rowLayout(spec.type, spec.cols); // F16, Q4_0, Q6_K: ggml's rows filled, then laid out
     const slack = lay ? lay.slack : 0;
     const p = this.k.arena.alloc(size + slack);
     fill(this.k.arena.u8(p + slack, fileRb * spec.rows), 0);

@@ -125,6 +125,7 @@ export function storedRowBytes(type: number, cols: number): number {
  *         row's bitmap and re-encodes its halves (slack 0).
  *   Q4_0: layout_q4_0(base, filled, rows, cols) moves them forward into groups of four rows (the
  *         relaxed build); slack, four rows, is left unused at the end.
+ *   Q6_K: layout_q6_K, the same way (assembly/q6k-group.ts).
  */
 export interface RowLayout {
   readonly fn: string;
@@ -135,6 +136,7 @@ export interface RowLayout {
 export function rowLayout(type: number, cols: number): RowLayout | null {
   if (type === GgmlType.F16) return { fn: 'layout_f16', slack: 0, args: (base, _filled, rows) => [base, rows, cols] };
   if (type === GgmlType.Q4_0) return { fn: 'layout_q4_0', slack: 4 * rowBytes(type, cols), args: (base, filled, rows) => [base, filled, rows, cols] };
+  if (type === GgmlType.Q6_K) return { fn: 'layout_q6_K', slack: 4 * rowBytes(type, cols), args: (base, filled, rows) => [base, filled, rows, cols] };
   return null;
 }
 
@@ -143,7 +145,7 @@ export function rowLayout(type: number, cols: number): RowLayout | null {
  * starts at a multiple of it, and a row is read back (dequant_row_*) with its whole group.
  */
 export function rowGroup(type: number): number {
-  return type === GgmlType.Q4_0 ? 4 : 1;
+  return type === GgmlType.Q4_0 || type === GgmlType.Q6_K ? 4 : 1;
 }
 
 /**

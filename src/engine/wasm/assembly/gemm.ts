@@ -75,6 +75,7 @@
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
+import { Q6G_BLOCK, q6gD, q6gDecode, q6gScale, q6Grouped } from './q6k-group';
 
 const Z: v128 = i32x4.splat(0);
 const ONES: v128 = i8x16.splat(1);
@@ -774,6 +775,29 @@ const Q6_BIAS: i16 = 4096;
   }
 }
 
+/**
+ * Relaxed Q6_K in groups of four rows (q6k-group.ts): rows k0 … k1 − 1 of the group at w prepared
+ * as prep_q6_K prepares ggml's rows (row k at dst + (k − k0)·prepBytes), from each block's quants
+ * decoded once for the four rows.
+ */
+// @ts-ignore: decorator
+@inline function prep_q6g(dst: usize, w: usize, nb: i32, k0: i32, k1: i32, prepBytes: usize): void {
+  for (let b = 0; b < nb; b++) {
+    const a = w + <usize>b * Q6G_BLOCK;
+    const q = q6gDecode(a);
+    for (let k = k0; k < k1; k++) {
+      const pb = dst + <usize>(k - k0) * prepBytes + <usize>b * PREP_K;
+      const qk = q + (<usize>k << 8);
+      for (let j = 0; j < 8; j++) {
+        const s0 = i16x8.splat(<i16>q6gScale(a, <usize>k, 2 * j)), s1 = i16x8.splat(<i16>q6gScale(a, <usize>k, 2 * j + 1));
+        putSub(pb, j, v128.load(qk + (<usize>j << 5)), v128.load(qk + (<usize>j << 5), 16), s0, s1, true);
+      }
+      store<f32>(pb, f16(q6gD(a, <usize>k)), 512);
+      store<f32>(pb, 0, 516);
+    }
+  }
+}
+
 /** Plain: classes 0-3 (wa, wb = the i16 weights of elements 0-15, 16-31; xa, xb the activations') or 4-7 of one sub-block and one token. */
 // @ts-ignore: decorator
 @inline function pd(wa: v128, wb: v128, xa: v128, xb: v128): v128 {
@@ -1058,7 +1082,7 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 /**
  * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1; 5-7: Q4_K, Q5_K,
  * Q6_K): the block's rows prepared into scratch, then each against every group of four tokens.
- * Q4_0 is read in the build's layout, with matvec_q4_0's condition on r1 (legacy.ts).
+ * Q4_0 and Q6_K are read in the build's layout, with matvec's condition on r1 (legacy.ts, q6k-group.ts).
  */
 // @ts-ignore: decorator
 @inline function gemmLoop(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
@@ -1071,13 +1095,15 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   const prepBytes = k ? <usize>nb * PREP_K : ASC_FEATURE_RELAXED_SIMD ? <usize>PREP_32 : <usize>nb * PREP_32;
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
-    const whole = kind == 1 && q4Grouped() && (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
-    if (whole) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    const whole = ((kind == 1 && q4Grouped()) || (kind == 7 && q6Grouped())) && (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
+    if (whole && kind == 1) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    if (whole && kind == 7) prep_q6g(scratch, w + <usize>rb * rowBytes, nb, 0, 4, prepBytes);
     for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
       if (kind == 5) prep_q45_K(dst, src, nb, false);
       else if (kind == 6) prep_q45_K(dst, src, nb, true);
+      else if (kind == 7 && q6Grouped() && r < (r1 & ~3)) prep_q6g(dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3, (r & 3) + 1, prepBytes); // as matvec_q6_K reads it
       else if (kind == 7) prep_q6_K(dst, src, nb);
       else if (kind == 1 && q4Grouped() && r < (r1 & ~3)) prep_32(1, dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_0 reads it
       else prep_32(kind, dst, src, nb, -1);

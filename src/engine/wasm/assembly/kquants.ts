@@ -14,6 +14,7 @@
 
 import { Dot4, SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, rows4, rows4Batch, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
+import { dequantG_q6_K, matvecG_q6_K, q6Grouped } from './q6k-group';
 
 const Z: v128 = i32x4.splat(0);
 
@@ -868,15 +869,21 @@ export function matvec1_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1:
 export function matmul_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   rows1Batch(Row.Q5_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
+/** Relaxed: the rows in groups of four through q6k-group.ts, the last rows % 4 (ggml's layout) here. */
 export function matvec_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  rows4(dot4_q6_K, out, w, rowBytes, r0, r1, xq, cols);
+  const t = q6Grouped() ? matvecG_q6_K(out, w, rowBytes, r0, r1, xq, cols) : r0;
+  if (t < r1) rows4(dot4_q6_K, out, w, rowBytes, t, r1, xq, cols);
 }
-/** matvec_q6_K one row per pass (dot_q6_K): the reference of the four-row kernel in tests. */
+/** matvec_q6_K one row per pass (dot_q6_K) on ggml's layout in both builds: the reference of the four-row and grouped kernels in tests. */
 export function matvec1_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows1(Row.Q6_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
   // prompts take gemm_q6_K (gemm.ts); this per-token form serves tests and callers without scratch
+  if (q6Grouped()) {
+    for (let t = 0; t < n; t++) matvec_q6_K(out + (<usize>(t * outStride) << 2), w, rowBytes, r0, r1, xq + <usize>t * xqStride, cols);
+    return;
+  }
   rows1Batch(Row.Q6_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_q2_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
@@ -973,6 +980,12 @@ export function dequant_q6_K(out: usize, w: usize, cols: i32): void {
       }
     }
   }
+}
+
+/** Row r of the rows × cols Q6_K tensor at w in the build's layout (q6k-group.ts), dequantised (dequant_q6_K's numbers). */
+export function dequant_row_q6_K(out: usize, w: usize, rowBytes: usize, rows: i32, r: i32, cols: i32): void {
+  if (!q6Grouped() || r >= (rows & ~3)) dequant_q6_K(out, w + <usize>r * rowBytes, cols);
+  else dequantG_q6_K(out, w + <usize>(r & ~3) * rowBytes, r & 3, cols);
 }
 
 export function dequant_q2_K(out: usize, w: usize, cols: i32): void {

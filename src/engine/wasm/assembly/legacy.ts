@@ -143,7 +143,7 @@ for (let b = 0; b < 256; b++) {
  * block of the GGUF models in bench/models has one.
  */
 // @ts-ignore: decorator
-@inline function f16Hi(h: v128): v128 {
+@inline export function f16Hi(h: v128): v128 {
   const m = v128.and(i32x4.shr_s(h, 3), kv(80));
   const rebias = v128.and(i32x4.eq(v128.and(h, kv(96)), kv(96)), kv(64));
   return f32x4.mul(v128.or(m, rebias), kv(48));
