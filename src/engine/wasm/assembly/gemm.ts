@@ -75,6 +75,7 @@
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
+import { Q4KG_BLOCK, Q4KG_ROW, q4kGrouped, q4kgBlock } from './q4k-group';
 
 const Z: v128 = i32x4.splat(0);
 const ONES: v128 = i8x16.splat(1);
@@ -739,6 +740,15 @@ const Q6_BIAS: i16 = 4096;
   }
 }
 
+/** Relaxed Q4_K in groups of four rows (q4k-group.ts): prepare row k of the group at g as prep_q45_K does, a block at a time through a ggml copy. */
+// @ts-ignore: decorator
+@inline function prep_q4kg(dst: usize, g: usize, nb: i32, k: i32): void {
+  for (let b = 0; b < nb; b++) {
+    q4kgBlock(Q4KG_ROW, g + <usize>b * Q4KG_BLOCK, <usize>k);
+    prep_q45_K(dst + <usize>b * PREP_K, Q4KG_ROW, 1, false);
+  }
+}
+
 /** Prepare one Q6_K row (dequantize_row_q6_K's element order, scale per 16). */
 // @ts-ignore: decorator
 @inline function prep_q6_K(dst: usize, w: usize, nb: i32): void {
@@ -1058,7 +1068,7 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 /**
  * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1; 5-7: Q4_K, Q5_K,
  * Q6_K): the block's rows prepared into scratch, then each against every group of four tokens.
- * Q4_0 is read in the build's layout, with matvec_q4_0's condition on r1 (legacy.ts).
+ * Q4_0 and Q4_K are read in the build's layout, with matvec_q4_0's condition on r1 (legacy.ts).
  */
 // @ts-ignore: decorator
 @inline function gemmLoop(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
@@ -1076,7 +1086,8 @@ export function gemm_scratch_bytes(cols: i32): i32 {
     for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
-      if (kind == 5) prep_q45_K(dst, src, nb, false);
+      if (kind == 5 && q4kGrouped() && r < (r1 & ~3)) prep_q4kg(dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_K reads it
+      else if (kind == 5) prep_q45_K(dst, src, nb, false);
       else if (kind == 6) prep_q45_K(dst, src, nb, true);
       else if (kind == 7) prep_q6_K(dst, src, nb);
       else if (kind == 1 && q4Grouped() && r < (r1 & ~3)) prep_32(1, dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_0 reads it
