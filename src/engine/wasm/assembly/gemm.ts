@@ -75,7 +75,7 @@
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
-import { Q4KG_BLOCK, Q4KG_ROW, q4kGrouped, q4kgBlock } from './q4k-group';
+import { Q4KG_BLOCK, Q4KG_ROW, Q4KG_ROWS, q4kGrouped, q4kgBlock, q4kgBlocks } from './q4k-group';
 
 const Z: v128 = i32x4.splat(0);
 const ONES: v128 = i8x16.splat(1);
@@ -749,6 +749,16 @@ const Q6_BIAS: i16 = 4096;
   }
 }
 
+/** Relaxed Q4_K: prepare the four rows of the group at g at once (row k at dst + k·rowStride), each block's four rows through one transpose (q4kgBlocks). */
+// @ts-ignore: decorator
+@inline function prep_q4kg4(dst: usize, g: usize, nb: i32, rowStride: usize): void {
+  for (let b = 0; b < nb; b++) {
+    q4kgBlocks(Q4KG_ROWS, g + <usize>b * Q4KG_BLOCK);
+    const pb = dst + <usize>b * PREP_K;
+    for (let k: usize = 0; k < 4; k++) prep_q45_K(pb + k * rowStride, Q4KG_ROWS + k * 144, 1, false);
+  }
+}
+
 /** Prepare one Q6_K row (dequantize_row_q6_K's element order, scale per 16). */
 // @ts-ignore: decorator
 @inline function prep_q6_K(dst: usize, w: usize, nb: i32): void {
@@ -1081,8 +1091,10 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   const prepBytes = k ? <usize>nb * PREP_K : ASC_FEATURE_RELAXED_SIMD ? <usize>PREP_32 : <usize>nb * PREP_32;
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
-    const whole = kind == 1 && q4Grouped() && (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
-    if (whole) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    const inGroup = (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
+    const whole = (kind == 1 && q4Grouped() && inGroup) || (kind == 5 && q4kGrouped() && inGroup);
+    if (whole && kind == 1) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    if (whole && kind == 5) prep_q4kg4(scratch, w + <usize>rb * rowBytes, nb, prepBytes);
     for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
