@@ -78,19 +78,19 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
     const kt = kernelType(type)!;
     const rb = rowBytes(type, cols);
     const ab = actBytes(kt.act, cols);
-    const sizes = [rb * rows, n * cols * 4, n * ab, widenBytes(kt.act, n, cols), n * rows * 4, gemmScratchBytes(cols), rb * rows];
-    const [w, xp, xq, xw, out, scratch, stage] = sizes.map((b) => k.arena.alloc(b));
-    // the backends' stored layout (layout.ts rowLayout: Q4_0) of rows [0, r1), the tensor as far as the kernel reads it
+    // the backends' stored layout (layout.ts rowLayout: Q4_0, Q4_K) of rows [0, r1), the tensor as far as the kernel reads it
     const lay = rowLayout(type, cols);
+    const sizes = [rb * rows, n * cols * 4, n * ab, widenBytes(kt.act, n, cols), n * rows * 4, gemmScratchBytes(cols), rb * rows, Math.max(64, lay?.temp ?? 0)];
+    const [w, xp, xq, xw, out, scratch, stage, temp] = sizes.map((b) => k.arena.alloc(b));
     k.arena.u8(lay ? stage : w, rb * rows).set(data);
-    if (lay) k.call(lay.fn, ...lay.args(w, stage, r1));
+    if (lay) k.call(lay.fn, ...lay.args(w, stage, r1, temp));
     k.arena.f32(xp, n * cols).set(x);
     k.arena.f32(out, n * rows).fill(NaN);
     for (let t = 0; t < n; t++) k.quantize(kt.act, xq + t * ab, xp + t * cols * 4, cols);
     k.widen(kt.act, xw, xq, n, cols, ab);
     k.gemm(kt, out, w, rb, r0, r1, xw, cols, n, rows, scratch);
     const got = k.arena.f32(out, n * rows).slice();
-    [w, xp, xq, xw, out, scratch, stage].forEach((p, i) => k.arena.free(p, sizes[i]));
+    [w, xp, xq, xw, out, scratch, stage, temp].forEach((p, i) => k.arena.free(p, sizes[i]));
     return got;
   }
 
@@ -278,13 +278,15 @@ function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): num
     const xw = up(xq + c.n * c.ab);
     const out = up(xw + c.wb);
     const scratch = up(out + c.n * c.rows * 4);
-    // Q4_0, Q6_K: the build's stored layout, laid out by layout_* from a copy past the end
+    // Q4_0, Q4_K, Q6_K: the build's stored layout, laid out by layout_* (Q4_K through four rows of temp) from a copy past the end
     const lay = c.lay ? ex[c.lay] : undefined;
     const stage = up(scratch + c.sb);
-    const end = lay ? stage + c.w.length : stage;
+    const temp = up(stage + c.w.length);
+    const end = lay ? temp + 4 * c.rb : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
     new Uint8Array(memory.buffer).set(c.w, lay ? stage : w);
-    if (lay) lay(w, stage, c.rows, c.cols);
+    if (lay && c.suffix === 'q4_K') lay(w, stage, temp, c.rows, c.cols);
+    else if (lay) lay(w, stage, c.rows, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     for (let t = 0; t < c.n; t++) ex[`quantize_${c.act}`](xq + t * c.ab, x + t * c.cols * 4, c.cols);
     ex[`widen_${c.act}`](xw, xq, c.n, c.cols, c.ab);

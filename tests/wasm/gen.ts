@@ -84,11 +84,12 @@ export function absDot(type: number, data: Uint8Array, off: number, x: Float32Ar
 }
 
 /**
- * The export that moves a type's rows into the build's stored layout as layout_*(dst, src, rows,
- * cols) from a copy elsewhere (layout.ts rowLayout: Q4_0, Q6_K), or '' where the stored rows are
- * ggml's (F16's in-place layout is not one of these).
+ * The export that moves a type's rows into the build's stored layout from a copy elsewhere
+ * (layout.ts rowLayout): layout_*(dst, src, rows, cols) for Q4_0 and Q6_K, layout_q4_K(dst, src,
+ * temp, rows, cols) with four rows of temp; '' where the stored rows are ggml's (F16's in-place
+ * layout is not one of these).
  */
 export function movedLayout(type: number, cols: number): string {
   const lay = rowLayout(type, cols);
-  return lay && lay.slack > 0 ? lay.fn : '';
+  return lay && (lay.slack > 0 || lay.temp > 0) ? lay.fn : '';
 }

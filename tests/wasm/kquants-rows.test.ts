@@ -1,5 +1,6 @@
-// The K-quant matvec kernels that take several rows per pass (assembly/kquants.ts: dot4_*, rows4)
-// equal the one-row kernels (matvec1_*: dot_* per row, the per-row definition) BIT FOR BIT, in
+// The K-quant matvec kernels that take several rows per pass (assembly/kquants.ts: dot4_*, rows4;
+// relaxed Q4_K: q4k-group.ts, on its stored layout) equal the one-row kernels (matvec1_*: dot_* per
+// row on ggml's rows, the per-row definition) BIT FOR BIT, in
 // both builds: every row of the range [r0, r1) (r0 > 0, row counts not a multiple of four, down to
 // one row), nothing outside it written. Weights: random block bytes (every quant and scale pattern),
 // ggml-quantised floats, f16 scales from the extremes (max, subnormal, ±0), all-zero blocks, and
@@ -52,16 +53,25 @@ function runCases({ wasm, cases, sentinel }: { wasm: number[] | Uint8Array; case
     const xq = up(x + c.x.length * 4);
     const many = up(xq + c.ab);
     const one = up(many + c.rows * 4);
-    const end = one + c.rows * 4;
+    // Q4_K: matvec_ reads the build's stored layout (layout_q4_K of rows [0, r1) from ggml's at w
+    // into ws, through four rows of temp; q4k-group.ts), matvec1_ ggml's rows at w
+    const lay = c.suffix === 'q4_K' ? ex.layout_q4_K : undefined;
+    const ws = up(one + c.rows * 4);
+    const temp = up(ws + c.w.length);
+    const end = lay ? temp + 4 * c.rb : ws;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
     new Uint8Array(memory.buffer).set(c.w, w);
-    new Uint8Array(memory.buffer).set(c.w, wl + c.slack);
-    if (c.lay) ex[c.lay](wl, wl + c.slack, c.rows, c.cols);
+    // Q6_K (c.lay, with slack): laid out from a copy into wl
+    if (c.lay && !lay) {
+      new Uint8Array(memory.buffer).set(c.w, wl + c.slack);
+      ex[c.lay](wl, wl + c.slack, c.rows, c.cols);
+    }
+    if (lay) lay(ws, w, temp, c.r1, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     new Float32Array(memory.buffer, many, c.rows).fill(sentinel);
     new Float32Array(memory.buffer, one, c.rows).fill(sentinel);
     ex.quantize_q8_K(xq, x, c.cols);
-    ex[`matvec_${c.suffix}`](many, c.lay ? wl : w, c.rb, c.r0, c.r1, xq, c.cols);
+    ex[`matvec_${c.suffix}`](many, lay ? ws : c.lay ? wl : w, c.rb, c.r0, c.r1, xq, c.cols);
     ex[`matvec1_${c.suffix}`](one, w, c.rb, c.r0, c.r1, xq, c.cols);
     return [...new Float32Array(memory.buffer, many, c.rows), ...new Float32Array(memory.buffer, one, c.rows)];
   });

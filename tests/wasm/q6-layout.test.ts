@@ -101,7 +101,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q6_K in the stored 
     const size = rows * rb + lay.slack;
     const w = k.arena.alloc(size), raw = k.arena.alloc(rows * rb);
     k.arena.u8(w + lay.slack, rows * rb).set(data);
-    k.call(lay.fn, ...lay.args(w, w + lay.slack, rows));
+    k.call(lay.fn, ...lay.args(w, w + lay.slack, rows, 0)); // (Q6_K takes no temp)
     k.arena.u8(raw, rows * rb).set(data);
     try {
       fn(w, raw);

@@ -34,13 +34,15 @@ function runInPage({ wasm, cases }: { wasm: number[]; cases: Case[] }): number[]
     const xq = up(x + c.x.length * 4);
     const out = up(xq + c.n * c.ab);
     const one = up(out + c.n * c.rows * 4);
-    // Q4_0, Q6_K: the build's stored layout, laid out by layout_* from a copy past the end
+    // Q4_0, Q4_K, Q6_K: the build's stored layout, laid out by layout_* (Q4_K through four rows of temp) from a copy past the end
     const lay = c.lay ? ex[c.lay] : undefined;
     const stage = up(one + c.rows * 4);
-    const end = lay ? stage + c.w.length : stage;
+    const temp = up(stage + c.w.length);
+    const end = lay ? temp + 4 * c.rb : stage;
     if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
     new Uint8Array(memory.buffer).set(c.w, lay ? stage : w);
-    if (lay) lay(w, stage, c.rows, c.cols);
+    if (lay && c.suffix === 'q4_K') lay(w, stage, temp, c.rows, c.cols);
+    else if (lay) lay(w, stage, c.rows, c.cols);
     new Float32Array(memory.buffer, x, c.x.length).set(c.x);
     for (let t = 0; t < c.n; t++) ex[`quantize_${c.act}`](xq + t * c.ab, x + t * c.cols * 4, c.cols);
     ex[`matmul_${c.suffix}`](out, w, c.rb, 0, c.rows, xq, c.cols, c.n, c.ab, c.rows);

@@ -9,7 +9,7 @@
 
 import { EngineError, ModelError } from '../../shared/errors.js';
 import type { SliceTop } from './logit-stats.js';
-import { MAX_PAGES, WASM_PAGE } from '../wasm/arena.js';
+import { MAX_PAGES, MIN_PAGES, WASM_PAGE } from '../wasm/arena.js';
 import { actBytes, actFns, gemmScratchBytes, takesGemm, widenBytes, type ActKind, type KernelType } from '../wasm/layout.js';
 import { CTRL, JOBK } from './pool-worker.js';
 import type { WeightHandle } from './types.js';
@@ -70,7 +70,8 @@ export function planPool(m: PlanInput, threads: number, total: number, limit = M
   if (need0 > total) {
     throw new ModelError('NOT_ENOUGH_MEMORY', `the model needs about ${gib(need0)} (weights ${gib(m.weights)} + KV cache ${gib(m.kvCache)}) but this machine has ${gib(total)}; choose a smaller quantisation or context`);
   }
-  const reserve = Math.min(RESERVE, limit / 8);
+  // (and the module's static data: its first MIN_PAGES pages in every memory)
+  const reserve = Math.min(RESERVE, limit / 8) + MIN_PAGES * WASM_PAGE;
   const kvParts = Math.min(threads, m.kvHeads ?? threads);
   const kvShare = m.kvCache / (kvParts >= 2 ? kvParts : 1);
   const room = limit - reserve - kvShare;

@@ -34,6 +34,7 @@ import { availableParallelism } from 'node:os';
 import { readSync } from 'node:fs';
 import { EngineError, GgufError } from '../../shared/errors.js';
 import { rowBytes } from '../gguf/ggml-types.js';
+import type { Arena } from '../wasm/arena.js';
 import type { KernelInstance } from '../wasm/instance.js';
 import { kernelType, rowGroup, rowLayout, storedRowBytes } from '../wasm/layout.js';
 import { loadKernelModule, type LoadOptions } from '../wasm/loader.js';
@@ -151,7 +152,7 @@ export class PoolBackend implements MatBackend {
    * bytes lie in the model file, every thread reads its own parts' rows from the file itself, in
    * parallel (a READ job on each worker, plain reads here), straight into the memory the kernels
    * read; otherwise this thread fills every part through `fill`. Then each thread lays out its
-   * rows (rowLayout: F16, Q4_0, Q6_K).
+   * rows (rowLayout: F16, Q4_0, Q4_K, Q6_K).
    */
   addWeight(spec: WeightSpec, fill: FillFn): WeightHandle {
     const pool = this.pool;
@@ -166,6 +167,7 @@ export class PoolBackend implements MatBackend {
     const file = fill.file;
     const ownReads: [Uint8Array, number][] = []; // this thread's reads (destination, byte of the tensor)
     const own: [number, number[]][] = []; // this thread's layout jobs (part slot, arguments)
+    const temps: [Arena, number][] = []; // the layouts' temporaries, freed when they are done
     const jobs: number[][] = Array.from({ length: this.threads }, (): number[] => []); // each worker's jobs, as control-block words
     const put = (words: number[], job: number[]) => {
       words.push(...job);
@@ -187,9 +189,11 @@ export class PoolBackend implements MatBackend {
           put(jobs[host], [JOBK.READ, slot, dst + at, Math.min(READ_PIECE, len - at), pos % 2 ** 32, Math.floor(pos / 2 ** 32), file.fd]);
         }
       }
-      // the stored layout (F16, Q4_0, Q6_K: rowLayout), by the thread owning the memory after its reads
+      // the stored layout (F16, Q4_0, Q4_K, Q6_K: rowLayout), by the thread owning the memory after its reads
       if (lay) {
-        const args = lay.args(ptr, dst, r1 - r0);
+        const temp = lay.temp > 0 ? arena.alloc(lay.temp) : 0;
+        if (temp) temps.push([arena, temp]);
+        const args = lay.args(ptr, dst, r1 - r0, temp);
         if (host === 0) own.push([slot, args]);
         else put(jobs[host], [pool.fnId(lay.fn) + slot * pool.fnIndex.size, ...args]);
       }
@@ -203,6 +207,7 @@ export class PoolBackend implements MatBackend {
       pool.waitAll();
     }
     if (lay) for (const [slot, args] of own) pool.fns[pool.fnId(lay.fn) + slot * pool.fnIndex.size](...args);
+    for (const [arena, temp] of temps) arena.free(temp, lay!.temp);
     const h: PoolWeight = { id: this.nextId++, spec, kt, rowBytes: rb, slices, bands, plan: null, bias: null };
     return h;
   }

@@ -58,11 +58,15 @@ export class WasmBackend extends SerialBackend {
     const fileRb = rowBytes(spec.type, spec.cols);
     const rb = storedRowBytes(spec.type, spec.cols);
     const size = rb * spec.rows;
-    const lay = rowLayout(spec.type, spec.cols); // F16, Q4_0, Q6_K: ggml's rows filled, then laid out
+    const lay = rowLayout(spec.type, spec.cols); // F16, Q4_0, Q4_K, Q6_K: ggml's rows filled, then laid out
     const slack = lay ? lay.slack : 0;
     const p = this.k.arena.alloc(size + slack);
     fill(this.k.arena.u8(p + slack, fileRb * spec.rows), 0);
-    if (lay) this.k.call(lay.fn, ...lay.args(p, p + slack, spec.rows));
+    if (lay) {
+      const temp = lay.temp > 0 ? this.k.arena.alloc(lay.temp) : 0;
+      this.k.call(lay.fn, ...lay.args(p, p + slack, spec.rows, temp));
+      this.k.arena.free(temp, lay.temp);
+    }
     this.bytes += size;
     const h: WasmWeight = { id: this.nextId++, spec, kt, ptr: p + rb - fileRb, rowBytes: rb };
     return h;

@@ -118,25 +118,31 @@ export function storedRowBytes(type: number, cols: number): number {
 
 /**
  * The load-time pass that turns ggml's rows into the backends' stored layout, for the types whose
- * layout is not ggml's (assembly/layout.ts, float.ts): fill() writes ggml's rows `slack` bytes after
- * the weight's address base, then fn(...args(base, base + slack, rows)) runs on the thread that owns
- * the memory, for those rows.
+ * layout is not ggml's (assembly/layout.ts, q4k-group.ts, float.ts): fill() writes ggml's rows
+ * `slack` bytes after the weight's address base, then fn(...args(base, base + slack, rows, temp))
+ * runs on the thread that owns the memory, for those rows; temp: `temp` bytes of that memory the
+ * backend lends for the call (0 when temp is 0) and takes back after it.
  *   F16:  layout_f16(base, rows, cols) spreads the rows in place to storedRowBytes, writes each
  *         row's bitmap and re-encodes its halves (slack 0).
  *   Q4_0: layout_q4_0(base, filled, rows, cols) moves them forward into groups of four rows (the
  *         relaxed build); slack, four rows, is left unused at the end.
- *   Q6_K: layout_q6_K, the same way (assembly/q6k-group.ts).
+ *   Q4_K: layout_q4_K(base, filled, temp, rows, cols) interleaves each group of four rows in
+ *         place, through temp (four rows; the relaxed build), with no slack, so no weight keeps
+ *         four unused rows (4·rowBytes per weight and thread add up where rows are few).
+ *   Q6_K: layout_q6_K(base, filled, rows, cols), as Q4_0 (slack four rows; assembly/q6k-group.ts).
  */
 export interface RowLayout {
   readonly fn: string;
   readonly slack: number;
-  args(base: number, filled: number, rows: number): number[];
+  readonly temp: number;
+  args(base: number, filled: number, rows: number, temp: number): number[];
 }
 
 export function rowLayout(type: number, cols: number): RowLayout | null {
-  if (type === GgmlType.F16) return { fn: 'layout_f16', slack: 0, args: (base, _filled, rows) => [base, rows, cols] };
-  if (type === GgmlType.Q4_0) return { fn: 'layout_q4_0', slack: 4 * rowBytes(type, cols), args: (base, filled, rows) => [base, filled, rows, cols] };
-  if (type === GgmlType.Q6_K) return { fn: 'layout_q6_K', slack: 4 * rowBytes(type, cols), args: (base, filled, rows) => [base, filled, rows, cols] };
+  if (type === GgmlType.F16) return { fn: 'layout_f16', slack: 0, temp: 0, args: (base, _filled, rows) => [base, rows, cols] };
+  if (type === GgmlType.Q4_0) return { fn: 'layout_q4_0', slack: 4 * rowBytes(type, cols), temp: 0, args: (base, filled, rows) => [base, filled, rows, cols] };
+  if (type === GgmlType.Q4_K) return { fn: 'layout_q4_K', slack: 0, temp: 4 * rowBytes(type, cols), args: (base, filled, rows, temp) => [base, filled, temp, rows, cols] };
+  if (type === GgmlType.Q6_K) return { fn: 'layout_q6_K', slack: 4 * rowBytes(type, cols), temp: 0, args: (base, filled, rows) => [base, filled, rows, cols] };
   return null;
 }
 
@@ -145,7 +151,7 @@ export function rowLayout(type: number, cols: number): RowLayout | null {
  * starts at a multiple of it, and a row is read back (dequant_row_*) with its whole group.
  */
 export function rowGroup(type: number): number {
-  return type === GgmlType.Q4_0 || type === GgmlType.Q6_K ? 4 : 1;
+  return type === GgmlType.Q4_0 || type === GgmlType.Q4_K || type === GgmlType.Q6_K ? 4 : 1;
 }
 
 /**

@@ -76,6 +76,7 @@
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
 import { Q6G_BLOCK, q6gD, q6gDecode, q6gScale, q6Grouped } from './q6k-group';
+import { Q4KG_BLOCK, Q4KG_ROW, Q4KG_ROWS, q4kGrouped, q4kgBlock, q4kgBlocks } from './q4k-group';
 
 const Z: v128 = i32x4.splat(0);
 const ONES: v128 = i8x16.splat(1);
@@ -740,6 +741,25 @@ const Q6_BIAS: i16 = 4096;
   }
 }
 
+/** Relaxed Q4_K in groups of four rows (q4k-group.ts): prepare row k of the group at g as prep_q45_K does, a block at a time through a ggml copy. */
+// @ts-ignore: decorator
+@inline function prep_q4kg(dst: usize, g: usize, nb: i32, k: i32): void {
+  for (let b = 0; b < nb; b++) {
+    q4kgBlock(Q4KG_ROW, g + <usize>b * Q4KG_BLOCK, <usize>k);
+    prep_q45_K(dst + <usize>b * PREP_K, Q4KG_ROW, 1, false);
+  }
+}
+
+/** Relaxed Q4_K: prepare the four rows of the group at g at once (row k at dst + k·rowStride), each block's four rows through one transpose (q4kgBlocks). */
+// @ts-ignore: decorator
+@inline function prep_q4kg4(dst: usize, g: usize, nb: i32, rowStride: usize): void {
+  for (let b = 0; b < nb; b++) {
+    q4kgBlocks(Q4KG_ROWS, g + <usize>b * Q4KG_BLOCK);
+    const pb = dst + <usize>b * PREP_K;
+    for (let k: usize = 0; k < 4; k++) prep_q45_K(pb + k * rowStride, Q4KG_ROWS + k * 144, 1, false);
+  }
+}
+
 /** Prepare one Q6_K row (dequantize_row_q6_K's element order, scale per 16). */
 // @ts-ignore: decorator
 @inline function prep_q6_K(dst: usize, w: usize, nb: i32): void {
@@ -1082,7 +1102,8 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 /**
  * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1; 5-7: Q4_K, Q5_K,
  * Q6_K): the block's rows prepared into scratch, then each against every group of four tokens.
- * Q4_0 and Q6_K are read in the build's layout, with matvec's condition on r1 (legacy.ts, q6k-group.ts).
+ * Q4_0, Q4_K and Q6_K are read in the build's layout, with matvec's condition on r1 (legacy.ts,
+ * q4k-group.ts, q6k-group.ts).
  */
 // @ts-ignore: decorator
 @inline function gemmLoop(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
@@ -1095,13 +1116,16 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   const prepBytes = k ? <usize>nb * PREP_K : ASC_FEATURE_RELAXED_SIMD ? <usize>PREP_32 : <usize>nb * PREP_32;
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
-    const whole = ((kind == 1 && q4Grouped()) || (kind == 7 && q6Grouped())) && (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
+    const inGroup = (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
+    const whole = ((kind == 1 && q4Grouped()) || (kind == 5 && q4kGrouped()) || (kind == 7 && q6Grouped())) && inGroup;
     if (whole && kind == 1) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
+    if (whole && kind == 5) prep_q4kg4(scratch, w + <usize>rb * rowBytes, nb, prepBytes);
     if (whole && kind == 7) prep_q6g(scratch, w + <usize>rb * rowBytes, nb, 0, 4, prepBytes);
     for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
-      if (kind == 5) prep_q45_K(dst, src, nb, false);
+      if (kind == 5 && q4kGrouped() && r < (r1 & ~3)) prep_q4kg(dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_K reads it
+      else if (kind == 5) prep_q45_K(dst, src, nb, false);
       else if (kind == 6) prep_q45_K(dst, src, nb, true);
       else if (kind == 7 && q6Grouped() && r < (r1 & ~3)) prep_q6g(dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3, (r & 3) + 1, prepBytes); // as matvec_q6_K reads it
       else if (kind == 7) prep_q6_K(dst, src, nb);

@@ -16,6 +16,7 @@ export * from './kquants';
 export * from './kscales';
 export * from './membench';
 export * from './norm';
+export { layout_q4_K, q4k_dot32_active, q4k_dot32_allow } from './q4k-group';
 export { layout_q6_K } from './q6k-group';
 export * from './quantize-legacy';
 export * from './quantize-q3k';

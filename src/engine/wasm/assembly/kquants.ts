@@ -14,6 +14,7 @@
 
 import { Dot4, SCRATCH, bits, dotS, dotU, dotUw, f16, f16x4, fmaI, hi4, hsumF, hsumI, lo4, qKBsums, qKScales, rows4, rows4Batch, whi, wlo } from './common';
 import { IQ4NL } from './legacy';
+import { Q4KG_BLOCK, Q4KG_ROW, matvecG_q4_K, q4kGrouped, q4kgBlock } from './q4k-group';
 import { dequantG_q6_K, matvecG_q6_K, q6Grouped } from './q6k-group';
 
 const Z: v128 = i32x4.splat(0);
@@ -848,15 +849,30 @@ const enum Row { Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, TQ1_0, TQ2_0 }
 
 // ---- exported kernels (signatures as in float.ts) ----------------------------------------------
 
+/**
+ * out[r] = row r · xq for r in [r0, r1) of a Q4_K tensor at w in the build's layout (q4k-group.ts):
+ * relaxed, the rows in whole groups through matvecG_q4_K (r1 a multiple of 4 or the tensor's last
+ * row + 1, as matvec_q4_0's), ggml's last r1 % 4 rows here.
+ */
 export function matvec_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
-  rows4(dot4_q4_K, out, w, rowBytes, r0, r1, xq, cols);
+  if (!q4kGrouped()) {
+    rows4(dot4_q4_K, out, w, rowBytes, r0, r1, xq, cols);
+    return;
+  }
+  const t = max(r0, matvecG_q4_K(out, w, rowBytes, r0, r1, xq, cols));
+  if (t < r1) rows4(dot4_q4_K, out, w, rowBytes, t, r1, xq, cols);
 }
-/** matvec_q4_K one row per pass (dot_q4_K, the per-row definition): tests hold the four-row kernel to it. */
+/** matvec_q4_K one row per pass on ggml's rows in both builds (dot_q4_K, the per-row definition): tests hold the four-row and the grouped kernels to it. */
 export function matvec1_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
   rows1(Row.Q4_K, out, w, rowBytes, r0, r1, xq, cols);
 }
 export function matmul_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32, n: i32, xqStride: usize, outStride: i32): void {
-  // prompts take gemm_q4_K (gemm.ts); this per-token form serves tests and callers without scratch
+  // prompts take gemm_q4_K (gemm.ts); this per-token form serves decode batches, tests and callers
+  // without scratch; relaxed: matvec_q4_K per token (the stored groups), its bits
+  if (q4kGrouped()) {
+    for (let t = 0; t < n; t++) matvec_q4_K(out + (<usize>(t * outStride) << 2), w, rowBytes, r0, r1, xq + <usize>t * xqStride, cols);
+    return;
+  }
   rows1Batch(Row.Q4_K, out, w, rowBytes, r0, r1, xq, cols, n, xqStride, outStride);
 }
 export function matvec_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xq: usize, cols: i32): void {
@@ -943,6 +959,19 @@ export function dequant_q4_K(out: usize, w: usize, cols: i32): void {
       const sh = 4 * (j & 1);
       for (let l = 0; l < 32; l++) put(out, b * 256 + j * 32 + l, dl * <f32>((<i32>load<u8>(q + l) >> sh) & 15) - ml);
     }
+  }
+}
+
+/** Row r of the rows × cols Q4_K tensor at w in the build's layout, dequantised (dequant_q4_K's numbers), a block at a time through a ggml copy. */
+export function dequant_row_q4_K(out: usize, w: usize, rowBytes: usize, rows: i32, r: i32, cols: i32): void {
+  if (!q4kGrouped() || r >= (rows & ~3)) {
+    dequant_q4_K(out, w + <usize>r * rowBytes, cols);
+    return;
+  }
+  const g = w + <usize>(r & ~3) * rowBytes;
+  for (let b = 0; b < (cols >> 8); b++) {
+    q4kgBlock(Q4KG_ROW, g + <usize>b * Q4KG_BLOCK, <usize>(r & 3));
+    dequant_q4_K(out + (<usize>b << 10), Q4KG_ROW, 256);
   }
 }
 
