@@ -14,6 +14,7 @@
 import { f32ToF16 } from './common';
 import { IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID } from './iq-grids';
 import { kscale_qp } from './kscales';
+import { groupSigns } from './iq-signs';
 
 // Scratch at aux (byte offsets): one block of up to 32 and the super-block's scales (800 bytes in all).
 const WEIGHT: usize = 0; // f32[32] the weights
@@ -140,28 +141,7 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, xv: usize, wv: usize, scal
     // v >= 0 ? v : −v (not abs: −0 stays −0, a NaN is negated and counts as a minus sign, as in the reference)
     v128.store(aux + XVAL + o, v128.bitselect(v, f32x4.neg(v), f32x4.ge(v, zero)));
   }
-  for (let g = 0; g < ng; g++) {
-    const o = <usize>g << 5;
-    const lo = i32x4.bitmask(f32x4.ge(v128.load(x + o), zero));
-    const hi = i32x4.bitmask(f32x4.ge(v128.load(x + o + 16), zero));
-    let s = ~(lo | (hi << 4)) & 0xff;
-    if (even && (popcnt<i32>(s) & 1) != 0) {
-      let imin = 0;
-      let wmin: f32 = (load<f32>(aux + WEIGHT + o) * load<f32>(x + o)) * load<f32>(x + o);
-      for (let i = 1; i < 8; i++) {
-        const xi = load<f32>(x + o + (<usize>i << 2));
-        const ax = (load<f32>(aux + WEIGHT + o + (<usize>i << 2)) * xi) * xi;
-        if (ax < wmin) {
-          wmin = ax;
-          imin = i;
-        }
-      }
-      const p = aux + XVAL + o + (<usize>imin << 2);
-      store<f32>(p, -load<f32>(p));
-      s ^= 1 << imin;
-    }
-    store<u8>(aux + SIGNS + <usize>g, <u8>(even ? s & 127 : s));
-  }
+  groupSigns(x, ng, even, aux + XVAL, aux + WEIGHT, aux + SIGNS);
 }
 
 /** Σ w·x·q and Σ w·q·q of the four elements at byte o of the sub-block at levels l, added to sums in order (lane 0 first): the new [sumqx, sumq2] in lanes 0, 1. */

@@ -11,6 +11,7 @@
 
 import { f32ToF16 } from './common';
 import { IQ3S_GRID, IQ3XXS_GRID } from './iq-grids';
+import { groupSigns } from './iq-signs';
 
 // Scratch at aux (byte offsets): one block of 32 and the super-block's scales.
 const WEIGHT: usize = 0; // f32[32] the weights
@@ -121,28 +122,7 @@ function bestNeighbour(nb: usize, at: i32, grid: usize, shift: i32, xv: v128, wv
     const ge = f32x4.ge(v, zero);
     v128.store(aux + XVAL + o, v128.bitselect(v, f32x4.neg(v), ge));
   }
-  for (let g = 0; g < 4; g++) {
-    const o = <usize>g << 5;
-    const lo = i32x4.bitmask(f32x4.ge(v128.load(x + o), zero));
-    const hi = i32x4.bitmask(f32x4.ge(v128.load(x + o + 16), zero));
-    let s = ~(lo | (hi << 4)) & 0xff;
-    if (even && (popcnt<i32>(s) & 1) != 0) {
-      let imin = 0;
-      let wmin: f32 = (load<f32>(aux + WEIGHT + o) * load<f32>(x + o)) * load<f32>(x + o);
-      for (let i = 1; i < 8; i++) {
-        const xi = load<f32>(x + o + (<usize>i << 2));
-        const ax = (load<f32>(aux + WEIGHT + o + (<usize>i << 2)) * xi) * xi;
-        if (ax < wmin) {
-          wmin = ax;
-          imin = i;
-        }
-      }
-      const p = aux + XVAL + o + (<usize>imin << 2);
-      store<f32>(p, -load<f32>(p));
-      s ^= 1 << imin;
-    }
-    store<u8>(aux + SIGNS + <usize>g, <u8>(even ? s & 127 : s));
-  }
+  groupSigns(x, 4, even, aux + XVAL, aux + WEIGHT, aux + SIGNS);
 }
 
 /** The largest xval of the block, as the reference's `max > v ? max : v` finds it (from xval[0]). */
