@@ -14,7 +14,7 @@
 import { f32ToF16 } from './common';
 import { IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID } from './iq-grids';
 import { kscale_qp } from './kscales';
-import { groupSigns } from './iq-signs';
+import { addLanes, groupSigns } from './iq-quant-shared';
 
 // Scratch at aux (byte offsets): one block of up to 32 and the super-block's scales (800 bytes in all).
 const WEIGHT: usize = 0; // f32[32] the weights
@@ -151,15 +151,7 @@ function bestNeighbour(nb: usize, at: i32, gq: usize, xv: usize, wv: usize, scal
   const q = f32x4.convert_i32x4_s(i32x4.add(i32x4.shl(l, 1), i32x4.splat(1)));
   const tqx = f32x4.mul(f32x4.mul(w, v128.load(aux + XVAL + o)), q);
   const tqq = f32x4.mul(f32x4.mul(w, q), q);
-  let sx = f32x4.extract_lane(sums, 0) + f32x4.extract_lane(tqx, 0);
-  let s2 = f32x4.extract_lane(sums, 1) + f32x4.extract_lane(tqq, 0);
-  sx += f32x4.extract_lane(tqx, 1);
-  s2 += f32x4.extract_lane(tqq, 1);
-  sx += f32x4.extract_lane(tqx, 2);
-  s2 += f32x4.extract_lane(tqq, 2);
-  sx += f32x4.extract_lane(tqx, 3);
-  s2 += f32x4.extract_lane(tqq, 3);
-  return f32x4.replace_lane(f32x4.splat(sx), 1, s2);
+  return addLanes(f32x4.extract_lane(sums, 0), f32x4.extract_lane(sums, 1), tqx, tqq);
 }
 
 /** Group k at inverse scale id: its levels into L (the block's levels) and, if off the grid, its best neighbour's; returns 1 when it rounded onto the grid. */

@@ -11,7 +11,7 @@
 
 import { f32ToF16 } from './common';
 import { IQ3S_GRID, IQ3XXS_GRID } from './iq-grids';
-import { groupSigns } from './iq-signs';
+import { addLanes, groupSigns } from './iq-quant-shared';
 
 // Scratch at aux (byte offsets): one block of 32 and the super-block's scales.
 const WEIGHT: usize = 0; // f32[32] the weights
@@ -144,15 +144,7 @@ function bestNeighbour(nb: usize, at: i32, grid: usize, shift: i32, xv: v128, wv
   const q = f32x4.convert_i32x4_s(i32x4.add(i32x4.shl(l, 1), i32x4.splat(1)));
   const tqx = f32x4.mul(f32x4.mul(w, v128.load(aux + XVAL + o)), q);
   const tqq = f32x4.mul(f32x4.mul(w, q), q);
-  let sx = sumqx + f32x4.extract_lane(tqx, 0);
-  let s2 = sumq2 + f32x4.extract_lane(tqq, 0);
-  sx += f32x4.extract_lane(tqx, 1);
-  s2 += f32x4.extract_lane(tqq, 1);
-  sx += f32x4.extract_lane(tqx, 2);
-  s2 += f32x4.extract_lane(tqq, 2);
-  sx += f32x4.extract_lane(tqx, 3);
-  s2 += f32x4.extract_lane(tqq, 3);
-  return f32x4.replace_lane(f32x4.splat(sx), 1, s2);
+  return addLanes(sumqx, sumq2, tqx, tqq);
 }
 
 /**

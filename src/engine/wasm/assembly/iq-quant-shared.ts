@@ -1,5 +1,6 @@
-// The sign bits of the IQ2/IQ3 quantisers (ggml's quantize_row_iq2_xs/xxs/s, iq3_xxs/s_impl), one
-// byte per group of 8; quant/iq-signs.ts groupSigns is the TypeScript reference.
+// What the IQ2 and IQ3 WebAssembly quantisers (quantize-iq2.ts, quantize-iq3.ts) share: the sign
+// bits of ggml's quantize_row_iq2_xs/xxs/s and iq3_xxs/s_impl (quant/iq-signs.ts groupSigns is the
+// TypeScript reference), and the trial sums added lane by lane in the reference's order.
 
 const zero: v128 = f32x4.splat(0);
 
@@ -33,4 +34,21 @@ const zero: v128 = f32x4.splat(0);
     }
     store<u8>(signs + <usize>g, <u8>(even ? s & 127 : s));
   }
+}
+
+/**
+ * [sumqx + Σ tqx, sumq2 + Σ tqq] as lanes 0 and 1, each sum adding the four lanes in order, one at
+ * a time, as the reference's scalar loop does (so every float32 is its).
+ */
+// @ts-ignore: decorator
+@inline export function addLanes(sumqx: f32, sumq2: f32, tqx: v128, tqq: v128): v128 {
+  let sx = sumqx + f32x4.extract_lane(tqx, 0);
+  let s2 = sumq2 + f32x4.extract_lane(tqq, 0);
+  sx += f32x4.extract_lane(tqx, 1);
+  s2 += f32x4.extract_lane(tqq, 1);
+  sx += f32x4.extract_lane(tqx, 2);
+  s2 += f32x4.extract_lane(tqq, 2);
+  sx += f32x4.extract_lane(tqx, 3);
+  s2 += f32x4.extract_lane(tqq, 3);
+  return f32x4.replace_lane(f32x4.splat(sx), 1, s2);
 }
