@@ -14,6 +14,7 @@
 //                                              gemm_* types and F32/F16/BF16's matmul_*), then
 //                                              the build's integer dot instruction alone (dot_peak):
 //                                              the ceiling of any GEMM built on it
+//   npm run bench:kernels -- --gemm --tokens=32  a batch of 32 tokens instead (with --shape, the matrix too)
 //   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
 //   npm run bench:kernels -- --shape=4096x14336  a rows×cols matrix instead of 4096×8192 (the 8B's
 //                                              FFN up/gate; 14336x4096 is its down projection)
@@ -174,9 +175,10 @@ const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 
 // ---- prompt matmul (gemm) per type -----------------------------------------------------------
 
-const GEMM_ROWS = 2048;
-const GEMM_COLS = 2048;
-const GEMM_TOKENS = 128;
+// --shape and --tokens apply here too (a prompt of 32 tokens through the 8B's up/gate: --shape=14336x4096 --tokens=32)
+const GEMM_ROWS = shape?.[0] ?? 2048;
+const GEMM_COLS = shape?.[1] ?? 2048;
+const GEMM_TOKENS = Number(args.find((a) => a.startsWith('--tokens='))?.slice(9) ?? 128);
 
 /** GMAC/s of be.matmul on a GEMM_TOKENS-token batch (quantise + widen + gemm, as in a prompt). */
 function gmacs(be: MatBackend, type: number): number {

@@ -723,8 +723,14 @@ const Q6_BIAS: i16 = 4096;
       }
       if (ASC_FEATURE_RELAXED_SIMD) {
         // pair c: sub-blocks 2c, 2c + 1 as unsigned codes, then their scales as i16 pairs
+        // putPairs(p, permA(l0, l1), permB(l0, l1), permA(g0, g1), permB(g0, g1)) in half the
+        // shuffles: elements e of sub-blocks 2c and 2c + 1 are the two nibbles of byte e, so each
+        // stored vector is one permA/permB of a byte vector's low and high nibbles
         const p = pb + <usize>c * PAIR_Q45;
-        putPairs(p, permA(l0, l1), permB(l0, l1), permA(g0, g1), permB(g0, g1));
+        v128.store(p, permA(l0, g0));
+        v128.store(p, permA(l1, g1), 16);
+        v128.store(p, permB(l0, g0), 32);
+        v128.store(p, permB(l1, g1), 48);
         v128.store(p, v128.shuffle<i16>(scA, scB, 0, 8, 0, 8, 0, 8, 0, 8), 64);
       } else {
         putSub(pb, 2 * c, l0, l1, scA, scA, false);
