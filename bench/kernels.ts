@@ -179,6 +179,10 @@ const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
 const GEMM_ROWS = shape?.[0] ?? 2048;
 const GEMM_COLS = shape?.[1] ?? 2048;
 const GEMM_TOKENS = Number(args.find((a) => a.startsWith('--tokens='))?.slice(9) ?? 128);
+if (!Number.isInteger(GEMM_TOKENS) || GEMM_TOKENS < 1) {
+  console.error('--tokens=N needs a whole number of tokens, at least 1 (e.g. --tokens=32)');
+  process.exit(2);
+}
 
 /** GMAC/s of be.matmul on a GEMM_TOKENS-token batch (quantise + widen + gemm, as in a prompt). */
 function gmacs(be: MatBackend, type: number): number {
