@@ -17,7 +17,7 @@
 //   npm run bench:kernels -- --gemm --tokens=32  a batch of 32 tokens instead (with --shape, the matrix too)
 //   npm run bench:kernels -- --wasm-dir=DIR    kernels from DIR (A/B against another build)
 //   npm run bench:kernels -- --shape=4096x14336  a rows×cols matrix instead of 4096×8192 (the 8B's
-//                                              FFN up/gate; 14336x4096 is its down projection)
+//                                              FFN down projection; 14336x4096 is its up/gate)
 //   npm run bench:kernels -- --threads=N       the pool column with N threads (default: all cores)
 //   npm run bench:kernels -- --no-bw           skip the bandwidth lines
 //   npm run bench:kernels -- --ab=DIR [--secs=4]  build A (build/wasm or --wasm-dir) against build B

@@ -1,6 +1,7 @@
 // The prompt kernels of assembly/gemm.ts (widened activations, four tokens per weight block) against
 // the scalar reference in src/engine/quant (ggml's *_generic dots with f32 rounding): every output
-// must have the reference's exact bits (compared as Uint32), for every token count 2..17 (partial
+// must have the reference's exact bits (compared as Uint32; the relaxed build's Q4_K: its matvec's
+// bits, matvec1_q4_K per token, as q4k-gemm.ts reads the grouped rows in place), for every token count 2..17 (partial
 // groups of four), row ranges that start inside a matrix and do not fill a row block, several
 // blocks per row, random block bytes (every bit pattern), ggml-quantised weights and rows of real
 // GGUF files when bench/models has them. Outputs outside the row range stay untouched. Runs the
@@ -67,11 +68,33 @@ function reference(type: number, data: Uint8Array, rows: number, cols: number, x
   return new Uint32Array(out.buffer);
 }
 
-for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${simd} build) against the scalar reference, bit for bit`, () => {
+for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${simd} build) against the scalar reference (relaxed Q4_K: its matvec), bit for bit`, () => {
   let k!: KernelInstance;
   beforeAll(() => {
     k = new KernelInstance(loadKernelModule({ simd }));
   });
+
+  /**
+   * The bits gemm must give: the scalar reference's, except the relaxed build's Q4_K, whose gemm
+   * reads the grouped rows in place with its matvec's float steps (q4k-gemm.ts): matvec1_q4_K per
+   * token on ggml's rows (the decode kernel's definition, held to the reference within rounding by
+   * kquants-rows.test.ts), so prompt and generation agree bit for bit.
+   */
+  function truth(type: number, data: Uint8Array, rows: number, cols: number, x: Float32Array, n: number): Uint32Array {
+    if (simd !== 'relaxed' || type !== GgmlType.Q4_K) return reference(type, data, rows, cols, x, n);
+    const rb = rowBytes(type, cols), ab = actBytes('q8_K', cols);
+    const sizes = [rb * rows, n * cols * 4, n * ab, n * rows * 4];
+    const [g, xp, xq, out] = sizes.map((b) => k.arena.alloc(b));
+    k.arena.u8(g, rb * rows).set(data);
+    k.arena.f32(xp, n * cols).set(x.subarray(0, n * cols));
+    for (let t = 0; t < n; t++) {
+      k.call('quantize_q8_K', xq + t * ab, xp + t * cols * 4, cols);
+      k.call('matvec1_q4_K', out + t * rows * 4, g, rb, 0, rows, xq + t * ab, cols);
+    }
+    const want = new Uint32Array(k.arena.f32(out, n * rows).slice().buffer);
+    [g, xp, xq, out].forEach((p, i) => k.arena.free(p, sizes[i]));
+    return want;
+  }
 
   /** Rows [r0, r1) of out[n, rows] from the kernels; the other rows' outputs must stay NaN. */
   function gemm(type: number, data: Uint8Array, rows: number, cols: number, x: Float32Array, n: number, r0: number, r1: number): Float32Array {
@@ -120,7 +143,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
           const r0 = n % 3;
           const r1 = rows - (n % 2);
           const x = activations(type, data, rows, cols, n, seed++);
-          const want = reference(type, data, rows, cols, x, n);
+          const want = truth(type, data, rows, cols, x, n);
           const got = gemm(type, data, rows, cols, x, n, r0, r1);
           const bits = new Uint32Array(got.buffer);
           for (let t = 0; t < n; t++) {
@@ -147,7 +170,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
       const data = quantisedWeights(type, rows, cols, seed++);
       for (const n of [8, 9, 12, 24, 31, 40]) {
         const x = activations(type, data, rows, cols, n, seed++);
-        const want = reference(type, data, rows, cols, x, n);
+        const want = truth(type, data, rows, cols, x, n);
         for (const [r0, r1] of [[0, 13], [1, 12], [3, 8], [5, 6], [2, 5]]) {
           const bits = new Uint32Array(gemm(type, data, rows, cols, x, n, r0, r1).buffer);
           for (let t = 0; t < n; t++) {
@@ -173,7 +196,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
         const data = quantisedWeights(type, rows, cols, seed++);
         for (const n of ns) {
           const x = activations(type, data, rows, cols, n, seed++);
-          const want = reference(type, data, rows, cols, x, n);
+          const want = truth(type, data, rows, cols, x, n);
           for (const [r0, r1] of [[0, rows], [1, rows - 2], [3, 4]]) {
             const got = gemm(type, data, rows, cols, x, n, r0, r1);
             const bits = new Uint32Array(got.buffer);
@@ -219,7 +242,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
           const f = patterns[(t + seed) % patterns.length];
           for (let i = 0; i < cols; i++) x[t * cols + i] = f(i, noise[t * cols + i]);
         }
-        const want = reference(type, data, rows, cols, x, n);
+        const want = truth(type, data, rows, cols, x, n);
         for (const [r0, r1] of [[0, 7], [1, 6], [3, 4]]) {
           const got = gemm(type, data, rows, cols, x, n, r0, r1);
           const bits = new Uint32Array(got.buffer);
@@ -250,7 +273,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
     expect(k.call('gemm_q8u_active'), `the dot gave ${lanes.join(', ')}`).toBe(exact ? 1 : 0);
   });
 
-  it('WasmBackend.matmul (widen + gemm) equals the reference bit for bit', () => {
+  it('WasmBackend.matmul (widen + gemm) equals the truth bit for bit', () => {
     const be = new WasmBackend({ simd });
     for (const type of [GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
       const [rows, cols, n] = [37, 512, 13];
@@ -259,15 +282,15 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
       const x = randomFloats(n * cols, 78 + type);
       const out = new Float32Array(n * rows);
       be.matmul(out, h, x, n);
-      expect(new Uint32Array(out.buffer)).toEqual(reference(type, data, rows, cols, x, n));
+      expect(new Uint32Array(out.buffer)).toEqual(truth(type, data, rows, cols, x, n));
     }
   });
 });
 
 interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[]; q8u: number; lay: string }
 
-/** In the page: quantise, widen and gemm each case with one kernel build; the outputs. */
-function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): number[][] {
+/** In the page: quantise, widen and gemm each case with one kernel build; the outputs (Q4_K: and matvec1_q4_K's, its truth). */
+function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): number[][][] {
   const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
   const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
   const up = (p: number) => Math.ceil(p / 64) * 64;
@@ -292,11 +315,15 @@ function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): num
     ex[`widen_${c.act}`](xw, xq, c.n, c.cols, c.ab);
     ex.gemm_q8u_allow(c.q8u);
     ex[`gemm_${c.suffix}`](out, w, c.rb, 0, c.rows, xw, c.cols, c.n, c.rows, scratch);
-    return [...new Float32Array(memory.buffer, out, c.n * c.rows)];
+    const got = [...new Float32Array(memory.buffer, out, c.n * c.rows)];
+    if (c.suffix !== 'q4_K') return [got];
+    // Q4_K's truth in this build: matvec1_q4_K per token on ggml's rows (still at stage)
+    for (let t = 0; t < c.n; t++) ex.matvec1_q4_K(out + t * c.rows * 4, stage, c.rb, 0, c.rows, xq + t * c.ab, c.cols);
+    return [got, [...new Float32Array(memory.buffer, out, c.n * c.rows)]];
   });
 }
 
-it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels equal the scalar reference bit for bit', async () => {
+it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels equal the scalar reference (Q4_K: its matvec) bit for bit', async () => {
   const cases: PageCase[] = [];
   const want: Uint32Array[] = [];
   let seed = 9000;
@@ -320,6 +347,6 @@ it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels
     expect(probe).toBe(22);
     const dir = join(loadKernelModule({ simd: 'simd' }).path, '..');
     const got = await page.evaluate(gemmInPage, { wasm: [...readFileSync(join(dir, 'kernels-relaxed.wasm'))], cases });
-    cases.forEach((c, i) => expect(new Uint32Array(new Float32Array(got[i]).buffer), `${c.suffix} n=${c.n} q8u=${c.q8u} case ${i}`).toEqual(want[i]));
+    cases.forEach((c, i) => expect(new Uint32Array(new Float32Array(got[i][0]).buffer), `${c.suffix} n=${c.n} q8u=${c.q8u} case ${i}`).toEqual(got[i][1] ? new Uint32Array(new Float32Array(got[i][1]).buffer) : want[i]));
   });
 });

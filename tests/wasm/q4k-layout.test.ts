@@ -3,8 +3,9 @@
 // both): laid out by layout_q4_K, then matvec_q4_K (the whole tensor, ranges that start inside a
 // group, ranges that end before the ggml tail), matmul_q4_K and dequant_row_q4_K must equal the
 // ggml-layout kernels on ggml's rows (matvec1_q4_K: kquants.ts dot_q4_K per row, the per-row
-// definition; dequant_q4_K) bit for bit, and gemm_q4_K the scalar reference (src/engine/quant, which
-// the gemm kernels equal bit for bit: gemm.test.ts). Row counts 1 to 899 (every number of tail rows,
+// definition; dequant_q4_K) bit for bit, and gemm_q4_K over the same ranges too in the relaxed build
+// (q4k-gemm.ts reads the grouped rows in place with the matvec's float steps), the scalar reference
+// (src/engine/quant, which the plain gemm kernels equal bit for bit: gemm.test.ts) in the plain one. Row counts 1 to 899 (every number of tail rows,
 // one to many groups, full and partial sets of the matvec's eight streams), 1 to 129 blocks per row
 // (129: past QX_COLS, where the activation's terms are made per block), random block bytes,
 // ggml-quantised rows, f16 scales from the extremes of f16 and all-zero blocks, activations from
@@ -87,9 +88,10 @@ function cases(): Case[] {
  * The stored tensor's outputs and the truths, in one instance of a build: ggml's rows at g (the
  * truths' copy) and, laid out by layout_q4_K in place as the backends do (rowLayout), at w. Per matvec range: the
  * range of matvec_q4_K (SENTINEL elsewhere), then matvec1_q4_K's on ggml's rows; then matmul_q4_K
- * and matvec1 token by token; gemm_q4_K; dequant_row_q4_K of every row and dequant_q4_K of ggml's.
+ * and matvec1 token by token; gemm_q4_K per range (relaxed: matvec1 token by token; plain: the
+ * scalar reference); dequant_row_q4_K of every row and dequant_q4_K of ggml's.
  */
-function runStored(k: KernelInstance, c: Case): { got: Float32Array[]; want: Float32Array[]; what: string[] } {
+function runStored(k: KernelInstance, c: Case, relaxed: boolean): { got: Float32Array[]; want: Float32Array[]; what: string[] } {
   const { rows, cols, n } = { ...c, n: N_GEMM };
   const rb = rowBytes(T, cols), ab = actBytes('q8_K', cols), lay = rowLayout(T, cols)!;
   const sizes = [rows * rb + lay.slack, rows * rb, n * cols * 4, n * ab, widenBytes('q8_K', n, cols), gemmScratchBytes(cols), n * rows * 4, Math.max(n * rows, cols) * 4, lay.temp];
@@ -115,13 +117,20 @@ function runStored(k: KernelInstance, c: Case): { got: Float32Array[]; want: Flo
   for (let t = 0; t < N_MATMUL; t++) k.call('matvec1_q4_K', one + t * rows * 4, g, rb, 0, rows, xq + t * ab, cols);
   want.push(f32(one, N_MATMUL * rows));
   what.push('matmul');
-  k.call('widen_q8_K', xw, xq, n, cols, ab);
-  k.call('gemm_q4_K', out, w, rb, 0, rows, xw, cols, n, rows, scratch);
-  got.push(f32(out, n * rows));
+  // gemm: the relaxed build gives its matvec's bits (q4k-gemm.ts), the plain build the scalar reference's
   const ref = new Float32Array(n * rows);
-  matmul(ref, { type: T, rows, cols, rowBytes: rb, data: c.w }, c.x, n);
-  want.push(ref);
-  what.push('gemm');
+  if (relaxed) {
+    for (let t = 0; t < n; t++) k.call('matvec1_q4_K', one + t * rows * 4, g, rb, 0, rows, xq + t * ab, cols);
+    ref.set(k.arena.f32(one, n * rows));
+  } else matmul(ref, { type: T, rows, cols, rowBytes: rb, data: c.w }, c.x, n);
+  k.call('widen_q8_K', xw, xq, n, cols, ab);
+  for (const [r0, r1] of c.ranges) {
+    k.arena.f32(out, n * rows).fill(SENTINEL);
+    k.call('gemm_q4_K', out, w, rb, r0, r1, xw, cols, n, rows, scratch);
+    got.push(f32(out, n * rows));
+    want.push(ref.map((v, i) => (i % rows >= r0 && i % rows < r1 ? v : SENTINEL)));
+    what.push(`gemm rows ${r0}..${r1}`);
+  }
   const deq = new Float32Array(rows * cols), deqRef = new Float32Array(rows * cols);
   for (let r = 0; r < rows; r++) {
     k.call('dequant_row_q4_K', one, w, rb, rows, r, cols);
@@ -145,12 +154,12 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q4_K in the stored 
   // relaxed: with the i32 dots where this machine has them in one instruction (q4k_dot32_active),
   // and with the i16 dots (forced)
   for (const dot32 of simd === 'relaxed' ? [1, 0] : [1]) {
-    it(`matvec over row ranges, matmul, gemm and dequant_row equal the ggml-layout kernels (gemm: the scalar reference) bit for bit${simd === 'relaxed' ? (dot32 ? ', default dots' : ', i16 dots') : ''}`, () => {
+    it(`matvec over row ranges, matmul, gemm over row ranges and dequant_row equal the ggml-layout kernels (plain gemm: the scalar reference) bit for bit${simd === 'relaxed' ? (dot32 ? ', default dots' : ', i16 dots') : ''}`, () => {
       k.call('q4k_dot32_allow', dot32);
       try {
         if (!dot32) expect(k.call('q4k_dot32_active')).toBe(0);
         for (const c of cases()) {
-          const { got, want, what } = runStored(k, c);
+          const { got, want, what } = runStored(k, c, simd === 'relaxed');
           want.forEach((ref, j) => {
             const at = firstBitMismatch(got[j], ref);
             if (at >= 0) expect.fail(`${c.name}, ${what[j]}: output ${at}: ${got[j][at]} vs ${ref[at]}`);
@@ -231,7 +240,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q4_K through the ba
       for (const data of [randomBlocks(T, rows, cols, rows + cols), quantisedWeights(T, rows, cols, rows * cols)]) {
         const rb = rowBytes(T, cols);
         const x = randomFloats(N_GEMM * cols, rows, 2);
-        const { mv, deq } = truths(data, rows, cols, x, N_MATMUL);
+        const { mv, deq } = truths(data, rows, cols, x, N_GEMM);
         const ref = new Float32Array(N_GEMM * rows);
         matmul(ref, { type: T, rows, cols, rowBytes: rb, data }, x, N_GEMM);
         for (const [name, be] of backends) {
@@ -240,7 +249,8 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q4_K through the ba
             const got = new Float32Array(n * rows);
             if (n === 1) be.matvec(got, h, x.subarray(0, cols));
             else be.matmul(got, h, x.subarray(0, n * cols), n);
-            const want = n === N_GEMM ? ref : mv.subarray(0, n * rows);
+            // gemm: the relaxed build gives its matvec's bits (q4k-gemm.ts), the plain one the scalar reference's
+            const want = n === N_GEMM && simd !== 'relaxed' ? ref : mv.subarray(0, n * rows);
             const at = firstBitMismatch(got, want);
             if (at >= 0) expect.fail(`${name} n=${n}: output ${at}: ${got[at]} vs ${want[at]}`);
           }

@@ -77,6 +77,8 @@ import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './commo
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
 import { Q6G_BLOCK, q6gD, q6gDecode, q6gScale, q6Grouped } from './q6k-group';
 import { Q4KG_BLOCK, Q4KG_ROW, Q4KG_ROWS, q4kGrouped, q4kgBlock, q4kgBlocks } from './q4k-group';
+import { WIDE_SRC, gemmG_q4_K } from './q4k-gemm';
+import { matvec_q4_K } from './kquants';
 
 const Z: v128 = i32x4.splat(0);
 const ONES: v128 = i8x16.splat(1);
@@ -252,6 +254,9 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
   const dOff = qKScales(0, cols);
   const sOff = qKBsums(0, cols);
   const groups = (n + 3) >> 2;
+  // where the quantised rows lie (the relaxed Q4_K gemm reads them in place: q4k-gemm.ts)
+  store<u32>(dst + WIDE_SRC, <u32>xq);
+  store<u32>(dst + WIDE_SRC, <u32>xqStride, 4);
   for (let g = 0; g < groups; g++) {
     const gp = dst + <usize>(g * nb) * WQ8_K_BLOCK;
     for (let t = 0; t < 4; t++) {
@@ -1202,6 +1207,14 @@ export function gemm_q5_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i3
   gemmLoop(4, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
 export function gemm_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+  if (q4kGrouped()) {
+    // the grouped rows in place (q4k-gemm.ts, matvec's bits), ggml's last rows % 4 by matvec per token
+    const e = max<i32>(r0, gemmG_q4_K(out, w, rowBytes, r0, r1, xw, cols, n, outStride));
+    if (e >= r1) return;
+    const xq = <usize>load<u32>(xw, WIDE_SRC), xs = <usize>load<u32>(xw, WIDE_SRC + 4);
+    for (let t = 0; t < n; t++) matvec_q4_K(out + (<usize>(t * outStride) << 2), w, rowBytes, e, r1, xq + <usize>t * xs, cols);
+    return;
+  }
   gemmLoop(5, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
 export function gemm_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {

@@ -57,15 +57,18 @@ const KG: usize = memory.data<u8>([
   // 272: the dot check's operands (dot32Native): 127 and 0xff (a byte the i7 operand may not hold)
   0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f,
   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+  // 304, 320: bytes 0, 1 (and 2, 3) of each lane as that lane's i16 pair (q4k-gemm.ts: minimums m_2k, m_2k+1)
+  0, 0x80, 1, 0x80, 4, 0x80, 5, 0x80, 8, 0x80, 9, 0x80, 12, 0x80, 13, 0x80,
+  2, 0x80, 3, 0x80, 6, 0x80, 7, 0x80, 10, 0x80, 11, 0x80, 14, 0x80, 15, 0x80,
 ], 16);
 // @ts-ignore: decorator
-@inline function kg(off: usize): v128 {
+@inline export function kg(off: usize): v128 {
   return v128.load(KG + off);
 }
 
 /** The IEEE halves in the high 16 bits of h's lanes as f32x4, exactly (legacy.ts f16Hi). */
 // @ts-ignore: decorator
-@inline function f16Hi(h: v128): v128 {
+@inline export function f16Hi(h: v128): v128 {
   const m = v128.and(i32x4.shr_s(h, 3), kg(176));
   const rebias = v128.and(i32x4.eq(v128.and(h, kg(192)), kg(192)), kg(160));
   return f32x4.mul(v128.or(m, rebias), kg(144));
@@ -173,7 +176,7 @@ const QX: usize = memory.data(64, 16);
 
 /** Nibbles h (0: low, 1: high) of q. */
 // @ts-ignore: decorator
-@inline function nib(q: v128, h: i32): v128 {
+@inline export function nib(q: v128, h: i32): v128 {
   if (h) return v128.and(i16x8.shr_u(q, 4), kg(0));
   return v128.and(q, kg(0));
 }
@@ -206,6 +209,12 @@ const QX: usize = memory.data(64, 16);
 /** Tests turn the i32 dots off (0) to run the i16 ones where both would serve. */
 let dot32Allowed = true;
 
+/** Whether the kernels take the i32 dots: allowed and one instruction here (q4k-gemm.ts too). */
+// @ts-ignore: decorator
+@inline export function q4kDot32(): bool {
+  return dot32Allowed && dot32Native();
+}
+
 /** Whether matvec_q4_K may take the i32 dots where they are one instruction (1, the default); 0 forces the i16 dots. */
 export function q4k_dot32_allow(on: i32): void {
   dot32Allowed = on != 0;
@@ -219,7 +228,7 @@ export function q4k_dot32_active(): i32 {
 
 /** F_j at acc + 16j += f32(T)·dd (lane-wise: dot_q4_K's fmaI on its isum lane j, one row per lane). */
 // @ts-ignore: decorator
-@inline function addF(acc: usize, j: i32, T: v128, dd: v128): void {
+@inline export function addF(acc: usize, j: i32, T: v128, dd: v128): void {
   const p = acc + (<usize>j << 4);
   v128.store(p, f32x4.add(v128.load(p), f32x4.mul(f32x4.convert_i32x4_s(T), dd)));
 }
@@ -283,7 +292,7 @@ export function q4k_dot32_active(): i32 {
 
 /** A sub-block's sums (dot32: i32 lanes; else i16 pair sums) times its scale, sc's byte picked by the swizzle m. */
 // @ts-ignore: decorator
-@inline function scaleS(t: v128, sc: v128, m: v128, dot32: bool): v128 {
+@inline export function scaleS(t: v128, sc: v128, m: v128, dot32: bool): v128 {
   if (dot32) return i32x4.mul(t, i8x16.relaxed_swizzle(sc, m));
   return i32x4.dot_i16x8_s(t, i8x16.relaxed_swizzle(sc, m));
 }
@@ -373,7 +382,7 @@ export function matvecG_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1:
   const t = r1 & ~3;
   let g0 = r0 & ~3;
   if (g0 >= t) return t;
-  const dot32 = dot32Allowed && dot32Native();
+  const dot32 = q4kDot32();
   const gb = 4 * rowBytes;
   if (g0 < r0) {
     if (dot32) groups1x32(PART, w + <usize>g0 * rowBytes, xq, cols);
