@@ -52,9 +52,11 @@ interface Options {
   json: boolean;
   /** The node binary that runs Pantheon's child (llama.cpp's always runs on this process's node). */
   node: string;
+  /** --no-vnni: Pantheon's child runs with V8's AVX-VNNI off, so its kernels are compiled as on an AVX2-only x64 CPU. */
+  noVnni: boolean;
 }
 
-const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--gpu-layers N|all|auto] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--json] [--llama-gpu vulkan|cuda]';
+const USAGE = 'usage: npm run bench -- MODEL.gguf [--threads N] [--prompt 128] [--gen 64] [--runs 3] [--ctx 512] [--batch 512] [--backend KIND] [--gpu-layers N|all|auto] [--engines pantheon,llama.cpp] [--no-warmup] [--no-bandwidth] [--node current|electron|PATH] [--no-vnni] [--json] [--llama-gpu vulkan|cuda]';
 
 function parseArgs(argv: string[]): Options {
   const o: Partial<Options> & { engines: EngineName[] } = { engines: ['pantheon', 'llama.cpp'], warmup: true, bandwidth: true, json: false };
@@ -89,6 +91,7 @@ function parseArgs(argv: string[]): Options {
       case '--no-warmup': o.warmup = false; break;
       case '--no-bandwidth': o.bandwidth = false; break;
       case '--json': o.json = true; break;
+      case '--no-vnni': o.noVnni = true; break;
       case '--node': o.node = nodeBinary(argv[++i]); break;
       default:
         if (a.startsWith('--') || o.model) throw new Error(`unexpected argument "${a}"\n${USAGE}`);
@@ -104,7 +107,7 @@ function parseArgs(argv: string[]): Options {
   return {
     model: o.model, threads: o.threads ?? 2, prompt, gen, runs: o.runs ?? 3, ctx, batch: o.batch ?? 512,
     backend: o.backend ?? (o.gpuLayers !== undefined ? 'webgpu' : undefined), gpuLayers: o.gpuLayers, llamaGpu: o.llamaGpu, engines: o.engines, warmup: o.warmup!, bandwidth: o.bandwidth!, json: o.json!,
-    node: o.node ?? nodeBinary(existsSync(ELECTRON_NODE) ? 'electron' : 'current'),
+    node: o.node ?? nodeBinary(existsSync(ELECTRON_NODE) ? 'electron' : 'current'), noVnni: o.noVnni ?? false,
   };
 }
 
@@ -178,7 +181,7 @@ const CHILD_TIMEOUT_MS = 20 * 60 * 1000;
 function runChild(engine: EngineName, o: Options, prompt: number[]): RunResult | { engine: EngineName; error: string } {
   const args = JSON.stringify({ model: o.model, threads: o.threads, contextSize: o.ctx, batchSize: o.batch, prompt, gen: o.gen, warmup: o.warmup, backend: o.backend, gpuLayers: o.gpuLayers, gpu: o.llamaGpu });
   const cmd = engine === 'pantheon'
-    ? [join(ROOT, 'bin', 'run-ts.mjs'), join(HERE, 'child-pantheon.ts'), args]
+    ? [...(o.noVnni ? ['--no-enable-avx-vnni'] : []), join(ROOT, 'bin', 'run-ts.mjs'), join(HERE, 'child-pantheon.ts'), args]
     : [join(HERE, 'child-llama.mjs'), args];
   const load1 = loadavg()[0];
   const r = spawnSync(engine === 'pantheon' ? o.node : process.execPath, cmd, { cwd: ROOT, encoding: 'utf8', timeout: CHILD_TIMEOUT_MS, maxBuffer: 64 << 20 });
@@ -299,7 +302,7 @@ function printTable(report: BenchReport): void {
   console.log(`${basename(o.model)}  (${model.type}, ${(model.fileBytes / 2 ** 20).toFixed(0)} MiB; ${model.mix})`);
   console.log(`threads ${o.threads}, context ${o.ctx}, batch ${o.batch}, prompt ${o.prompt} tokens, generate ${o.gen}, ${o.runs} run(s) each${o.warmup ? ', after a warm-up pass' : ''}`);
   const pr = report.runs.find((r): r is RunResult => r.engine === 'pantheon' && !('error' in r));
-  if (pr) console.log(`Pantheon: backend ${String(pr.settings.backend)} on Node ${String(pr.settings.node ?? '?')}`);
+  if (pr) console.log(`Pantheon: backend ${String(pr.settings.backend)} on Node ${String(pr.settings.node ?? '?')}${o.noVnni ? ', V8 without AVX-VNNI (--no-vnni: an AVX2-only CPU\'s code)' : ''}`);
   const lr = report.runs.find((r): r is RunResult => r.engine === 'llama.cpp' && !('error' in r));
   if (lr && lr.settings.gpu) console.log(`llama.cpp: every layer on the GPU (${String(lr.settings.gpu)})`);
   console.log(`CPU ${report.machine.cpu} ×${report.machine.cpus}; load average ${report.machine.loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${report.machine.loadAfter.map((x) => x.toFixed(2)).join(' ')} after`);

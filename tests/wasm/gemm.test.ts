@@ -1,7 +1,8 @@
 // The prompt kernels of assembly/gemm.ts (widened activations, four tokens per weight block) against
 // the scalar reference in src/engine/quant (ggml's *_generic dots with f32 rounding): every output
-// must have the reference's exact bits (compared as Uint32; the relaxed build's Q4_K: its matvec's
-// bits, matvec1_q4_K per token, as q4k-gemm.ts reads the grouped rows in place), for every token count 2..17 (partial
+// must have the reference's exact bits (compared as Uint32; the relaxed build's Q4_K and Q6_K: their
+// matvec's bits, matvec1_* per token, as q4k-gemm.ts and q6k-gemm.ts read the grouped rows in
+// place), for every token count 2..17 (partial
 // groups of four), row ranges that start inside a matrix and do not fill a row block, several
 // blocks per row, random block bytes (every bit pattern), ggml-quantised weights and rows of real
 // GGUF files when bench/models has them. Outputs outside the row range stay untouched. Runs the
@@ -68,20 +69,21 @@ function reference(type: number, data: Uint8Array, rows: number, cols: number, x
   return new Uint32Array(out.buffer);
 }
 
-for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${simd} build) against the scalar reference (relaxed Q4_K: its matvec), bit for bit`, () => {
+for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${simd} build) against the scalar reference (relaxed Q4_K, Q6_K: their matvec), bit for bit`, () => {
   let k!: KernelInstance;
   beforeAll(() => {
     k = new KernelInstance(loadKernelModule({ simd }));
   });
 
   /**
-   * The bits gemm must give: the scalar reference's, except the relaxed build's Q4_K, whose gemm
-   * reads the grouped rows in place with its matvec's float steps (q4k-gemm.ts): matvec1_q4_K per
-   * token on ggml's rows (the decode kernel's definition, held to the reference within rounding by
-   * kquants-rows.test.ts), so prompt and generation agree bit for bit.
+   * The bits gemm must give: the scalar reference's, except the relaxed build's Q4_K and Q6_K, whose
+   * gemm reads the grouped rows in place with its matvec's float steps (q4k-gemm.ts, q6k-gemm.ts):
+   * matvec1_* per token on ggml's rows (the decode kernel's definition, held to the reference within
+   * rounding by kquants-rows.test.ts), so prompt and generation agree bit for bit.
    */
   function truth(type: number, data: Uint8Array, rows: number, cols: number, x: Float32Array, n: number): Uint32Array {
-    if (simd !== 'relaxed' || type !== GgmlType.Q4_K) return reference(type, data, rows, cols, x, n);
+    if (simd !== 'relaxed' || (type !== GgmlType.Q4_K && type !== GgmlType.Q6_K)) return reference(type, data, rows, cols, x, n);
+    const mv = type === GgmlType.Q4_K ? 'matvec1_q4_K' : 'matvec1_q6_K';
     const rb = rowBytes(type, cols), ab = actBytes('q8_K', cols);
     const sizes = [rb * rows, n * cols * 4, n * ab, n * rows * 4];
     const [g, xp, xq, out] = sizes.map((b) => k.arena.alloc(b));
@@ -89,7 +91,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
     k.arena.f32(xp, n * cols).set(x.subarray(0, n * cols));
     for (let t = 0; t < n; t++) {
       k.call('quantize_q8_K', xq + t * ab, xp + t * cols * 4, cols);
-      k.call('matvec1_q4_K', out + t * rows * 4, g, rb, 0, rows, xq + t * ab, cols);
+      k.call(mv, out + t * rows * 4, g, rb, 0, rows, xq + t * ab, cols);
     }
     const want = new Uint32Array(k.arena.f32(out, n * rows).slice().buffer);
     [g, xp, xq, out].forEach((p, i) => k.arena.free(p, sizes[i]));
@@ -289,7 +291,7 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`gemm kernels (${sim
 
 interface PageCase { suffix: string; act: string; rows: number; cols: number; rb: number; ab: number; wb: number; sb: number; n: number; w: number[]; x: number[]; q8u: number; lay: string }
 
-/** In the page: quantise, widen and gemm each case with one kernel build; the outputs (Q4_K: and matvec1_q4_K's, its truth). */
+/** In the page: quantise, widen and gemm each case with one kernel build; the outputs (Q4_K, Q6_K: and matvec1_*'s, their truth). */
 function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): number[][][] {
   const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
   const ex = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(wasm)), { env: { memory } }).exports as Record<string, (...a: number[]) => number>;
@@ -316,14 +318,14 @@ function gemmInPage({ wasm, cases }: { wasm: number[]; cases: PageCase[] }): num
     ex.gemm_q8u_allow(c.q8u);
     ex[`gemm_${c.suffix}`](out, w, c.rb, 0, c.rows, xw, c.cols, c.n, c.rows, scratch);
     const got = [...new Float32Array(memory.buffer, out, c.n * c.rows)];
-    if (c.suffix !== 'q4_K') return [got];
-    // Q4_K's truth in this build: matvec1_q4_K per token on ggml's rows (still at stage)
-    for (let t = 0; t < c.n; t++) ex.matvec1_q4_K(out + t * c.rows * 4, stage, c.rb, 0, c.rows, xq + t * c.ab, c.cols);
+    if (c.suffix !== 'q4_K' && c.suffix !== 'q6_K') return [got];
+    // Q4_K's and Q6_K's truth in this build: matvec1_* per token on ggml's rows (still at stage)
+    for (let t = 0; t < c.n; t++) ex[`matvec1_${c.suffix}`](out + t * c.rows * 4, stage, c.rb, 0, c.rows, xq + t * c.ab, c.cols);
     return [got, [...new Float32Array(memory.buffer, out, c.n * c.rows)]];
   });
 }
 
-it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels equal the scalar reference (Q4_K: its matvec) bit for bit', async () => {
+it.skipIf(!existsSync(CHROMIUM))('in Chromium: the relaxed build\'s gemm kernels equal the scalar reference (Q4_K, Q6_K: their matvec) bit for bit', async () => {
   const cases: PageCase[] = [];
   const want: Uint32Array[] = [];
   let seed = 9000;

@@ -3,8 +3,9 @@
 // Laid out by layout_q6_K, the kernels must give, bit for bit, what the ggml-layout kernels give
 // on the same tensor: matvec_q6_K (whole tensor, ranges that start inside a group, ranges that end
 // before the ggml tail) and matmul_q6_K as matvec1_q6_K (dot_q6_K row by row on ggml's rows),
-// dequant_row_q6_K as dequant_q6_K of the ggml row, and gemm_q6_K as the scalar reference
-// (gemm.test.ts holds the ggml-layout gemm to it). Rows 1 to 899, 1 to 65 blocks per row (over
+// dequant_row_q6_K as dequant_q6_K of the ggml row, and gemm_q6_K over the same ranges as
+// matvec1_q6_K too in the relaxed build (q6k-gemm.ts reads the groups in place with the matvec's
+// float steps), as the scalar reference in the plain one (gemm.test.ts holds the plain gemm to it). Rows 1 to 899, 1 to 65 blocks per row (over
 // the 16384 columns of the prepared activation: the unprepared path). Then the backends:
 // WasmBackend and PoolBackend on 1, 2 and 3 threads (slices, and their bands, on multiples of four
 // rows: rows in workers' memories, tails inside a slice). And the layout's bytes against the
@@ -136,11 +137,17 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q6_K in the stored 
             k.call('matvec1_q6_K', one, raw, rb, 0, rows, xq + t * ab, cols);
             expect(firstBitMismatch(k.arena.f32(out + t * rows * 4, rows), k.arena.f32(one, rows)), `matmul token ${t}`).toBe(-1);
           }
-          // gemm: the scalar reference's rows [r0, r1)
+          // gemm: rows [r0, r1) of the relaxed build's matvec (q6k-gemm.ts reads the groups in
+          // place with its float steps: matvec1_q6_K per token), of the scalar reference in the plain build
           const want = new Float32Array(n * rows);
-          matmul(want, { type: T, rows, cols, rowBytes: rb, data }, x, n);
+          if (simd === 'relaxed') {
+            for (let t = 0; t < n; t++) {
+              k.call('matvec1_q6_K', one, raw, rb, 0, rows, xq + t * ab, cols);
+              want.set(k.arena.f32(one, rows), t * rows);
+            }
+          } else matmul(want, { type: T, rows, cols, rowBytes: rb, data }, x, n);
           k.widen('q8_K', xw, xq, n, cols, ab);
-          for (const [r0, r1] of ranges(rows).slice(0, 3)) {
+          for (const [r0, r1] of ranges(rows)) {
             k.arena.f32(out, n * rows).fill(SENTINEL);
             k.gemm(KT, out, w, rb, r0, r1, xw, cols, n, rows, scratch);
             const got = k.arena.f32(out, n * rows);
@@ -200,13 +207,15 @@ for (const simd of BUILDS) describe.skipIf(skipBuild(simd))(`Q6_K through the ba
 
   // one group and a tail; groups only; 43 (slices of 16, 16, 11 on 3 threads); 899 (300, 300, 299)
   for (const [rows, cols] of [[5, 256], [8, 512], [43, 256], [899, 512]]) {
-    it(`${rows}×${cols}: matvec and matmul (n = 5) as matvec1_q6_K, gemm (n = 9) and every row's getRow as the scalar reference`, () => {
+    it(`${rows}×${cols}: matvec and matmul (n = 5) as matvec1_q6_K, gemm (n = 9: relaxed as matvec1_q6_K, plain as the scalar reference) and every row's getRow as the scalar reference`, () => {
       for (const data of [randomBlocks(T, rows, cols, rows + cols), quantisedWeights(T, rows, cols, rows * cols)]) {
         const rb = rowBytes(T, cols);
         const q = { type: T, rows, cols, rowBytes: rb, data };
         const xs = [1, 5, 9].map((n) => randomFloats(n * cols, n + rows, 2));
         const wants = [rowDots(data, rows, cols, xs[0], 1), rowDots(data, rows, cols, xs[1], 5), new Float32Array(9 * rows)];
-        matmul(wants[2], q, xs[2], 9);
+        // gemm: the relaxed build gives its matvec's bits (q6k-gemm.ts), the plain one the scalar reference's
+        if (simd === 'relaxed') wants[2] = rowDots(data, rows, cols, xs[2], 9);
+        else matmul(wants[2], q, xs[2], 9);
         for (const [name, be] of backends) {
           const h = be.addWeight({ name: 'w', type: T, rows, cols }, fillFrom(data));
           [1, 5, 9].forEach((n, i) => {

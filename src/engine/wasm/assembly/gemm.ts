@@ -21,19 +21,16 @@
 // Plain SIMD: activations and weights widened to i16, pairs (e, e+8) side by side, so
 //   i32x4.dot_i16x8_s gives classes 0-3 from the first eight i16 and 4-7 from the next eight;
 //   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
-// Relaxed SIMD, K-quants: bytes stay bytes, elements of one class of a sub-block side by side.
-//   Q4_K, Q5_K: per pair of sub-blocks (2k, 2k + 1) two vectors of byte pairs, (c, c + 8) and
+// Relaxed SIMD, K-quants: Q4_K and Q6_K, stored in groups of four rows, are not prepared here: their
+//   gemm reads the groups in place with the matvec's float steps (q4k-gemm.ts, q6k-gemm.ts), so
+//   their prompt and generation give the same bits; this file widens their activations. Q5_K
+//   (Q4_K in ggml's rows likewise): bytes stay bytes, elements of one class of a sub-block side by side:
+//   per pair of sub-blocks (2k, 2k + 1) two vectors of byte pairs, (c, c + 8) and
 //   (c + 16, c + 24) of sub-block 2k, then of 2k + 1, for four classes c; the i16 dot
 //   i16x8.relaxed_dot_i8x16_i7x16_s (pmaddubsw; deterministic because its second operand, the
 //   weight, is 7-bit and two products cannot saturate) of each, added, gives the four products of
 //   each (class, sub-block) in the i16 lanes (2k c, 2k+1 c), lined up with the scale pairs
 //   (sc_2k, sc_2k+1) of one i32x4.dot_i16x8_s: per 32 bytes two i16 dots, an add and a pmaddwd.
-//   Q6_K (a scale per 16 elements, so a lane would mix two): (e, e+8, e+16, e+24) of a sub-block
-//   in each i32 lane of i32x4.relaxed_dot_i8x16_i7x16_add_s (one vpdpbusd with AVX-VNNI, V8 13+),
-//   the scale folded into each weight, w = (q − 32)·sc + 4096 ∈ [32, 8192], split as lo + 128·hi
-//   with both 7-bit; two dots per 16 bytes into eight running accumulators, then lo + 128·hi −
-//   4096·Σx per class (the lo accumulators start at −4096·Σx, stored by the widening). Its
-//   activations are a second, per-sub-block copy.
 //   Register tile (Q4_K, Q5_K: row_q45K2): one row against two groups of four tokens, so each
 //   pair's weights and scales are loaded once for eight tokens: faster than the row-by-group
 //   kernel with two i8 dots and a narrow per 32 bytes (fewer instructions). These kernels are
@@ -69,19 +66,21 @@
 //     minimums: i32x4.dot_i16x8_s with the row's (m_2k, m_2k+1) gives one lane per token)
 //     x, plain:   i16[256], per 16 elements e0 e8 e1 e9 … e7 e15
 //     x, relaxed: per sub-block j, A = e0 e8 e16 e24 e1 e9 e17 e25 … e3 e11 e19 e27 (classes 0-3)
-//                 and B (classes 4-7); stored as i8[256] in pairs of sub-blocks (putPairs), then
-//                 −4096·Σx per class (i32, classes 0-3, 4-7: Q6_K's bias term), then i8[256] A, B
-//                 per sub-block (Q6_K)
+//                 and B (classes 4-7); stored as i8[256] in pairs of sub-blocks (putPairs), 32
+//                 unused bytes, then i8[256] in Q6_K's group order (q6k-gemm.ts: per pair of
+//                 sub-blocks q6k-group.ts unpackLo | unpackHi, as its prepX)
+//     bytes 80-87 of the first block: u32 xq, xqStride, where the quantised rows lie (q4k-gemm.ts
+//     and q6k-gemm.ts read their activation bytes and bsums there)
 
 import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './common';
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
-import { Q6G_BLOCK, q6gD, q6gDecode, q6gScale, q6Grouped } from './q6k-group';
-import { Q4KG_BLOCK, Q4KG_ROW, Q4KG_ROWS, q4kGrouped, q4kgBlock, q4kgBlocks } from './q4k-group';
+import { q6Grouped, unpackHi, unpackLo } from './q6k-group';
+import { q4kGrouped } from './q4k-group';
 import { WIDE_SRC, gemmG_q4_K } from './q4k-gemm';
-import { matvec_q4_K } from './kquants';
+import { gemmG_q6_K } from './q6k-gemm';
+import { matvec_q4_K, matvec_q6_K } from './kquants';
 
 const Z: v128 = i32x4.splat(0);
-const ONES: v128 = i8x16.splat(1);
 
 /** Rows per cache block. */
 const GEMM_ROWS: i32 = 4;
@@ -96,7 +95,7 @@ export const WQ8_K_BLOCK: i32 = 2448;
 /** Offset of token 0's activations in a widened q8_K block, and the bytes per token. */
 const XK: usize = 144;
 const XK_TOKEN: usize = 576;
-/** Relaxed: offset of the per-sub-block copy (Q6_K) in a token's activations. */
+/** Relaxed: offset of Q6_K's group-order copy (q6k-gemm.ts XG) in a token's activations. */
 const XS: usize = 288;
 
 // ---- Q8_0 with the weight as an unsigned byte (Q8U) ---------------------------------------------
@@ -274,24 +273,18 @@ export function widen_q8_K(dst: usize, xq: usize, n: i32, cols: i32, xqStride: u
         }
         const xb = xt + (<usize>b << 8);
         if (ASC_FEATURE_RELAXED_SIMD) {
-          let csA = Z, csB = Z;
           for (let k = 0; k < 4; k++) {
             // sub-blocks 2k, 2k + 1
             const p = xb + (<usize>k << 6);
             const x0 = live ? v128.load(p) : Z, x1 = live ? v128.load(p, 16) : Z;
             const y0 = live ? v128.load(p, 32) : Z, y1 = live ? v128.load(p, 48) : Z;
-            const a0 = permA(x0, x1), b0 = permB(x0, x1), a1 = permA(y0, y1), b1 = permB(y0, y1);
-            putPairs(xp + (<usize>k << 6), a0, b0, a1, b1);
-            v128.store(xp + XS + (<usize>k << 6), a0);
-            v128.store(xp + XS + (<usize>k << 6), b0, 16);
-            v128.store(xp + XS + (<usize>k << 6), a1, 32);
-            v128.store(xp + XS + (<usize>k << 6), b1, 48);
-            csA = i32x4.relaxed_dot_i8x16_i7x16_add_s(a1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(a0, ONES, csA));
-            csB = i32x4.relaxed_dot_i8x16_i7x16_add_s(b1, ONES, i32x4.relaxed_dot_i8x16_i7x16_add_s(b0, ONES, csB));
+            putPairs(xp + (<usize>k << 6), permA(x0, x1), permB(x0, x1), permA(y0, y1), permB(y0, y1));
+            // Q6_K's group order (q6k-gemm.ts): pairs 2k, 2k + 1 as prepX stores them
+            v128.store(xp + XS + (<usize>k << 6), unpackLo(x0, x1));
+            v128.store(xp + XS + (<usize>k << 6), unpackHi(x0, x1), 16);
+            v128.store(xp + XS + (<usize>k << 6), unpackLo(y0, y1), 32);
+            v128.store(xp + XS + (<usize>k << 6), unpackHi(y0, y1), 48);
           }
-          // Q6_K's bias term −4096·Σx per class, where its lo accumulators start (q6Join)
-          v128.store(xp, i32x4.sub(Z, i32x4.shl(csA, 12)), 256);
-          v128.store(xp, i32x4.sub(Z, i32x4.shl(csB, 12)), 272);
         } else {
           for (let k = 0; k < 16; k++) {
             const x = perm16(live ? v128.load(xb + (<usize>k << 4)) : Z);
@@ -752,24 +745,7 @@ const Q6_BIAS: i16 = 4096;
   }
 }
 
-/** Relaxed Q4_K in groups of four rows (q4k-group.ts): prepare row k of the group at g as prep_q45_K does, a block at a time through a ggml copy. */
-// @ts-ignore: decorator
-@inline function prep_q4kg(dst: usize, g: usize, nb: i32, k: i32): void {
-  for (let b = 0; b < nb; b++) {
-    q4kgBlock(Q4KG_ROW, g + <usize>b * Q4KG_BLOCK, <usize>k);
-    prep_q45_K(dst + <usize>b * PREP_K, Q4KG_ROW, 1, false);
-  }
-}
 
-/** Relaxed Q4_K: prepare the four rows of the group at g at once (row k at dst + k·rowStride), each block's four rows through one transpose (q4kgBlocks). */
-// @ts-ignore: decorator
-@inline function prep_q4kg4(dst: usize, g: usize, nb: i32, rowStride: usize): void {
-  for (let b = 0; b < nb; b++) {
-    q4kgBlocks(Q4KG_ROWS, g + <usize>b * Q4KG_BLOCK);
-    const pb = dst + <usize>b * PREP_K;
-    for (let k: usize = 0; k < 4; k++) prep_q45_K(pb + k * rowStride, Q4KG_ROWS + k * 144, 1, false);
-  }
-}
 
 /** Prepare one Q6_K row (dequantize_row_q6_K's element order, scale per 16). */
 // @ts-ignore: decorator
@@ -806,28 +782,6 @@ const Q6_BIAS: i16 = 4096;
   }
 }
 
-/**
- * Relaxed Q6_K in groups of four rows (q6k-group.ts): rows k0 … k1 − 1 of the group at w prepared
- * as prep_q6_K prepares ggml's rows (row k at dst + (k − k0)·prepBytes), from each block's quants
- * decoded once for the four rows.
- */
-// @ts-ignore: decorator
-@inline function prep_q6g(dst: usize, w: usize, nb: i32, k0: i32, k1: i32, prepBytes: usize): void {
-  for (let b = 0; b < nb; b++) {
-    const a = w + <usize>b * Q6G_BLOCK;
-    const q = q6gDecode(a);
-    for (let k = k0; k < k1; k++) {
-      const pb = dst + <usize>(k - k0) * prepBytes + <usize>b * PREP_K;
-      const qk = q + (<usize>k << 8);
-      for (let j = 0; j < 8; j++) {
-        const s0 = i16x8.splat(<i16>q6gScale(a, <usize>k, 2 * j)), s1 = i16x8.splat(<i16>q6gScale(a, <usize>k, 2 * j + 1));
-        putSub(pb, j, v128.load(qk + (<usize>j << 5)), v128.load(qk + (<usize>j << 5), 16), s0, s1, true);
-      }
-      store<f32>(pb, f16(q6gD(a, <usize>k)), 512);
-      store<f32>(pb, 0, 516);
-    }
-  }
-}
 
 /** Plain: classes 0-3 (wa, wb = the i16 weights of elements 0-15, 16-31; xa, xb the activations') or 4-7 of one sub-block and one token. */
 // @ts-ignore: decorator
@@ -841,11 +795,6 @@ const Q6_BIAS: i16 = 4096;
   return i32x4.relaxed_dot_i8x16_i7x16_add_s(x, w, acc);
 }
 
-/** Relaxed Q6_K: the class sums lo + 128·hi (lo started at −4096·Σx, the bias term, from the widening). */
-// @ts-ignore: decorator
-@inline function q6Join(lo: v128, hi: v128): v128 {
-  return i32x4.add(lo, i32x4.shl(hi, 7));
-}
 
 /**
  * Relaxed Q4_K/Q5_K: one token's pair of sub-blocks for four classes. The i16 dots x1·w1 and x2·w2
@@ -983,79 +932,27 @@ const Q6_BIAS: i16 = 4096;
     // classes 0-3, then 4-7 (four accumulators live at a time); each sub-block's weights are
     // loaded once for the four tokens, whose activations are XK_TOKEN bytes apart
     if (ASC_FEATURE_RELAXED_SIMD) {
+      // Q4_K, Q5_K (relaxed Q6_K takes q6k-gemm.ts): per pair of sub-blocks and token, the dots of
+      // classes (0, 1) and (2, 3) (or (4, 5), (6, 7)), narrowed to i16 and dotted with the two
+      // sub-blocks' scales
       let pw: usize, px: usize;
-      if (!q6) {
-        // Q4_K, Q5_K: per pair of sub-blocks and token, the dots of classes (0, 1) and (2, 3) (or
-        // (4, 5), (6, 7)), narrowed to i16 and dotted with the two sub-blocks' scales
-        pw = pb;
-        px = xb + XK;
-        for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
-          const w1 = v128.load(pw, 0), w2 = v128.load(pw, 16), sc = v128.load(pw, 64);
-          a0l = i32x4.add(a0l, vpair(v128.load(px, 0), v128.load(px, 16), w1, w2, sc));
-          a1l = i32x4.add(a1l, vpair(v128.load(px, XK_TOKEN + 0), v128.load(px, XK_TOKEN + 16), w1, w2, sc));
-          a2l = i32x4.add(a2l, vpair(v128.load(px, 2 * XK_TOKEN + 0), v128.load(px, 2 * XK_TOKEN + 16), w1, w2, sc));
-          a3l = i32x4.add(a3l, vpair(v128.load(px, 3 * XK_TOKEN + 0), v128.load(px, 3 * XK_TOKEN + 16), w1, w2, sc));
-        }
-        pw = pb;
-        px = xb + XK;
-        for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
-          const w1 = v128.load(pw, 32), w2 = v128.load(pw, 48), sc = v128.load(pw, 64);
-          a0h = i32x4.add(a0h, vpair(v128.load(px, 32), v128.load(px, 48), w1, w2, sc));
-          a1h = i32x4.add(a1h, vpair(v128.load(px, XK_TOKEN + 32), v128.load(px, XK_TOKEN + 48), w1, w2, sc));
-          a2h = i32x4.add(a2h, vpair(v128.load(px, 2 * XK_TOKEN + 32), v128.load(px, 2 * XK_TOKEN + 48), w1, w2, sc));
-          a3h = i32x4.add(a3h, vpair(v128.load(px, 3 * XK_TOKEN + 32), v128.load(px, 3 * XK_TOKEN + 48), w1, w2, sc));
-        }
-      } else {
-        // Q6_K: per token a lo and a hi accumulator (eight live), on the per-sub-block copy
-        let l0: v128, l1: v128, l2: v128, l3: v128, h0: v128, h1: v128, h2: v128, h3: v128;
-        l0 = v128.load(xb, XK + 256); l1 = v128.load(xb, XK + XK_TOKEN + 256);
-        l2 = v128.load(xb, XK + 2 * XK_TOKEN + 256); l3 = v128.load(xb, XK + 3 * XK_TOKEN + 256);
-        h0 = Z; h1 = Z; h2 = Z; h3 = Z;
-        pw = pb;
-        px = xb + XK + XS;
-        for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
-          const wl = v128.load(pw, 0), wh = v128.load(pw, 32);
-          let x = v128.load(px, 0);
-          l0 = vd(x, wl, l0);
-          h0 = vd(x, wh, h0);
-          x = v128.load(px, XK_TOKEN + 0);
-          l1 = vd(x, wl, l1);
-          h1 = vd(x, wh, h1);
-          x = v128.load(px, 2 * XK_TOKEN + 0);
-          l2 = vd(x, wl, l2);
-          h2 = vd(x, wh, h2);
-          x = v128.load(px, 3 * XK_TOKEN + 0);
-          l3 = vd(x, wl, l3);
-          h3 = vd(x, wh, h3);
-        }
-        a0l = q6Join(l0, h0);
-        a1l = q6Join(l1, h1);
-        a2l = q6Join(l2, h2);
-        a3l = q6Join(l3, h3);
-        l0 = v128.load(xb, XK + 272); l1 = v128.load(xb, XK + XK_TOKEN + 272);
-        l2 = v128.load(xb, XK + 2 * XK_TOKEN + 272); l3 = v128.load(xb, XK + 3 * XK_TOKEN + 272);
-        h0 = Z; h1 = Z; h2 = Z; h3 = Z;
-        pw = pb;
-        px = xb + XK + XS;
-        for (let j = 0; j < 8; j++, pw += SUB, px += 32) {
-          const wl = v128.load(pw, 16), wh = v128.load(pw, 48);
-          let x = v128.load(px, 16);
-          l0 = vd(x, wl, l0);
-          h0 = vd(x, wh, h0);
-          x = v128.load(px, XK_TOKEN + 16);
-          l1 = vd(x, wl, l1);
-          h1 = vd(x, wh, h1);
-          x = v128.load(px, 2 * XK_TOKEN + 16);
-          l2 = vd(x, wl, l2);
-          h2 = vd(x, wh, h2);
-          x = v128.load(px, 3 * XK_TOKEN + 16);
-          l3 = vd(x, wl, l3);
-          h3 = vd(x, wh, h3);
-        }
-        a0h = q6Join(l0, h0);
-        a1h = q6Join(l1, h1);
-        a2h = q6Join(l2, h2);
-        a3h = q6Join(l3, h3);
+      pw = pb;
+      px = xb + XK;
+      for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
+        const w1 = v128.load(pw, 0), w2 = v128.load(pw, 16), sc = v128.load(pw, 64);
+        a0l = i32x4.add(a0l, vpair(v128.load(px, 0), v128.load(px, 16), w1, w2, sc));
+        a1l = i32x4.add(a1l, vpair(v128.load(px, XK_TOKEN + 0), v128.load(px, XK_TOKEN + 16), w1, w2, sc));
+        a2l = i32x4.add(a2l, vpair(v128.load(px, 2 * XK_TOKEN + 0), v128.load(px, 2 * XK_TOKEN + 16), w1, w2, sc));
+        a3l = i32x4.add(a3l, vpair(v128.load(px, 3 * XK_TOKEN + 0), v128.load(px, 3 * XK_TOKEN + 16), w1, w2, sc));
+      }
+      pw = pb;
+      px = xb + XK;
+      for (let k = 0; k < 4; k++, pw += PAIR_Q45, px += 64) {
+        const w1 = v128.load(pw, 32), w2 = v128.load(pw, 48), sc = v128.load(pw, 64);
+        a0h = i32x4.add(a0h, vpair(v128.load(px, 32), v128.load(px, 48), w1, w2, sc));
+        a1h = i32x4.add(a1h, vpair(v128.load(px, XK_TOKEN + 32), v128.load(px, XK_TOKEN + 48), w1, w2, sc));
+        a2h = i32x4.add(a2h, vpair(v128.load(px, 2 * XK_TOKEN + 32), v128.load(px, 2 * XK_TOKEN + 48), w1, w2, sc));
+        a3h = i32x4.add(a3h, vpair(v128.load(px, 3 * XK_TOKEN + 32), v128.load(px, 3 * XK_TOKEN + 48), w1, w2, sc));
       }
     } else {
       let pw = pb, px = xb + XK;
@@ -1113,8 +1010,8 @@ export function gemm_scratch_bytes(cols: i32): i32 {
 /**
  * Rows [r0, r1) in blocks of GEMM_ROWS (kind 0-4: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1; 5-7: Q4_K, Q5_K,
  * Q6_K): the block's rows prepared into scratch, then each against every group of four tokens.
- * Q4_0, Q4_K and Q6_K are read in the build's layout, with matvec's condition on r1 (legacy.ts,
- * q4k-group.ts, q6k-group.ts).
+ * Q4_0 is read in the build's layout, with matvec's condition on r1 (legacy.ts); Q4_K and Q6_K come
+ * here in the plain build only (ggml's rows), the relaxed one takes q4k-gemm.ts and q6k-gemm.ts.
  */
 // @ts-ignore: decorator
 @inline function gemmLoop(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
@@ -1128,17 +1025,13 @@ export function gemm_scratch_bytes(cols: i32): i32 {
   for (let rb = r0; rb < r1; rb += GEMM_ROWS) {
     const re = min<i32>(r1, rb + GEMM_ROWS);
     const inGroup = (rb & 3) == 0 && rb + 4 <= (r1 & ~3);
-    const whole = ((kind == 1 && q4Grouped()) || (kind == 5 && q4kGrouped()) || (kind == 7 && q6Grouped())) && inGroup;
+    const whole = kind == 1 && q4Grouped() && inGroup;
     if (whole && kind == 1) prep_q4g(scratch, w + <usize>rb * rowBytes, nb);
-    if (whole && kind == 5) prep_q4kg4(scratch, w + <usize>rb * rowBytes, nb, prepBytes);
-    if (whole && kind == 7) prep_q6g(scratch, w + <usize>rb * rowBytes, nb, 0, 4, prepBytes);
     for (let r = rb; r < re && !whole; r++) {
       const dst = scratch + <usize>(r - rb) * prepBytes;
       const src = w + <usize>r * rowBytes;
-      if (kind == 5 && q4kGrouped() && r < (r1 & ~3)) prep_q4kg(dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_K reads it
-      else if (kind == 5) prep_q45_K(dst, src, nb, false);
+      if (kind == 5) prep_q45_K(dst, src, nb, false);
       else if (kind == 6) prep_q45_K(dst, src, nb, true);
-      else if (kind == 7 && q6Grouped() && r < (r1 & ~3)) prep_q6g(dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3, (r & 3) + 1, prepBytes); // as matvec_q6_K reads it
       else if (kind == 7) prep_q6_K(dst, src, nb);
       else if (kind == 1 && q4Grouped() && r < (r1 & ~3)) prep_32(1, dst, w + <usize>(r & ~3) * rowBytes, nb, r & 3); // as matvec_q4_0 reads it
       else prep_32(kind, dst, src, nb, -1);
@@ -1221,5 +1114,13 @@ export function gemm_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i3
   gemmLoop(6, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }
 export function gemm_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
+  if (q6Grouped()) {
+    // the grouped rows in place (q6k-gemm.ts, matvec's bits), ggml's last rows % 4 by matvec per token
+    const e = max<i32>(r0, gemmG_q6_K(out, w, rowBytes, r0, r1, xw, cols, n, outStride));
+    if (e >= r1) return;
+    const xq = <usize>load<u32>(xw, WIDE_SRC), xs = <usize>load<u32>(xw, WIDE_SRC + 4);
+    for (let t = 0; t < n; t++) matvec_q6_K(out + (<usize>(t * outStride) << 2), w, rowBytes, e, r1, xq + <usize>t * xs, cols);
+    return;
+  }
   gemmLoop(7, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
 }

@@ -134,23 +134,7 @@ export const Q4KG_ROW: usize = memory.data(144, 16);
   }
 }
 
-/** dst ← the four rows' 144-byte blocks (ggml's layout, row k at dst + 144k) of the group block at a: the layout's transpose undone. */
-// @ts-ignore: decorator
-@inline export function q4kgBlocks(dst: usize, a: usize): void {
-  for (let p: usize = 0; p < 9; p++) {
-    const v0 = v128.load(a + vecOff(p, 0)), v1 = v128.load(a + vecOff(p, 1)), v2 = v128.load(a + vecOff(p, 2)), v3 = v128.load(a + vecOff(p, 3));
-    const l01 = i32x4.shuffle(v0, v1, 0, 4, 1, 5), h01 = i32x4.shuffle(v0, v1, 2, 6, 3, 7);
-    const l23 = i32x4.shuffle(v2, v3, 0, 4, 1, 5), h23 = i32x4.shuffle(v2, v3, 2, 6, 3, 7);
-    const o = dst + (p << 4);
-    v128.store(o, i64x2.shuffle(l01, l23, 0, 2));
-    v128.store(o + 144, i64x2.shuffle(l01, l23, 1, 3));
-    v128.store(o + 288, i64x2.shuffle(h01, h23, 0, 2));
-    v128.store(o + 432, i64x2.shuffle(h01, h23, 1, 3));
-  }
-}
 
-/** Four ggml blocks (576 B) for the prompt GEMM's preparation of a whole group (gemm.ts prep_q4kg4). */
-export const Q4KG_ROWS: usize = memory.data(576, 16);
 
 // ---- matvec ---------------------------------------------------------------------------------------
 

@@ -35,8 +35,8 @@ const Z: v128 = i32x4.splat(0);
 /** Bytes of one group's super-block: four rows' 210. */
 export const Q6G_BLOCK: usize = 840;
 /** Offsets in a group block: the scale pairs, the four f16 d. */
-const G_SC: usize = 768;
-const G_D: usize = 832;
+export const G_SC: usize = 768;
+export const G_D: usize = 832;
 
 /** True when this build stores Q6_K in groups of four rows. */
 // @ts-ignore: decorator
@@ -54,7 +54,7 @@ const KG: usize = memory.data<u8>([
   0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, // 80 bits 4-5
 ], 16);
 // @ts-ignore: decorator
-@inline function kg(off: usize): v128 {
+@inline export function kg(off: usize): v128 {
   return v128.load(KG + off);
 }
 
@@ -75,11 +75,11 @@ const XP: usize = memory.data(X_COLS, 16);
  * 14 (unpackHi) of a pair's 32.
  */
 // @ts-ignore: decorator
-@inline function unpackLo(lo: v128, hi: v128): v128 {
+@inline export function unpackLo(lo: v128, hi: v128): v128 {
   return i8x16.shuffle(lo, hi, 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
 }
 // @ts-ignore: decorator
-@inline function unpackHi(lo: v128, hi: v128): v128 {
+@inline export function unpackHi(lo: v128, hi: v128): v128 {
   return i8x16.shuffle(lo, hi, 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
 }
 
@@ -94,7 +94,7 @@ function prepX(xq: usize, cols: i32): void {
 
 /** W3 of a pack from the top two bits of A, B, C (bits 0-1, 2-3, 4-5): one final shift for all three. */
 // @ts-ignore: decorator
-@inline function w3(a: v128, b: v128, c: v128): v128 {
+@inline export function w3(a: v128, b: v128, c: v128): v128 {
   const m = kg(16);
   const t = v128.or(v128.or(i16x8.shr_u(v128.and(a, m), 4), i16x8.shr_u(v128.and(b, m), 2)), v128.and(c, m));
   return i16x8.shr_u(t, 2);
@@ -114,7 +114,7 @@ function prepX(xq: usize, cols: i32): void {
  * dot_q6_K's offset term (kquants.ts q6KSum: bsumDotS, i16 dots of the bsums and scales in pairs).
  */
 // @ts-ignore: decorator
-@inline function offset(a: usize, bs: usize, i: i32): v128 {
+@inline export function offset(a: usize, bs: usize, i: i32): v128 {
   const lo = i32x4.dot_i16x8_s(v128.load8x8_s(a + G_SC + (<usize>i << 3)), v128.load32_splat(bs + (<usize>i << 2)));
   const hi = i32x4.dot_i16x8_s(v128.load8x8_s(a + G_SC + (<usize>(i + 4) << 3)), v128.load32_splat(bs + (<usize>(i + 4) << 2)));
   return i32x4.shl(i32x4.sub(i32x4.splat(0), i32x4.add(lo, hi)), 5);
@@ -153,7 +153,7 @@ function prepX(xq: usize, cols: i32): void {
 
 /** acc + f32(s)·dd lane-wise (dot_q6_K's fmaI). */
 // @ts-ignore: decorator
-@inline function fma(acc: v128, s: v128, dd: v128): v128 {
+@inline export function fma(acc: v128, s: v128, dd: v128): v128 {
   return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
 }
 
