@@ -23,8 +23,9 @@
 //   K-quant sub-block scales are multiplied into the i16 weights (|q·sc| ≤ 4096).
 // Relaxed SIMD, K-quants: Q4_K and Q6_K, stored in groups of four rows, are not prepared here: their
 //   gemm reads the groups in place with the matvec's float steps (q4k-gemm.ts, q6k-gemm.ts), so
-//   their prompt and generation give the same bits; this file widens their activations. Q5_K
-//   (Q4_K in ggml's rows likewise): bytes stay bytes, elements of one class of a sub-block side by side:
+//   their prompt and generation give the same bits (ggml's last rows % 4 go through the matvec);
+//   this file widens their activations. Q5_K: bytes stay bytes, elements of one class of a
+//   sub-block side by side:
 //   per pair of sub-blocks (2k, 2k + 1) two vectors of byte pairs, (c, c + 8) and
 //   (c + 16, c + 24) of sub-block 2k, then of 2k + 1, for four classes c; the i16 dot
 //   i16x8.relaxed_dot_i8x16_i7x16_s (pmaddubsw; deterministic because its second operand, the
@@ -629,61 +630,31 @@ const PREP32_BS: usize = ASC_FEATURE_RELAXED_SIMD ? GEMM_ROWS * PREP_32 : PREP_3
 // ---- K-quants -----------------------------------------------------------------------------------
 // Prepared block, PREP_K bytes:
 //   plain:   w[256] i16 (q·sc, perm16 order)                          | d f32 | dmin f32 | 8 B | m[4] i16x8
-//   relaxed Q4_K/Q5_K: per pair k of sub-blocks (80 B): codes as putPairs, 64 B | (sc_2k, sc_2k+1) ×4 i16
-//                                                                      | 192 B | d f32 | dmin f32 | 8 B | m[4] i16x8
-//   relaxed Q6_K: per sub-block j (64 B): lo A[16] | lo B[16] | hi A[16] | hi B[16] u8  | d f32 | 12 B
-// lo/hi: the scaled weights' low 7 bits and the rest, in permA/permB order;
+//   relaxed Q5_K: per pair k of sub-blocks (80 B): codes as putPairs,
+//     64 B | (sc_2k, sc_2k+1) ×4 i16 | 192 B | d f32 | dmin f32 | 8 B | m[4] i16x8
+//   (the relaxed build's Q4_K and Q6_K are not prepared: q4k-gemm.ts, q6k-gemm.ts)
 // m[k]: (m_2k, m_2k+1) repeated, the minimums of sub-blocks 2k and 2k + 1 as i16 pairs.
 
 const PREP_K: i32 = 592;
-/** Bytes per sub-block in a prepared K-quant block: plain 32 i16, relaxed 32 lo and 32 hi bytes. */
+/** Bytes per sub-block in a prepared K-quant block (plain: 32 i16). */
 const SUB: usize = 64;
 /** Relaxed Q4_K/Q5_K: bytes per pair of sub-blocks (four code vectors, the two scales). */
 const PAIR_Q45: usize = 80;
-/** Q6_K relaxed: added to (q − 32)·scale ∈ [−4064, 4096] so the split weight is ≥ 0. */
-const Q6_BIAS: i16 = 4096;
-
-/** Store 32 elements of sub-block j with scale(s) sc (i16x8): x0/x1 = elements 0-15 / 16-31 as bytes. */
+/** Plain: store 32 elements of sub-block j with scale(s) sc (i16x8): x0/x1 = elements 0-15 / 16-31 as bytes. */
 // @ts-ignore: decorator
 @inline function putSub(pb: usize, j: i32, x0: v128, x1: v128, sc0: v128, sc1: v128, signed: bool): void {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    // w = code·scale per element (Q6_K: (q − 32)·scale + Q6_BIAS ≥ 0), split into 7-bit lo and hi
-    const a = permA(x0, x1), b = permB(x0, x1);
-    const sc = v128.shuffle<i16>(sc0, sc1, 0, 0, 8, 8, 0, 0, 8, 8);
-    let al = i16x8.extend_low_i8x16_u(a), ah = i16x8.extend_high_i8x16_u(a);
-    let bl = i16x8.extend_low_i8x16_u(b), bh = i16x8.extend_high_i8x16_u(b);
-    if (signed) {
-      const o = i16x8.splat(32), bias = i16x8.splat(Q6_BIAS);
-      al = i16x8.add(i16x8.mul(i16x8.sub(al, o), sc), bias);
-      ah = i16x8.add(i16x8.mul(i16x8.sub(ah, o), sc), bias);
-      bl = i16x8.add(i16x8.mul(i16x8.sub(bl, o), sc), bias);
-      bh = i16x8.add(i16x8.mul(i16x8.sub(bh, o), sc), bias);
-    } else {
-      al = i16x8.mul(al, sc);
-      ah = i16x8.mul(ah, sc);
-      bl = i16x8.mul(bl, sc);
-      bh = i16x8.mul(bh, sc);
-    }
-    const m = i16x8.splat(127);
-    const p = pb + <usize>j * SUB;
-    v128.store(p, i8x16.narrow_i16x8_u(v128.and(al, m), v128.and(ah, m)));
-    v128.store(p, i8x16.narrow_i16x8_u(v128.and(bl, m), v128.and(bh, m)), 16);
-    v128.store(p, i8x16.narrow_i16x8_u(i16x8.shr_u(al, 7), i16x8.shr_u(ah, 7)), 32);
-    v128.store(p, i8x16.narrow_i16x8_u(i16x8.shr_u(bl, 7), i16x8.shr_u(bh, 7)), 48);
+  const p = pb + (<usize>j << 6);
+  const y0 = perm16(x0), y1 = perm16(x1);
+  if (signed) {
+    v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(y0), sc0));
+    v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(y0), sc0), 16);
+    v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(y1), sc1), 32);
+    v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(y1), sc1), 48);
   } else {
-    const p = pb + (<usize>j << 6);
-    const y0 = perm16(x0), y1 = perm16(x1);
-    if (signed) {
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(y0), sc0));
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(y0), sc0), 16);
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_s(y1), sc1), 32);
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_s(y1), sc1), 48);
-    } else {
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(y0), sc0));
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(y0), sc0), 16);
-      v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(y1), sc1), 32);
-      v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(y1), sc1), 48);
-    }
+    v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(y0), sc0));
+    v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(y0), sc0), 16);
+    v128.store(p, i16x8.mul(i16x8.extend_low_i8x16_u(y1), sc1), 32);
+    v128.store(p, i16x8.mul(i16x8.extend_high_i8x16_u(y1), sc1), 48);
   }
 }
 
@@ -750,8 +721,8 @@ const Q6_BIAS: i16 = 4096;
 /** Prepare one Q6_K row (dequantize_row_q6_K's element order, scale per 16). */
 // @ts-ignore: decorator
 @inline function prep_q6_K(dst: usize, w: usize, nb: i32): void {
-  // plain: signed codes q − 32 with the scale multiplied in; relaxed: unsigned codes q
-  const off = i8x16.splat(ASC_FEATURE_RELAXED_SIMD ? 0 : 32);
+  // signed codes q − 32 with the scale multiplied in (the plain build's; the relaxed one takes q6k-gemm.ts)
+  const off = i8x16.splat(32);
   for (let b = 0; b < nb; b++) {
     const wb = w + <usize>b * 210;
     const pb = dst + <usize>b * PREP_K;
