@@ -107,7 +107,7 @@ export function layout_q4_K(dst: usize, src: usize, tmp: usize, rows: i32, cols:
   }
 }
 
-/** One ggml block (144 B) for readers of single rows (dequant_row_q4_K, the prompt GEMM's row preparation). */
+/** One ggml block (144 B) for readers of single rows (dequant_row_q4_K). */
 export const Q4KG_ROW: usize = memory.data(144, 16);
 
 /**
@@ -133,8 +133,6 @@ export const Q4KG_ROW: usize = memory.data(144, 16);
     v128.store(dst + (p << 4), v128.load32_lane(s + vecOff(p, 3), v, 3));
   }
 }
-
-
 
 // ---- matvec ---------------------------------------------------------------------------------------
 
