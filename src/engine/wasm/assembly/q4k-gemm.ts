@@ -18,8 +18,9 @@
 
 import { Q4KG_BLOCK, addF, f16Hi, kg, nib, q4kDot32, scaleS } from './q4k-group';
 
-/** Bytes of a widened q8_K block of four tokens (gemm.ts WQ8_K_BLOCK). */
-const WQ8_K_BLOCK: usize = 2448;
+/** Bytes of a widened q8_K block of four tokens (gemm.ts WQ8_K_BLOCK), and of one token's part of it (gemm.ts XK_TOKEN; q6k-gemm.ts too). */
+export const WQ8_K_BLOCK: usize = 2448;
+export const XK_TOKEN: usize = 576;
 /** Where widen_q8_K records its source in the widened copy's first block: u32 xq, u32 xqStride (bytes 80-143 are unused). */
 export const WIDE_SRC: usize = 80;
 /** Groups of rows that stay in L2 while the token groups pass. */

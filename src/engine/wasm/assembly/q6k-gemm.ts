@@ -15,12 +15,9 @@
 
 import { qKBsums } from './common';
 import { f16Hi } from './legacy';
-import { WIDE_SRC } from './q4k-gemm';
+import { WIDE_SRC, WQ8_K_BLOCK, XK_TOKEN } from './q4k-gemm';
 import { G_D, G_SC, Q6G_BLOCK, fma, kg, offset, w3 } from './q6k-group';
 
-/** Bytes of a widened q8_K block of four tokens (gemm.ts WQ8_K_BLOCK), and of one token's part of it. */
-const WQ8_K_BLOCK: usize = 2448;
-const XK_TOKEN: usize = 576;
 /** Token 0's activation bytes in the group order in a widened block (gemm.ts XK + XS). */
 export const XG: usize = 144 + 288;
 /** Groups of rows that stay in L2 while the token groups pass. */
