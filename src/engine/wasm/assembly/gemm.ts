@@ -77,8 +77,8 @@ import { f16, lo4, hi4, bits, q8Scales, q8Aux, qKScales, qKBsums } from './commo
 import { Q4G_BLOCK, q4Grouped, q4gQs } from './layout';
 import { q6Grouped, unpackHi, unpackLo } from './q6k-group';
 import { q4kGrouped } from './q4k-group';
-import { WIDE_SRC, gemmG_q4_K } from './q4k-gemm';
-import { gemmG_q6_K } from './q6k-gemm';
+import { gemmG_q4_K, gemmG_q6_K } from './gemmg';
+import { WIDE_SRC } from './q4k-gemm';
 import { matvec_q4_K, matvec_q6_K } from './kquants';
 
 const Z: v128 = i32x4.splat(0);

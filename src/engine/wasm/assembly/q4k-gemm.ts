@@ -13,25 +13,20 @@
 // (B_2k, B_2k+1) of four tokens side by side, and records where its quantised rows lie (WIDE_SRC):
 // the activation bytes come from there, in ggml's order, four at a time as the quant words want them.
 //
-// Loop order: GEMMG_GROUPS groups (4·rowBytes each; 128 KiB at 14336 columns) stay in L2 while each
-// group of four tokens passes over them, its activations in L1.
+// The tiling loop over groups and tokens is gemmg.ts's, shared with Q6_K.
 
-import { Q4KG_BLOCK, addF, f16Hi, kg, nib, q4kDot32, scaleS } from './q4k-group';
+import { Q4KG_BLOCK, addF, f16Hi, kg, nib, scaleS } from './q4k-group';
 
 /** Bytes of a widened q8_K block of four tokens (gemm.ts WQ8_K_BLOCK), and of one token's part of it (gemm.ts XK_TOKEN; q6k-gemm.ts too). */
 export const WQ8_K_BLOCK: usize = 2448;
 export const XK_TOKEN: usize = 576;
 /** Where widen_q8_K records its source in the widened copy's first block: u32 xq, u32 xqStride (bytes 80-143 are unused). */
 export const WIDE_SRC: usize = 80;
-/** Groups of rows that stay in L2 while the token groups pass. */
-const GEMMG_GROUPS: i32 = 4;
 
 /** Per token of the tile: F0 … F3, M (blockG's accumulators) and dd = d·d_x of the current block, 96 B each. */
 const TILE: usize = memory.data(4 * 96, 16);
 /** Per token: the first chunk's scaled sums (lanes 2c, 2c + 1 of dot_q4_K's isum), 32 B each. */
 const HALF: usize = memory.data(4 * 32, 16);
-/** A partial first group's results (four tokens × four rows) before the rows in range are stored. */
-const PART: usize = memory.data(64, 16);
 
 /** Adds block a of a group (its 576 B) against four tokens' activation blocks x0 … x3 (256 B each; wb: their widened block) to TILE. */
 // @ts-ignore: decorator
@@ -134,49 +129,9 @@ const PART: usize = memory.data(64, 16);
   }
 }
 
-function tiles32(o: usize, os: usize, live: i32, g: usize, x0: usize, x1: usize, x2: usize, x3: usize, xw: usize, nb: i32): void {
+export function tiles32(o: usize, os: usize, live: i32, g: usize, x0: usize, x1: usize, x2: usize, x3: usize, xw: usize, nb: i32): void {
   tileG(o, os, live, g, x0, x1, x2, x3, xw, nb, true);
 }
-function tiles16(o: usize, os: usize, live: i32, g: usize, x0: usize, x1: usize, x2: usize, x3: usize, xw: usize, nb: i32): void {
+export function tiles16(o: usize, os: usize, live: i32, g: usize, x0: usize, x1: usize, x2: usize, x3: usize, xw: usize, nb: i32): void {
   tileG(o, os, live, g, x0, x1, x2, x3, xw, nb, false);
-}
-
-/**
- * out[t·outStride + r] = row r · x_t for the rows r in [r0, r1) below r1 & ~3 (the grouped rows; a
- * partial first group is computed whole and its rows in range stored) and t < n, from the widened
- * batch at xw; returns r1 & ~3, where ggml's rows begin (the caller takes those).
- */
-export function gemmG_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32): i32 {
-  const end = r1 & ~3;
-  const g0 = r0 & ~3;
-  if (g0 >= end || n <= 0) return end;
-  const dot32 = q4kDot32();
-  const nb = cols >> 8;
-  const xq = <usize>load<u32>(xw, WIDE_SRC), xs = <usize>load<u32>(xw, WIDE_SRC + 4);
-  const os = <usize>outStride << 2;
-  const tg = (n + 3) >> 2;
-  for (let c0 = g0; c0 < end; c0 += 4 * GEMMG_GROUPS) {
-    const c1 = min<i32>(end, c0 + 4 * GEMMG_GROUPS);
-    for (let k = 0; k < tg; k++) {
-      const live = min<i32>(4, n - 4 * k);
-      // tokens past n read the last token's bytes (their widened d and sums are zero; not stored)
-      const t0 = 4 * k;
-      const x0 = xq + <usize>t0 * xs;
-      const x1 = xq + <usize>min<i32>(t0 + 1, n - 1) * xs, x2 = xq + <usize>min<i32>(t0 + 2, n - 1) * xs, x3 = xq + <usize>min<i32>(t0 + 3, n - 1) * xs;
-      const wk = xw + <usize>(k * nb) * WQ8_K_BLOCK;
-      const ok = out + <usize>t0 * os;
-      for (let g = c0; g < c1; g += 4) {
-        const gp = w + <usize>g * rowBytes;
-        if (g < r0) {
-          if (dot32) tiles32(PART, 16, live, gp, x0, x1, x2, x3, wk, nb);
-          else tiles16(PART, 16, live, gp, x0, x1, x2, x3, wk, nb);
-          for (let t = 0; t < live; t++) {
-            for (let r = r0; r < g + 4; r++) store<f32>(ok + <usize>t * os + (<usize>r << 2), load<f32>(PART + (<usize>t << 4) + (<usize>(r - g) << 2)));
-          }
-        } else if (dot32) tiles32(ok + (<usize>g << 2), os, live, gp, x0, x1, x2, x3, wk, nb);
-        else tiles16(ok + (<usize>g << 2), os, live, gp, x0, x1, x2, x3, wk, nb);
-      }
-    }
-  }
-  return end;
 }

@@ -11,22 +11,17 @@
 //
 // Inputs: the widened q8_K batch (gemm.ts widen_q8_K: d_x, and each token's bytes in the group
 // order, prepX's, at XG) and the quantised rows it records (q4k-gemm.ts WIDE_SRC: their bsums, for
-// the −32 offset). Loop order as q4k-gemm.ts: a few groups stay in L2 while the token groups pass.
+// the −32 offset). The tiling loop over groups and tokens is gemmg.ts's, shared with Q4_K.
 
-import { qKBsums } from './common';
 import { f16Hi } from './legacy';
-import { WIDE_SRC, WQ8_K_BLOCK, XK_TOKEN } from './q4k-gemm';
+import { WQ8_K_BLOCK, XK_TOKEN } from './q4k-gemm';
 import { G_D, G_SC, Q6G_BLOCK, fma, kg, offset, w3 } from './q6k-group';
 
 /** Token 0's activation bytes in the group order in a widened block (gemm.ts XK + XS). */
 export const XG: usize = 144 + 288;
-/** Groups of rows that stay in L2 while the token groups pass. */
-const GEMMG_GROUPS: i32 = 4;
 
 /** Per token of the tile: acc_0 … acc_3 (dotGBody's) and dd = d·d_x of the current block, 80 B each. */
 const TILE: usize = memory.data(4 * 80, 16);
-/** A partial first group's results (four tokens × four rows) before the rows in range are stored. */
-const PART: usize = memory.data(64, 16);
 
 /** Adds block a of a group (840 B) against four tokens (their widened block wb; b0 … b3: their bsums of this block) to TILE. */
 // @ts-ignore: decorator
@@ -69,7 +64,7 @@ const PART: usize = memory.data(64, 16);
 }
 
 /** One group (at g) against one group of four tokens (bsums of token t at bt, widened copy at xw): token t's four rows stored at o + t·os (t < live). */
-function tile6(o: usize, os: usize, live: i32, g: usize, b0: usize, b1: usize, b2: usize, b3: usize, xw: usize, nb: i32): void {
+export function tile6(o: usize, os: usize, live: i32, g: usize, b0: usize, b1: usize, b2: usize, b3: usize, xw: usize, nb: i32): void {
   const z = f32x4.splat(0);
   for (let i: usize = 0; i < 4 * 80; i += 16) v128.store(TILE + i, z);
   for (let b = 0; b < nb; b++) {
@@ -80,42 +75,4 @@ function tile6(o: usize, os: usize, live: i32, g: usize, b0: usize, b1: usize, b
     const acc = TILE + <usize>t * 80;
     v128.store(o + <usize>t * os, f32x4.add(f32x4.add(v128.load(acc), v128.load(acc, 32)), f32x4.add(v128.load(acc, 16), v128.load(acc, 48))));
   }
-}
-
-/**
- * out[t·outStride + r] = row r · x_t for the rows r in [r0, r1) below r1 & ~3 (the grouped rows; a
- * partial first group is computed whole and its rows in range stored) and t < n, from the widened
- * batch at xw; returns r1 & ~3, where ggml's rows begin (the caller takes those).
- */
-export function gemmG_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32): i32 {
-  const end = r1 & ~3;
-  const g0 = r0 & ~3;
-  if (g0 >= end || n <= 0) return end;
-  const nb = cols >> 8;
-  const xq = <usize>load<u32>(xw, WIDE_SRC), xs = <usize>load<u32>(xw, WIDE_SRC + 4);
-  const bp = qKBsums(xq, cols);
-  const os = <usize>outStride << 2;
-  const tg = (n + 3) >> 2;
-  for (let c0 = g0; c0 < end; c0 += 4 * GEMMG_GROUPS) {
-    const c1 = min<i32>(end, c0 + 4 * GEMMG_GROUPS);
-    for (let k = 0; k < tg; k++) {
-      const live = min<i32>(4, n - 4 * k);
-      // tokens past n read the last token's bsums (their widened d is zero; not stored)
-      const t0 = 4 * k;
-      const b0 = bp + <usize>t0 * xs;
-      const b1 = bp + <usize>min<i32>(t0 + 1, n - 1) * xs, b2 = bp + <usize>min<i32>(t0 + 2, n - 1) * xs, b3 = bp + <usize>min<i32>(t0 + 3, n - 1) * xs;
-      const wk = xw + <usize>(k * nb) * WQ8_K_BLOCK;
-      const ok = out + <usize>t0 * os;
-      for (let g = c0; g < c1; g += 4) {
-        const gp = w + <usize>g * rowBytes;
-        if (g < r0) {
-          tile6(PART, 16, live, gp, b0, b1, b2, b3, wk, nb);
-          for (let t = 0; t < live; t++) {
-            for (let r = r0; r < g + 4; r++) store<f32>(ok + <usize>t * os + (<usize>r << 2), load<f32>(PART + (<usize>t << 4) + (<usize>(r - g) << 2)));
-          }
-        } else tile6(ok + (<usize>g << 2), os, live, gp, b0, b1, b2, b3, wk, nb);
-      }
-    }
-  }
-  return end;
 }
