@@ -245,7 +245,17 @@ export function q4k_dot32_active(): i32 {
     // quant vectors (c, i), (c + 2, i) in the order read, 64 B per step t (vecOff): (c, 2t), (c, 2t + 1), (c + 2, 2t), (c + 2, 2t + 1)
     const q = a + 64 + (<usize>c << 8), x = xb + (<usize>c << 6);
     let l0 = i32x4.splat(0), h0 = l0, l2 = l0, h2 = l0;
-    for (let t: usize = 0; t < 4; t++) {
+    let t0: usize = 0;
+    if (!dot32) {
+      // the i16 sums start with step 0's, not with an add to zero (4 vector adds fewer per chunk)
+      const v0 = v128.load(q), u0 = v128.load(q, 16), v2 = v128.load(q, 32), u2 = v128.load(q, 48);
+      l0 = i16x8.add(dd16(v128.load32_splat(x), v0, 0), dd16(v128.load32_splat(x, 4), u0, 0));
+      h0 = i16x8.add(dd16(v128.load32_splat(x, 32), v0, 1), dd16(v128.load32_splat(x, 36), u0, 1));
+      l2 = i16x8.add(dd16(v128.load32_splat(x, 128), v2, 0), dd16(v128.load32_splat(x, 132), u2, 0));
+      h2 = i16x8.add(dd16(v128.load32_splat(x, 160), v2, 1), dd16(v128.load32_splat(x, 164), u2, 1));
+      t0 = 1;
+    }
+    for (let t: usize = t0; t < 4; t++) {
       const qt = q + (t << 6), xt = x + (t << 3);
       const v0 = v128.load(qt), u0 = v128.load(qt, 16), v2 = v128.load(qt, 32), u2 = v128.load(qt, 48);
       if (dot32) {
