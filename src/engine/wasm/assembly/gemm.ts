@@ -79,7 +79,6 @@ import { q6Grouped, unpackHi, unpackLo } from './q6k-group';
 import { q4kGrouped } from './q4k-group';
 import { gemmG_q4_K, gemmG_q6_K } from './gemmg';
 import { WIDE_SRC } from './q4k-gemm';
-import { matvec_q4_K, matvec_q6_K } from './kquants';
 
 const Z: v128 = i32x4.splat(0);
 
@@ -1073,10 +1072,7 @@ export function gemm_q5_1(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i3
 export function gemm_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   if (q4kGrouped()) {
     // the grouped rows in place (q4k-gemm.ts, matvec's bits), ggml's last rows % 4 by matvec per token
-    const e = max<i32>(r0, gemmG_q4_K(out, w, rowBytes, r0, r1, xw, cols, n, outStride));
-    if (e >= r1) return;
-    const xq = <usize>load<u32>(xw, WIDE_SRC), xs = <usize>load<u32>(xw, WIDE_SRC + 4);
-    for (let t = 0; t < n; t++) matvec_q4_K(out + (<usize>(t * outStride) << 2), w, rowBytes, e, r1, xq + <usize>t * xs, cols);
+    gemmG_q4_K(out, w, rowBytes, r0, r1, xw, cols, n, outStride);
     return;
   }
   gemmLoop(5, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);
@@ -1087,10 +1083,7 @@ export function gemm_q5_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i3
 export function gemm_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, scratch: usize): void {
   if (q6Grouped()) {
     // the grouped rows in place (q6k-gemm.ts, matvec's bits), ggml's last rows % 4 by matvec per token
-    const e = max<i32>(r0, gemmG_q6_K(out, w, rowBytes, r0, r1, xw, cols, n, outStride));
-    if (e >= r1) return;
-    const xq = <usize>load<u32>(xw, WIDE_SRC), xs = <usize>load<u32>(xw, WIDE_SRC + 4);
-    for (let t = 0; t < n; t++) matvec_q6_K(out + (<usize>(t * outStride) << 2), w, rowBytes, e, r1, xq + <usize>t * xs, cols);
+    gemmG_q6_K(out, w, rowBytes, r0, r1, xw, cols, n, outStride);
     return;
   }
   gemmLoop(7, out, w, rowBytes, r0, r1, xw, cols, n, outStride, scratch);

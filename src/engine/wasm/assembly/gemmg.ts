@@ -3,8 +3,10 @@
 // of Q4_K at 14336 columns) stay in L2 while each group of four tokens passes over them, its
 // activations in L1. The kernels differ only in their tile (one group against four tokens) and in
 // the per-token pointer it takes: the activation bytes (Q4_K) or the activations' bsums (Q6_K).
+// The last rows % 4, which stay in ggml's layout, go through the matvec per token.
 
 import { qKBsums } from './common';
+import { matvec_q4_K, matvec_q6_K } from './kquants';
 import { WIDE_SRC, WQ8_K_BLOCK, tiles16, tiles32 } from './q4k-gemm';
 import { q4kDot32 } from './q4k-group';
 import { tile6 } from './q6k-gemm';
@@ -25,14 +27,14 @@ const PART: usize = memory.data(64, 16);
 }
 
 /**
- * out[t·outStride + r] = row r · x_t for the rows r in [r0, r1) below r1 & ~3 (the grouped rows; a
- * partial first group is computed whole and its rows in range stored) and t < n, from the widened
- * batch at xw; token t's pointer is p + t·xStride. Returns r1 & ~3, where ggml's rows begin.
+ * out[t·outStride + r] = row r · x_t for the rows r in [r0, r1) and t < n, from the widened batch
+ * at xw (token t's pointer for the tile: p + t·xStride): the grouped rows below r1 & ~3 by tiles (a
+ * partial first group is computed whole and its rows in range stored), ggml's rows after them by
+ * the matvec per token.
  */
-function gemmG(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, p: usize): i32 {
+function gemmG(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32, p: usize): void {
   const end = r1 & ~3;
   const g0 = r0 & ~3;
-  if (g0 >= end || n <= 0) return end;
   const nb = cols >> 8;
   const xs = <usize>load<u32>(xw, WIDE_SRC + 4);
   const os = <usize>outStride << 2;
@@ -58,16 +60,24 @@ function gemmG(kind: i32, out: usize, w: usize, rowBytes: usize, r0: i32, r1: i3
       }
     }
   }
-  return end;
+  // ggml's last rows (r1 & ~3 … r1), or the whole range when it lies there
+  const e = max<i32>(r0, end);
+  if (e >= r1) return;
+  const xq = <usize>load<u32>(xw, WIDE_SRC);
+  for (let t = 0; t < n; t++) {
+    const o = out + (<usize>(t * outStride) << 2), x = xq + <usize>t * xs;
+    if (kind == TILE_Q6_K) matvec_q6_K(o, w, rowBytes, e, r1, x, cols);
+    else matvec_q4_K(o, w, rowBytes, e, r1, x, cols);
+  }
 }
 
 /** gemmG for Q4_K (q4k-gemm.ts's tiles): token t's activation bytes are the widened batch's source row t. */
-export function gemmG_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32): i32 {
+export function gemmG_q4_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32): void {
   const kind = q4kDot32() ? TILE_Q4_K_32 : TILE_Q4_K_16;
-  return gemmG(kind, out, w, rowBytes, r0, r1, xw, cols, n, outStride, <usize>load<u32>(xw, WIDE_SRC));
+  gemmG(kind, out, w, rowBytes, r0, r1, xw, cols, n, outStride, <usize>load<u32>(xw, WIDE_SRC));
 }
 
 /** gemmG for Q6_K (q6k-gemm.ts's tile): token t's pointer is its bsums, for the −32 offset. */
-export function gemmG_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32): i32 {
-  return gemmG(TILE_Q6_K, out, w, rowBytes, r0, r1, xw, cols, n, outStride, qKBsums(<usize>load<u32>(xw, WIDE_SRC), cols));
+export function gemmG_q6_K(out: usize, w: usize, rowBytes: usize, r0: i32, r1: i32, xw: usize, cols: i32, n: i32, outStride: i32): void {
+  gemmG(TILE_Q6_K, out, w, rowBytes, r0, r1, xw, cols, n, outStride, qKBsums(<usize>load<u32>(xw, WIDE_SRC), cols));
 }
