@@ -22,6 +22,8 @@
 //   npm run bench:kernels -- --no-bw           skip the bandwidth lines
 //   npm run bench:kernels -- --ab=DIR [--secs=4]  build A (build/wasm or --wasm-dir) against build B
 //                                              in DIR, calls interleaved, best of each: ratio B/A
+//   npm run bench:kernels -- --amp=0.02        weights of that magnitude instead of 1 (a trained
+//                                              model's: Q6_K's f16 d is then a subnormal half)
 //   npm run bench:kernels -- attn              attention only (also printed after a full run)
 //
 // Each figure is the best of several runs (the least disturbed by other processes). The scalar
@@ -51,6 +53,7 @@ const EVICT_BYTES = 64 * 2 ** 20;
 const noScalar = args.includes('--no-scalar');
 const gemmMode = args.includes('--gemm');
 const wasmDir = args.find((a) => a.startsWith('--wasm-dir='))?.slice(11);
+const AMP = Number(args.find((a) => a.startsWith('--amp='))?.slice(6) ?? 1);
 const matrixMiB = Number(args.find((a) => a.startsWith('--mib='))?.slice(6) ?? 0);
 const picked = args.find((a) => !a.startsWith('--'));
 const attnOnly = picked === 'attn';
@@ -137,7 +140,7 @@ async function dotPeak(n: number): Promise<[number, number]> {
  * i-quants, which need an importance matrix) random block bytes with a small f16 d at byte 0.
  */
 function tileOf(type: number): Uint8Array {
-  if (canQuantize(type)) return quantizeRows(type, new Float32Array(16 * COLS).map((_, i) => Math.sin(i * 0.37) * Math.cos(i * 0.011)), 16, COLS);
+  if (canQuantize(type)) return quantizeRows(type, new Float32Array(16 * COLS).map((_, i) => AMP * Math.sin(i * 0.37) * Math.cos(i * 0.011)), 16, COLS);
   const tile = new Uint8Array(16 * rowBytes(type, COLS));
   let s = 1;
   for (let i = 0; i < tile.length; i++) tile[i] = (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) >>> 24;

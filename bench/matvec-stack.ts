@@ -3,7 +3,8 @@
 // on the pool (2 threads); best of 20 passes, µs per product and GB/s of weight bytes. Unlike
 // bench:kernels (one large matrix), this shows the per-call cost and short rows.
 //
-//   node bin/run-ts.mjs bench/matvec-stack.ts TYPE ROWS COLS L [SHARED]
+//   node bin/run-ts.mjs bench/matvec-stack.ts TYPE ROWS COLS L [SHARED] [--amp=A]
+// Weights uniform in ±A/2 (default ±0.02, a trained model's size: Q6_K's f16 d subnormal).
 //   e.g. Q4_0 4864 896 48 (qwen2-0.5b's FFN), Q4_0 768 768 36 3 (110M q/k/v in one round trip)
 import { PoolBackend } from '../src/engine/backend/pool.js';
 import { WasmBackend } from '../src/engine/backend/wasm.js';
@@ -14,14 +15,16 @@ import { quantizeRows } from '../src/engine/quant/index.js';
 const type = ggmlTypeByName(process.argv[2] ?? 'Q4_0')!;
 const rows = Number(process.argv[3] ?? 2048), cols = Number(process.argv[4] ?? 768), L = Number(process.argv[5] ?? 24);
 const rb = rowBytes(type, cols);
-const shared = Number(process.argv[6] ?? 1);
+const pos = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const AMP = Number(process.argv.find((a) => a.startsWith('--amp='))?.slice(6) ?? 0.04);
+const shared = Number(pos[4] ?? 1);
 const cache = new Map<number, Uint8Array>();
 function fill(seed: number) {
   let q = cache.get(seed % 4);
   if (!q) {
     const f = new Float32Array(rows * cols);
     let s = seed + 1;
-    for (let i = 0; i < f.length; i++) { s = (s * 1103515245 + 12345) >>> 0; f[i] = ((s >>> 8) / 2 ** 24 - 0.5) * 0.04; }
+    for (let i = 0; i < f.length; i++) { s = (s * 1103515245 + 12345) >>> 0; f[i] = ((s >>> 8) / 2 ** 24 - 0.5) * AMP; }
     q = quantizeRows(type, f, rows, cols);
     cache.set(seed % 4, q);
   }

@@ -22,6 +22,67 @@
   return reinterpret<f32>(reinterpret<u32>(v) | ((h & 0x8000) << 16));
 }
 
+// Constants of the f16Hi family, loaded where used (V8 rebuilds a v128.const at every use in a loop).
+const F16K: usize = memory.data<u8>([
+  0, 0xe0, 0xff, 0x0f, 0, 0xe0, 0xff, 0x0f, 0, 0xe0, 0xff, 0x0f, 0, 0xe0, 0xff, 0x0f, //  0 a half's magnitude >> 3
+  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                      16 half exponent
+  0, 0, 0, 0x38, 0, 0, 0, 0x38, 0, 0, 0, 0x38, 0, 0, 0, 0x38, //                      32 (127 − 15) << 23
+  0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, //                      48 1 << 23
+  0, 0, 0x80, 0x38, 0, 0, 0x80, 0x38, 0, 0, 0x80, 0x38, 0, 0, 0x80, 0x38, //          64 2^-14
+  0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                      80 sign
+  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //  96 sign, 3 zero bits, half >> 3
+  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //          112 2^112
+  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                      128 Inf/NaN rebias
+  0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, //          144 both halves' exponents
+], 16);
+// @ts-ignore: decorator
+@inline function f16k(off: usize): v128 {
+  return v128.load(F16K + off);
+}
+
+/**
+ * The IEEE halves in the high 16 bits of h's lanes as f32x4, exactly as f16() gives each (the low
+ * 16 bits are ignored). The magnitude bits shifted 13 places up, plus (127 − 15) << 23, are a
+ * normal half's f32; Inf/NaN (exponent 31) add that once more, to an all-ones exponent. A
+ * subnormal half (exponent 0, m·2^-24) adds 1 << 23 as well, which reads as 2^-14·(1 + m/1024),
+ * and 2^-14 subtracted from it leaves m·2^-24 exactly. No float operation sees a subnormal
+ * operand, which costs x86 an assist of dozens of cycles: Q6_K's d is a subnormal half in most
+ * blocks of trained models, Q4_K's and Q8_0's in those of small weights (docs/performance.md).
+ */
+// @ts-ignore: decorator
+@inline export function f16Hi(h: v128): v128 {
+  const e = v128.and(h, f16k(16));
+  const z = i32x4.eq(e, i32x4.splat(0)), inf = i32x4.eq(e, f16k(16));
+  const bias = v128.or(v128.and(inf, f16k(32)), v128.and(z, f16k(48)));
+  const a = i32x4.add(i32x4.add(v128.and(i32x4.shr_u(h, 3), f16k(0)), f16k(32)), bias);
+  return v128.or(f32x4.sub(a, v128.and(z, f16k(64))), v128.and(h, f16k(80)));
+}
+
+/**
+ * f16Hi by one multiplication (the magnitude read as an f32 2^112 times too small), exact for every
+ * half too and 7 instructions instead of 14, but a subnormal half becomes a subnormal operand: for
+ * kernels whose halves are rarely subnormal, or that check first (f16HiPick, f16Sub).
+ */
+// @ts-ignore: decorator
+@inline export function f16HiMul(h: v128): v128 {
+  const m = v128.and(i32x4.shr_s(h, 3), f16k(96));
+  const rebias = v128.and(i32x4.eq(v128.and(h, f16k(16)), f16k(16)), f16k(128));
+  return f32x4.mul(v128.or(m, rebias), f16k(112));
+}
+
+/** f16Hi, by f16HiMul when no lane's half has a zero exponent (the low halves are not read). */
+// @ts-ignore: decorator
+@inline export function f16HiPick(h: v128): v128 {
+  if (v128.any_true(i32x4.eq(v128.and(h, f16k(16)), i32x4.splat(0)))) return f16Hi(h);
+  return f16HiMul(h);
+}
+
+/** True when one of the 8 halves in h (both of each lane) has a zero exponent: subnormal or zero. */
+// @ts-ignore: decorator
+@inline export function f16Sub(h: v128): bool {
+  return v128.any_true(i16x8.eq(v128.and(h, f16k(144)), i32x4.splat(0)));
+}
+
 /** f32 → IEEE half bits, round to nearest even (what ggml_compute_fp32_to_fp16 / F16C produce). */
 export function f32ToF16(f: f32): u32 {
   const x = reinterpret<u32>(f);

@@ -19,7 +19,7 @@
 // The relaxed build stores Q4_0 in groups of four rows interleaved (layout.ts), one row per lane of
 // each dot, so its matvec needs no sum4 (dotG4_q4_0).
 
-import { Dot4, STREAMS, f16, q8Aux, q8Scales, rows4, rows4Batch, sum4 } from './common';
+import { Dot4, STREAMS, f16, f16HiMul, f16HiPick, q8Aux, q8Scales, rows4, rows4Batch, sum4 } from './common';
 import { Q4G_BLOCK, q4Grouped } from './layout';
 
 // ---- vector constants ---------------------------------------------------------------------------
@@ -30,12 +30,8 @@ const K: usize = memory.data<u8>([
   0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, //  0 nibble mask
   0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, //                        16 i16 low byte
   0x81, 0x98, 0xad, 0xbf, 0xcf, 0xdd, 0xea, 0xf6, 1, 13, 25, 38, 53, 69, 89, 113, //                  32 kvalues_iq4nl
-  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         48 2^112
-  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     64 Inf/NaN rebias
-  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              80 sign, 3 zero bits, half >> 3
-  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     96 half exponent
-  0, 1, 2, 3, 4, 6, 8, 12, 0, 0xff, 0xfe, 0xfd, 0xfc, 0xfa, 0xf8, 0xf4, //                            112 kvalues_mxfp4
-  0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, //                                     128 i32 low byte
+  0, 1, 2, 3, 4, 6, 8, 12, 0, 0xff, 0xfe, 0xfd, 0xfc, 0xfa, 0xf8, 0xf4, //                            48 kvalues_mxfp4
+  0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, //                                     64 i32 low byte
 ], 16);
 // @ts-ignore: decorator
 @inline function kv(off: usize): v128 {
@@ -121,7 +117,7 @@ for (let b = 0; b < 256; b++) {
 
 // The dot kernels step a pointer per row, a = the block's address − 2, and read the block at
 // constant offsets from it, which V8 folds into the loads (addresses computed per row and block
-// cost measurably more on Q4_0). The f16 d sits in the high half of the u32 at a (u32At, f16Hi).
+// cost measurably more on Q4_0). The f16 d sits in the high half of the u32 at a (u32At, f16HiMul).
 
 /** The u32s at a0 … a3 as the lanes of one vector: plain loads and three unpacks instead of lane inserts. */
 // @ts-ignore: decorator
@@ -134,28 +130,12 @@ for (let b = 0; b < 256; b++) {
 }
 
 /**
- * The IEEE halves in the high 16 bits of h's lanes as f32x4, exactly (ggml_compute_fp16_to_fp32).
- * An arithmetic shift by 3 leaves the sign in place, three sign copies (cleared) and the magnitude
- * bits 13 places up, where they read as an f32 2^112 times too small, for normal and subnormal
- * halves alike; the multiplication by 2^112 is exact and carries the sign. Inf/NaN (exponent 31)
- * get 0x70000000 added first, which makes the f32 exponent all ones, and stay Inf/NaN through the
- * multiplication. A subnormal half is a subnormal f32 operand, slow on x86 but still exact; no
- * block of the GGUF models in bench/models has one.
- */
-// @ts-ignore: decorator
-@inline export function f16Hi(h: v128): v128 {
-  const m = v128.and(i32x4.shr_s(h, 3), kv(80));
-  const rebias = v128.and(i32x4.eq(v128.and(h, kv(96)), kv(96)), kv(64));
-  return f32x4.mul(v128.or(m, rebias), kv(48));
-}
-
-/**
  * The f16 at a0 + 2 … a3 + 2 as f32x4 (each block's d). Reads the two bytes before each row's first
  * block: rows never sit at address 0 (the data segment does).
  */
 // @ts-ignore: decorator
 @inline function f16At(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
-  return f16Hi(u32At(a0, a1, a2, a3));
+  return f16HiMul(u32At(a0, a1, a2, a3));
 }
 
 // One block's integer sum, as four i32 lane sums. Plain functions, not @inline: binaryen inlines
@@ -216,7 +196,7 @@ function nlSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v
 /** MXFP4: Σ w·x of the block at a + 3 (E2M1 codes at a + 4), as nlSum with kvalues_mxfp4 (in [−12, 12]). */
 function mxSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v128 {
   const q = v128.load(a, 4);
-  const t = kv(112);
+  const t = kv(48);
   const w0 = swz(t, lo4(q)), w1 = swz(t, hi4(q));
   if (ASC_FEATURE_RELAXED_SIMD) {
     const s = i32x4.relaxed_dot_i8x16_i7x16_add_s(v128.xor(w0, xo0), xe0, c);
@@ -231,7 +211,7 @@ function mxSum(a: usize, xe0: v128, xo0: v128, xe1: v128, xo1: v128, c: v128): v
  */
 // @ts-ignore: decorator
 @inline function e8m0Half(a0: usize, a1: usize, a2: usize, a3: usize): v128 {
-  const e = v128.and(u32At(a0, a1, a2, a3), kv(128));
+  const e = v128.and(u32At(a0, a1, a2, a3), kv(64));
   const normal = i32x4.shl(i32x4.sub(e, i32x4.splat(1)), 23);
   const sub = i32x4.shl(i32x4.add(e, i32x4.splat(1)), 21);
   return v128.bitselect(sub, normal, i32x4.lt_u(e, i32x4.splat(2)));
@@ -309,8 +289,8 @@ function dot4_q4_0(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
 // @ts-ignore: decorator
 @inline function addQ41(acc: v128, s: v128, a0: usize, a1: usize, a2: usize, a3: usize, dx: usize, sx: usize): v128 {
   const dm = u32At(a0 + 2, a1 + 2, a2 + 2, a3 + 2);
-  const dd = f32x4.mul(f16Hi(i32x4.shl(dm, 16)), v128.load32_splat(dx));
-  const ms = f32x4.mul(f16Hi(dm), v128.load32_splat(sx));
+  const dd = f32x4.mul(f16HiMul(i32x4.shl(dm, 16)), v128.load32_splat(dx));
+  const ms = f32x4.mul(f16HiMul(dm), v128.load32_splat(sx));
   return f32x4.add(acc, f32x4.add(f32x4.mul(dd, f32x4.convert_i32x4_s(s)), ms));
 }
 
@@ -408,7 +388,7 @@ function dot4_q5_1(p0: usize, p1: usize, p2: usize, p3: usize, xq: usize, cols: 
     }
     const s = sum4(q8Sum(a0, xe0, xo0, xe1, xo1, c), q8Sum(a1, xe0, xo0, xe1, xo1, c),
       q8Sum(a2, xe0, xo0, xe1, xo1, c), q8Sum(a3, xe0, xo0, xe1, xo1, c));
-    const dd = f32x4.mul(f16At(a0, a1, a2, a3), v128.load32_splat(dp + (<usize>b << 2)));
+    const dd = f32x4.mul(f16HiPick(u32At(a0, a1, a2, a3)), v128.load32_splat(dp + (<usize>b << 2)));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), dd));
     a0 += 34; a1 += 34; a2 += 34; a3 += 34;
   }
@@ -528,7 +508,7 @@ export function dequant_q8_0(out: usize, w: usize, cols: i32): void {
 /** The group block at a's four f16 scales as f32x4. */
 // @ts-ignore: decorator
 @inline function q4gD(a: usize): v128 {
-  return f16Hi(i32x4.shl(v128.load16x4_u(a), 16));
+  return f16HiMul(i32x4.shl(v128.load16x4_u(a), 16));
 }
 
 /** Relaxed: lane k = vecDotQ4_0 of row k of the group at g with xq. */
@@ -763,8 +743,8 @@ export function dequant_mxfp4(out: usize, w: usize, cols: i32): void {
     const o = out + (<usize>b << 7);
     for (let j = 0; j < 16; j++) {
       const q = <i32>load<u8>(wb + 1 + j);
-      store<f32>(o + (<usize>j << 2), <f32>load<i8>(K + 112 + (q & 15)) * d);
-      store<f32>(o + (<usize>(j + 16) << 2), <f32>load<i8>(K + 112 + (q >> 4)) * d);
+      store<f32>(o + (<usize>j << 2), <f32>load<i8>(K + 48 + (q & 15)) * d);
+      store<f32>(o + (<usize>(j + 16) << 2), <f32>load<i8>(K + 48 + (q >> 4)) * d);
     }
   }
 }

@@ -15,7 +15,8 @@
 //
 // The tiling loop over groups and tokens is gemmg.ts's, shared with Q6_K.
 
-import { Q4KG_BLOCK, addF, f16Hi, kg, nib, scaleS } from './q4k-group';
+import { f16Hi } from './common';
+import { Q4KG_BLOCK, addF, kg, nib, scaleS } from './q4k-group';
 
 /** Bytes of a widened q8_K block of four tokens (gemm.ts WQ8_K_BLOCK), and of one token's part of it (gemm.ts XK_TOKEN; q6k-gemm.ts too). */
 export const WQ8_K_BLOCK: usize = 2448;
@@ -37,7 +38,7 @@ const HALF: usize = memory.data(4 * 32, 16);
   // (m_2k, m_2k+1), against each token's (B_2k, B_2k+1) broadcast: Σ_j m_j·B_j per row (exact)
   const mlo = v128.and(U1, k3f);
   const mhi = v128.or(v128.and(i32x4.shr_u(U2, 4), kf), i32x4.shl(v128.and(i32x4.shr_u(U1, 6), k3), 4));
-  const pe = kg(304), po = kg(320);
+  const pe = kg(240), po = kg(256);
   const m01 = i8x16.relaxed_swizzle(mlo, pe), m23 = i8x16.relaxed_swizzle(mlo, po);
   const m45 = i8x16.relaxed_swizzle(mhi, pe), m67 = i8x16.relaxed_swizzle(mhi, po);
   const dmin = f16Hi(H), dw = f16Hi(i32x4.shl(H, 16));
@@ -55,7 +56,7 @@ const HALF: usize = memory.data(4 * 32, 16);
   // scales s_0..3 and s_4..7
   const s0 = v128.and(U0, k3f);
   const s1 = v128.or(v128.and(U2, kf), i32x4.shl(v128.and(i32x4.shr_u(U0, 6), k3), 4));
-  const mt: usize = dot32 ? 208 : 80;
+  const mt: usize = dot32 ? 144 : 80;
   for (let c = 0; c < 2; c++) {
     // h = 0: chunk c (sub-blocks 2c, 2c + 1, scales from s0); h = 1: chunk c + 2 (2c + 4, 2c + 5, s1)
     for (let h = 0; h < 2; h++) {

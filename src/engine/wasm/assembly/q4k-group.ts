@@ -21,7 +21,7 @@
 // the blocks) becomes four accumulators F0 … F3 (lane k: row k's lane j), its accm one more (M),
 // added at the end in hsumF's order, (F0 + F2) + (F1 + F3) − M.
 
-import { STREAMS, qKBsums, qKScales } from './common';
+import { STREAMS, f16Hi, f16HiMul, f16Sub, qKBsums, qKScales } from './common';
 
 /** Bytes of one group's block: four rows' 144-byte Q4_K blocks. */
 export const Q4KG_BLOCK: usize = 576;
@@ -45,33 +45,21 @@ const KG: usize = memory.data<u8>([
   1, 0x80, 1, 0x80, 5, 0x80, 5, 0x80, 9, 0x80, 9, 0x80, 13, 0x80, 13, 0x80,
   2, 0x80, 2, 0x80, 6, 0x80, 6, 0x80, 10, 0x80, 10, 0x80, 14, 0x80, 14, 0x80,
   3, 0x80, 3, 0x80, 7, 0x80, 7, 0x80, 11, 0x80, 11, 0x80, 15, 0x80, 15, 0x80,
-  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //                         144 2^112
-  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                                     160 Inf/NaN rebias
-  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //              176 sign, 3 zero bits, half >> 3
-  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                                     192 half exponent
-  // 208 + 16j: the same to sub-block j's scale of row k in i32 lane k
+  // 144 + 16j: the same to sub-block j's scale of row k in i32 lane k
   0, 0x80, 0x80, 0x80, 4, 0x80, 0x80, 0x80, 8, 0x80, 0x80, 0x80, 12, 0x80, 0x80, 0x80,
   1, 0x80, 0x80, 0x80, 5, 0x80, 0x80, 0x80, 9, 0x80, 0x80, 0x80, 13, 0x80, 0x80, 0x80,
   2, 0x80, 0x80, 0x80, 6, 0x80, 0x80, 0x80, 10, 0x80, 0x80, 0x80, 14, 0x80, 0x80, 0x80,
   3, 0x80, 0x80, 0x80, 7, 0x80, 0x80, 0x80, 11, 0x80, 0x80, 0x80, 15, 0x80, 0x80, 0x80,
-  // 272: the dot check's operands (dot32Native): 127 and 0xff (a byte the i7 operand may not hold)
+  // 208: the dot check's operands (dot32Native): 127 and 0xff (a byte the i7 operand may not hold)
   0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f,
   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-  // 304, 320: bytes 0, 1 (and 2, 3) of each lane as that lane's i16 pair (q4k-gemm.ts: minimums m_2k, m_2k+1)
+  // 240, 256: bytes 0, 1 (and 2, 3) of each lane as that lane's i16 pair (q4k-gemm.ts: minimums m_2k, m_2k+1)
   0, 0x80, 1, 0x80, 4, 0x80, 5, 0x80, 8, 0x80, 9, 0x80, 12, 0x80, 13, 0x80,
   2, 0x80, 3, 0x80, 6, 0x80, 7, 0x80, 10, 0x80, 11, 0x80, 14, 0x80, 15, 0x80,
 ], 16);
 // @ts-ignore: decorator
 @inline export function kg(off: usize): v128 {
   return v128.load(KG + off);
-}
-
-/** The IEEE halves in the high 16 bits of h's lanes as f32x4, exactly (legacy.ts f16Hi). */
-// @ts-ignore: decorator
-@inline export function f16Hi(h: v128): v128 {
-  const m = v128.and(i32x4.shr_s(h, 3), kg(176));
-  const rebias = v128.and(i32x4.eq(v128.and(h, kg(192)), kg(192)), kg(160));
-  return f32x4.mul(v128.or(m, rebias), kg(144));
 }
 
 // ---- layout -------------------------------------------------------------------------------------
@@ -184,7 +172,7 @@ const QX: usize = memory.data(64, 16);
  */
 // @ts-ignore: decorator
 @inline function dot32Native(): bool {
-  const r = i32x4.relaxed_dot_i8x16_i7x16_add_s(kg(272), kg(288), i32x4.splat(0));
+  const r = i32x4.relaxed_dot_i8x16_i7x16_add_s(kg(208), kg(224), i32x4.splat(0));
   return i32x4.extract_lane(r, 0) != 65534;
 }
 
@@ -233,9 +221,18 @@ export function q4k_dot32_active(): i32 {
     i32x4.add(i32x4.dot_i16x8_s(v128.and(U1, kg(48)), b02), i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(U1, 8), k3f), b13)),
     i32x4.add(i32x4.dot_i16x8_s(v128.and(m1, kg(64)), b46), i32x4.dot_i16x8_s(i16x8.shr_u(m1, 8), b57)),
   );
+  // d and dmin: f16HiMul unless one of the block's eight halves is subnormal (Q4_K of small weights)
+  let dmin: v128, dw: v128;
+  if (f16Sub(H)) {
+    dmin = f16Hi(H);
+    dw = f16Hi(i32x4.shl(H, 16));
+  } else {
+    dmin = f16HiMul(H);
+    dw = f16HiMul(i32x4.shl(H, 16));
+  }
   // accm += (dmin·d_x)·minsum
-  v128.store(acc, f32x4.add(v128.load(acc, 64), f32x4.mul(f32x4.mul(f16Hi(H), dx), f32x4.convert_i32x4_s(mins))), 64);
-  const dd = f32x4.mul(f16Hi(i32x4.shl(H, 16)), dx);
+  v128.store(acc, f32x4.add(v128.load(acc, 64), f32x4.mul(f32x4.mul(dmin, dx), f32x4.convert_i32x4_s(mins))), 64);
+  const dd = f32x4.mul(dw, dx);
   // scales s_0..3 (U0's low six bits) and s_4..7 (U2's low nibbles, U0's top two bits)
   const s0 = v128.and(U0, k3f);
   const s1 = v128.or(v128.and(U2, kf), i32x4.shl(v128.and(i32x4.shr_u(U0, 6), k3), 4));
@@ -275,7 +272,7 @@ export function q4k_dot32_active(): i32 {
       }
     }
     // the swizzles of sub-blocks 2c, 2c + 1 (i32 lanes: dot32; i16 pairs)
-    const mt: usize = dot32 ? 208 : 80;
+    const mt: usize = dot32 ? 144 : 80;
     const mlo = kg(mt + (<usize>c << 5)), mhi = kg(mt + 16 + (<usize>c << 5));
     addF(acc, 2 * c, i32x4.add(scaleS(l0, s0, mlo, dot32), scaleS(l2, s1, mlo, dot32)), dd);
     addF(acc, 2 * c + 1, i32x4.add(scaleS(h0, s0, mhi, dot32), scaleS(h2, s1, mhi, dot32)), dd);

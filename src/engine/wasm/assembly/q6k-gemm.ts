@@ -13,7 +13,7 @@
 // order, prepX's, at XG) and the quantised rows it records (q4k-gemm.ts WIDE_SRC: their bsums, for
 // the −32 offset). The tiling loop over groups and tokens is gemmg.ts's, shared with Q4_K.
 
-import { f16Hi } from './legacy';
+import { f16Hi } from './common';
 import { WQ8_K_BLOCK, XK_TOKEN } from './q4k-gemm';
 import { G_D, G_SC, Q6G_BLOCK, fma, kg, offset, w3 } from './q6k-group';
 

@@ -27,8 +27,7 @@
 // The last rows % 4 rows stay in ggml's layout (kquants.ts dot4_q6_K reads them). The plain build
 // keeps ggml's layout throughout; layout_q6_K then only moves the bytes.
 
-import { f16, qKBsums, qKScales } from './common';
-import { f16Hi } from './legacy';
+import { f16, f16Hi, qKBsums, qKScales } from './common';
 
 const Z: v128 = i32x4.splat(0);
 
