@@ -70,11 +70,17 @@ const F16K: usize = memory.data<u8>([
   return f32x4.mul(v128.or(m, rebias), f16k(112));
 }
 
+/** f16Hi where sub (a half of the block is subnormal: f16Sub), else f16HiMul. */
+// @ts-ignore: decorator
+@inline export function f16HiIf(h: v128, sub: bool): v128 {
+  if (sub) return f16Hi(h);
+  return f16HiMul(h);
+}
+
 /** f16Hi, by f16HiMul when no lane's half has a zero exponent (the low halves are not read). */
 // @ts-ignore: decorator
 @inline export function f16HiPick(h: v128): v128 {
-  if (v128.any_true(i32x4.eq(v128.and(h, f16k(16)), i32x4.splat(0)))) return f16Hi(h);
-  return f16HiMul(h);
+  return f16HiIf(h, v128.any_true(i32x4.eq(v128.and(h, f16k(16)), i32x4.splat(0))));
 }
 
 /** True when one of the 8 halves in h (both of each lane) has a zero exponent: subnormal or zero. */

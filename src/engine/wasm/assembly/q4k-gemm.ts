@@ -15,7 +15,7 @@
 //
 // The tiling loop over groups and tokens is gemmg.ts's, shared with Q6_K.
 
-import { f16Hi, f16HiMul, f16Sub } from './common';
+import { f16HiIf, f16Sub } from './common';
 import { Q4KG_BLOCK, addF, kg, nib, scaleS } from './q4k-group';
 
 /** Bytes of a widened q8_K block of four tokens (gemm.ts WQ8_K_BLOCK), and of one token's part of it (gemm.ts XK_TOKEN; q6k-gemm.ts too). */
@@ -42,14 +42,8 @@ const HALF: usize = memory.data(4 * 32, 16);
   const m01 = i8x16.relaxed_swizzle(mlo, pe), m23 = i8x16.relaxed_swizzle(mlo, po);
   const m45 = i8x16.relaxed_swizzle(mhi, pe), m67 = i8x16.relaxed_swizzle(mhi, po);
   // d and dmin as the matvec takes them (blockG: f16HiMul unless a half is subnormal)
-  let dmin: v128, dw: v128;
-  if (f16Sub(H)) {
-    dmin = f16Hi(H);
-    dw = f16Hi(i32x4.shl(H, 16));
-  } else {
-    dmin = f16HiMul(H);
-    dw = f16HiMul(i32x4.shl(H, 16));
-  }
+  const sub = f16Sub(H);
+  const dmin = f16HiIf(H, sub), dw = f16HiIf(i32x4.shl(H, 16), sub);
   for (let t: usize = 0; t < 4; t++) {
     const s = wb + 16 + (t << 2);
     const mins = i32x4.add(

@@ -21,7 +21,7 @@
 // the blocks) becomes four accumulators F0 … F3 (lane k: row k's lane j), its accm one more (M),
 // added at the end in hsumF's order, (F0 + F2) + (F1 + F3) − M.
 
-import { STREAMS, f16Hi, f16HiMul, f16Sub, qKBsums, qKScales } from './common';
+import { STREAMS, f16HiIf, f16Sub, qKBsums, qKScales } from './common';
 
 /** Bytes of one group's block: four rows' 144-byte Q4_K blocks. */
 export const Q4KG_BLOCK: usize = 576;
@@ -222,14 +222,8 @@ export function q4k_dot32_active(): i32 {
     i32x4.add(i32x4.dot_i16x8_s(v128.and(m1, kg(64)), b46), i32x4.dot_i16x8_s(i16x8.shr_u(m1, 8), b57)),
   );
   // d and dmin: f16HiMul unless one of the block's eight halves is subnormal (Q4_K of small weights)
-  let dmin: v128, dw: v128;
-  if (f16Sub(H)) {
-    dmin = f16Hi(H);
-    dw = f16Hi(i32x4.shl(H, 16));
-  } else {
-    dmin = f16HiMul(H);
-    dw = f16HiMul(i32x4.shl(H, 16));
-  }
+  const sub = f16Sub(H);
+  const dmin = f16HiIf(H, sub), dw = f16HiIf(i32x4.shl(H, 16), sub);
   // accm += (dmin·d_x)·minsum
   v128.store(acc, f32x4.add(v128.load(acc, 64), f32x4.mul(f32x4.mul(dmin, dx), f32x4.convert_i32x4_s(mins))), 64);
   const dd = f32x4.mul(dw, dx);
