@@ -5,7 +5,7 @@
 //   npm run bench:models -- --only qwen3moe-30b-a3b-4l --types Q8_0    # the MoE shape, on request only
 //   npm run bench:models -- --only llama31-8b-4l --types Q4_K_M         # the 8B's shapes, on request only
 //   npm run bench:models -- --only llama31-8b --types Q4_K_M --random-blocks   # all 32 layers (4.6 GiB)
-//   … --random-blocks: Q4_K_M as random blocks in ggml's Q4_K_M type mix, not quantised (seconds, not an hour)
+//   … --random-blocks: Q4_K_M (or Q5_K_M) as random blocks in ggml's type mix, not quantised (seconds, not an hour)
 //
 // Writes bench/models/<shape>-<type>.gguf (git-ignored). The F16 file is written once in a stream
 // (never the whole model in memory) and every other type is made from it by `pantheon quantize`.
@@ -261,28 +261,35 @@ function writeF16Model(s: Shape, path: string): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Random K-quant blocks (--random-blocks): a Q4_K_M-typed file without quantising
+// Random K-quant blocks (--random-blocks): a Q4_K_M- or Q5_K_M-typed file without quantising
 
-/** ggml's Q4_K_M recipe for the weights (llama-quant.cpp): Q6_K for output, and for attn_v/ffn_down of layers that use_more_bits. */
-function q4kmType(name: string, nLayer: number): number {
+/** ggml's Q4_K_M / Q5_K_M recipe for the weights (llama-quant.cpp): Q6_K for output, and for attn_v/ffn_down of layers that use_more_bits; base elsewhere. */
+function kmType(name: string, nLayer: number, base: number): number {
   if (name === 'output.weight') return GgmlType.Q6_K;
   const m = /^blk\.(\d+)\.(attn_v|ffn_down)\.weight$/.exec(name);
   if (m) {
     const i = Number(m[1]), n8 = Math.floor(nLayer / 8);
     if (i < n8 || i >= Math.floor((7 * nLayer) / 8) || (i - n8) % 3 === 2) return GgmlType.Q6_K;
   }
-  return GgmlType.Q4_K;
+  return base;
 }
 
+/** The mixes --random-blocks writes: base type, its block bytes, general.file_type (LLAMA_FTYPE_MOSTLY_*). */
+const RANDOM_MIXES: Record<string, { base: number; block: number; ftype: number }> = {
+  Q4_K_M: { base: GgmlType.Q4_K, block: 144, ftype: 15 },
+  Q5_K_M: { base: GgmlType.Q5_K, block: 176, ftype: 17 },
+};
+
 /**
- * The Q4_K_M file of `s` as random blocks: random quants and sub-block scales, each block's f16
- * scale (Q4_K d and dmin, Q6_K d) set small so weights stay near ±0.02. For the loading and speed
- * benchmarks only (what the weights compute is gibberish either way); Pantheon's quantiser took
- * over 40 min for the 8B shapes on a busy 2-core machine, this takes seconds.
+ * The Q4_K_M (Q5_K_M) file of `s` as random blocks: random quants and sub-block scales, each block's
+ * f16 scale (Q4_K/Q5_K d and dmin, Q6_K d) set small so weights stay near ±0.02. For the loading and
+ * speed benchmarks only (what the weights compute is gibberish either way); Pantheon's quantiser
+ * took over 40 min for the 8B shapes on a busy 2-core machine, this takes seconds.
  */
-function writeRandomQ4KM(s: Shape, path: string): void {
-  const tensors = shapeTensors(s).map((t) => (t.type === GgmlType.F16 ? { ...t, type: q4kmType(t.name, s.nLayer) } : t));
-  const kvs = shapeKvs(s).map((e) => (e.key === 'general.file_type' ? kv.u32('general.file_type', 15) : e)); // LLAMA_FTYPE_MOSTLY_Q4_K_M
+function writeRandomKM(s: Shape, path: string, mix: string): void {
+  const { base, block: baseBlock, ftype } = RANDOM_MIXES[mix];
+  const tensors = shapeTensors(s).map((t) => (t.type === GgmlType.F16 ? { ...t, type: kmType(t.name, s.nLayer, base) } : t));
+  const kvs = shapeKvs(s).map((e) => (e.key === 'general.file_type' ? kv.u32('general.file_type', ftype) : e));
   const header = ggufHeaderFor(kvs, tensors);
   const tmp = `${path}.part`;
   const fd = openSync(tmp, 'w');
@@ -296,7 +303,7 @@ function writeRandomQ4KM(s: Shape, path: string): void {
         const n = t.dims.reduce((a, b) => a * b, 1);
         writeAll(fd, new Uint8Array(new Float32Array(n).fill(1).buffer));
       } else {
-        const block = t.type === GgmlType.Q4_K ? 144 : 210;
+        const block = t.type === base ? baseBlock : 210;
         const CHUNK = block * 8192;
         let x = fnv1a(`${s.name}/${t.name}`) | 1;
         for (let at = 0; at < size; at += CHUNK) {
@@ -308,7 +315,7 @@ function writeRandomQ4KM(s: Shape, path: string): void {
           }
           const b = new Uint8Array(u32.buffer, 0, n);
           for (let o = 0; o < n; o += block) {
-            if (t.type === GgmlType.Q4_K) { b.set(d4, o); b.set(m4, o + 2); } // d, dmin first
+            if (t.type === base) { b.set(d4, o); b.set(m4, o + 2); } // d, dmin first
             else b.set(d6, o + 208); // Q6_K: d last
           }
           writeAll(fd, b);
@@ -399,7 +406,7 @@ function main(): number {
       let made = false;
       if (opts.force || !existsSync(path)) {
         if (type === 'F16') writeF16Model(s, path);
-        else if (type === 'Q4_K_M' && opts.randomBlocks) writeRandomQ4KM(s, path);
+        else if (type in RANDOM_MIXES && opts.randomBlocks) writeRandomKM(s, path, type);
         else {
           if (!existsSync(f16)) writeF16Model(s, f16);
           const err = quantize(f16, path, type);
