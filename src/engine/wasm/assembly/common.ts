@@ -22,18 +22,19 @@
   return reinterpret<f32>(reinterpret<u32>(v) | ((h & 0x8000) << 16));
 }
 
-// Constants of the f16Hi family, loaded where used (V8 rebuilds a v128.const at every use in a loop).
+// Constants of the f16Top family, loaded where used (V8 rebuilds a v128.const at every use in a loop).
 const F16K: usize = memory.data<u8>([
-  0, 0xe0, 0xff, 0x0f, 0, 0xe0, 0xff, 0x0f, 0, 0xe0, 0xff, 0x0f, 0, 0xe0, 0xff, 0x0f, //  0 a half's magnitude >> 3
-  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                      16 half exponent
-  0, 0, 0, 0x38, 0, 0, 0, 0x38, 0, 0, 0, 0x38, 0, 0, 0, 0x38, //                      32 (127 − 15) << 23
-  0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, //                      48 1 << 23
-  0, 0, 0x80, 0x38, 0, 0, 0x80, 0x38, 0, 0, 0x80, 0x38, 0, 0, 0x80, 0x38, //          64 2^-14
-  0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                      80 sign
-  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, //  96 sign, 3 zero bits, half >> 3
-  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //          112 2^112
-  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                      128 Inf/NaN rebias
-  0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, //          144 both halves' exponents
+  0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, 0, 0, 0, 0x70, //                      0 0xE0 << 23 (also f16HiMul's Inf/NaN rebias)
+  0, 0, 0x80, 0x07, 0, 0, 0x80, 0x07, 0, 0, 0x80, 0x07, 0, 0, 0x80, 0x07, //          16 2^-112
+  0, 0, 0, 0x3f, 0, 0, 0, 0x3f, 0, 0, 0, 0x3f, 0, 0, 0, 0x3f, //                      32 0.5
+  0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0x80, //                      48 f32 sign
+  0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, // 64 f32 magnitude
+  0, 0, 0, 0x04, 0, 0, 0, 0x04, 0, 0, 0, 0x04, 0, 0, 0, 0x04, //                      80 2^26
+  0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff, //          96 top 16 bits
+  0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, 0, 0xe0, 0xff, 0x8f, // 112 sign, 3 zero bits, half >> 3
+  0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, 0, 0, 0x80, 0x77, //          128 2^112
+  0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, 0, 0, 0, 0x7c, //                      144 half exponent (top half)
+  0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, 0, 0x7c, //          160 both halves' exponents
 ], 16);
 // @ts-ignore: decorator
 @inline function f16k(off: usize): v128 {
@@ -41,33 +42,39 @@ const F16K: usize = memory.data<u8>([
 }
 
 /**
- * The IEEE halves in the high 16 bits of h's lanes as f32x4, exactly as f16() gives each (the low
- * 16 bits are ignored). The magnitude bits shifted 13 places up, plus (127 − 15) << 23, are a
- * normal half's f32; Inf/NaN (exponent 31) add that once more, to an all-ones exponent. A
- * subnormal half (exponent 0, m·2^-24) adds 1 << 23 as well, which reads as 2^-14·(1 + m/1024),
- * and 2^-14 subtracted from it leaves m·2^-24 exactly. No float operation sees a subnormal
- * operand, which costs x86 an assist of dozens of cycles: Q6_K's d is a subnormal half in most
- * blocks of trained models, Q4_K's and Q8_0's in those of small weights (docs/performance.md).
+ * Halves in the top 16 bits of u32 lanes w (zeros below) → f32x4, exactly as f16() gives each and
+ * without subnormal float operands, which cost x86 an assist of dozens of cycles each (the method
+ * of Maratyszcza's FP16 library, which ggml_compute_fp16_to_fp32 also uses): normal halves are
+ * shifted into place with exponent offset 0xE0 << 23 and scaled by 2^-112; subnormal halves are
+ * built as 0.5 + m·2^-24 (exponent 126) and 0.5 is subtracted. (A NaN comes out quiet.) Q6_K's d
+ * is a subnormal half in most blocks of trained models, Q4_K's and Q8_0's in those of small
+ * weights (docs/performance.md); F16 weights have some too (float.ts).
  */
 // @ts-ignore: decorator
+@inline export function f16Top(w: v128): v128 {
+  const twoW = i32x4.add(w, w);
+  const norm = f32x4.mul(i32x4.add(i32x4.shr_u(twoW, 4), f16k(0)), f16k(16));
+  const den = f32x4.sub(v128.or(i32x4.shr_u(twoW, 17), f16k(32)), f16k(32));
+  const isDen = i32x4.lt_s(v128.and(w, f16k(64)), f16k(80)); // twoW < 2^27 unsigned, in one signed compare
+  return v128.or(v128.and(w, f16k(48)), v128.bitselect(den, norm, isDen));
+}
+
+/** f16Top of the halves in the high 16 bits of h's lanes, whatever the low 16 bits hold. */
+// @ts-ignore: decorator
 @inline export function f16Hi(h: v128): v128 {
-  const e = v128.and(h, f16k(16));
-  const z = i32x4.eq(e, i32x4.splat(0)), inf = i32x4.eq(e, f16k(16));
-  const bias = v128.or(v128.and(inf, f16k(32)), v128.and(z, f16k(48)));
-  const a = i32x4.add(i32x4.add(v128.and(i32x4.shr_u(h, 3), f16k(0)), f16k(32)), bias);
-  return v128.or(f32x4.sub(a, v128.and(z, f16k(64))), v128.and(h, f16k(80)));
+  return f16Top(v128.and(h, f16k(96)));
 }
 
 /**
  * f16Hi by one multiplication (the magnitude read as an f32 2^112 times too small), exact for every
- * half too and 7 instructions instead of 14, but a subnormal half becomes a subnormal operand: for
+ * half too and 7 instructions instead of 13, but a subnormal half becomes a subnormal operand: for
  * kernels whose halves are rarely subnormal, or that check first (f16HiPick, f16Sub).
  */
 // @ts-ignore: decorator
 @inline export function f16HiMul(h: v128): v128 {
-  const m = v128.and(i32x4.shr_s(h, 3), f16k(96));
-  const rebias = v128.and(i32x4.eq(v128.and(h, f16k(16)), f16k(16)), f16k(128));
-  return f32x4.mul(v128.or(m, rebias), f16k(112));
+  const m = v128.and(i32x4.shr_s(h, 3), f16k(112));
+  const rebias = v128.and(i32x4.eq(v128.and(h, f16k(144)), f16k(144)), f16k(0));
+  return f32x4.mul(v128.or(m, rebias), f16k(128));
 }
 
 /** f16Hi where sub (a half of the block is subnormal: f16Sub), else f16HiMul. */
@@ -80,13 +87,13 @@ const F16K: usize = memory.data<u8>([
 /** f16Hi, by f16HiMul when no lane's half has a zero exponent (the low halves are not read). */
 // @ts-ignore: decorator
 @inline export function f16HiPick(h: v128): v128 {
-  return f16HiIf(h, v128.any_true(i32x4.eq(v128.and(h, f16k(16)), i32x4.splat(0))));
+  return f16HiIf(h, v128.any_true(i32x4.eq(v128.and(h, f16k(144)), i32x4.splat(0))));
 }
 
 /** True when one of the 8 halves in h (both of each lane) has a zero exponent: subnormal or zero. */
 // @ts-ignore: decorator
 @inline export function f16Sub(h: v128): bool {
-  return v128.any_true(i16x8.eq(v128.and(h, f16k(144)), i32x4.splat(0)));
+  return v128.any_true(i16x8.eq(v128.and(h, f16k(160)), i32x4.splat(0)));
 }
 
 /** f32 → IEEE half bits, round to nearest even (what ggml_compute_fp32_to_fp16 / F16C produce). */

@@ -13,7 +13,7 @@
 // order, prepX's, at XG) and the quantised rows it records (q4k-gemm.ts WIDE_SRC: their bsums, for
 // the −32 offset). The tiling loop over groups and tokens is gemmg.ts's, shared with Q4_K.
 
-import { f16Hi } from './common';
+import { f16Top } from './common';
 import { WQ8_K_BLOCK, XK_TOKEN } from './q4k-gemm';
 import { G_D, G_SC, Q6G_BLOCK, fma, kg, offset, w3 } from './q6k-group';
 
@@ -26,7 +26,7 @@ const TILE: usize = memory.data(4 * 80, 16);
 /** Adds block a of a group (840 B) against four tokens (their widened block wb; b0 … b3: their bsums of this block) to TILE. */
 // @ts-ignore: decorator
 @inline function tileBlock(a: usize, wb: usize, b0: usize, b1: usize, b2: usize, b3: usize): void {
-  const dw = f16Hi(i32x4.shl(v128.load16x4_u(a + G_D), 16));
+  const dw = f16Top(i32x4.shl(v128.load16x4_u(a + G_D), 16));
   for (let t: usize = 0; t < 4; t++) v128.store(TILE + t * 80, f32x4.mul(dw, v128.load32_splat(wb + (t << 2))), 64);
   const m = kg(0);
   // S_i, i = 2k + j: pack k of every pair, its W0 and W1 (j = 0) or W2 and W3 (j = 1)

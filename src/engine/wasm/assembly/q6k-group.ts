@@ -27,7 +27,7 @@
 // The last rows % 4 rows stay in ggml's layout (kquants.ts dot4_q6_K reads them). The plain build
 // keeps ggml's layout throughout; layout_q6_K then only moves the bytes.
 
-import { f16, f16Hi, qKBsums, qKScales } from './common';
+import { f16, f16Top, qKBsums, qKScales } from './common';
 
 const Z: v128 = i32x4.splat(0);
 
@@ -159,7 +159,7 @@ function prepX(xq: usize, cols: i32): void {
 /** The block's four d times d_x, lane r: row r's (dot_q6_K's f16(d)·d_x). */
 // @ts-ignore: decorator
 @inline function dScale(a: usize, dx: usize): v128 {
-  return f32x4.mul(f16Hi(i32x4.shl(v128.load16x4_u(a + G_D), 16)), v128.load32_splat(dx));
+  return f32x4.mul(f16Top(i32x4.shl(v128.load16x4_u(a + G_D), 16)), v128.load32_splat(dx));
 }
 
 /**
