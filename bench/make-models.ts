@@ -19,7 +19,8 @@ import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, stat
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readGgufHeaderSync } from '../src/engine/gguf/file.js';
-import { GgmlType } from '../src/engine/gguf/ggml-types.js';
+import { GgmlType, ggmlTypeInfo, ggmlTypeName } from '../src/engine/gguf/ggml-types.js';
+import { fileTypeByName, planQuantization } from '../src/engine/quant/recipe.js';
 import { quantMix } from '../src/engine/gguf/keys.js';
 import { GgufType, isGgufArray } from '../src/engine/gguf/types.js';
 import { ggufHeaderFor, tensorBytes, type StreamTensor } from '../src/engine/gguf/stream-writer.js';
@@ -263,22 +264,9 @@ function writeF16Model(s: Shape, path: string): void {
 // ---------------------------------------------------------------------------------------------
 // Random K-quant blocks (--random-blocks): a Q4_K_M- or Q5_K_M-typed file without quantising
 
-/** ggml's Q4_K_M / Q5_K_M recipe for the weights (llama-quant.cpp): Q6_K for output, and for attn_v/ffn_down of layers that use_more_bits; base elsewhere. */
-function kmType(name: string, nLayer: number, base: number): number {
-  if (name === 'output.weight') return GgmlType.Q6_K;
-  const m = /^blk\.(\d+)\.(attn_v|ffn_down)\.weight$/.exec(name);
-  if (m) {
-    const i = Number(m[1]), n8 = Math.floor(nLayer / 8);
-    if (i < n8 || i >= Math.floor((7 * nLayer) / 8) || (i - n8) % 3 === 2) return GgmlType.Q6_K;
-  }
-  return base;
-}
-
-/** The mixes --random-blocks writes: base type, its block bytes, general.file_type (LLAMA_FTYPE_MOSTLY_*). */
-const RANDOM_MIXES: Record<string, { base: number; block: number; ftype: number }> = {
-  Q4_K_M: { base: GgmlType.Q4_K, block: 144, ftype: 15 },
-  Q5_K_M: { base: GgmlType.Q5_K, block: 176, ftype: 17 },
-};
+/** The mixes --random-blocks writes (quant/recipe.ts planQuantization picks each tensor's type), and where each of their block types keeps its f16 scales. */
+const RANDOM_MIXES = ['Q4_K_M', 'Q5_K_M'];
+const SCALES_AT: Record<number, number[]> = { [GgmlType.Q4_K]: [0, 2], [GgmlType.Q5_K]: [0, 2], [GgmlType.Q6_K]: [208] };
 
 /**
  * The Q4_K_M (Q5_K_M) file of `s` as random blocks: random quants and sub-block scales, each block's
@@ -287,9 +275,12 @@ const RANDOM_MIXES: Record<string, { base: number; block: number; ftype: number 
  * took over 40 min for the 8B shapes on a busy 2-core machine, this takes seconds.
  */
 function writeRandomKM(s: Shape, path: string, mix: string): void {
-  const { base, block: baseBlock, ftype } = RANDOM_MIXES[mix];
-  const tensors = shapeTensors(s).map((t) => (t.type === GgmlType.F16 ? { ...t, type: kmType(t.name, s.nLayer, base) } : t));
-  const kvs = shapeKvs(s).map((e) => (e.key === 'general.file_type' ? kv.u32('general.file_type', ftype) : e));
+  const ft = fileTypeByName(mix)!;
+  const plain = shapeTensors(s);
+  const model = { arch: s.arch, nLayer: s.nLayer, nHead: s.nHead, nHeadKv: s.nHeadKv, nExpert: s.moe?.nExpert ?? 0 };
+  const to = new Map(planQuantization(ft, model, plain).map((p) => [p.name, p.to]));
+  const tensors = plain.map((t) => ({ ...t, type: to.get(t.name) ?? t.type }));
+  const kvs = shapeKvs(s).map((e) => (e.key === 'general.file_type' ? kv.u32('general.file_type', ft.ftype) : e));
   const header = ggufHeaderFor(kvs, tensors);
   const tmp = `${path}.part`;
   const fd = openSync(tmp, 'w');
@@ -303,7 +294,8 @@ function writeRandomKM(s: Shape, path: string, mix: string): void {
         const n = t.dims.reduce((a, b) => a * b, 1);
         writeAll(fd, new Uint8Array(new Float32Array(n).fill(1).buffer));
       } else {
-        const block = t.type === base ? baseBlock : 210;
+        const block = ggmlTypeInfo(t.type)!.typeSize, scales = SCALES_AT[t.type];
+        if (!scales) throw new Error(`--random-blocks: ${t.name} would be ${ggmlTypeName(t.type)}, which it cannot write`);
         const CHUNK = block * 8192;
         let x = fnv1a(`${s.name}/${t.name}`) | 1;
         for (let at = 0; at < size; at += CHUNK) {
@@ -315,8 +307,8 @@ function writeRandomKM(s: Shape, path: string, mix: string): void {
           }
           const b = new Uint8Array(u32.buffer, 0, n);
           for (let o = 0; o < n; o += block) {
-            if (t.type === base) { b.set(d4, o); b.set(m4, o + 2); } // d, dmin first
-            else b.set(d6, o + 208); // Q6_K: d last
+            if (scales.length === 2) { b.set(d4, o + scales[0]); b.set(m4, o + scales[1]); } // Q4_K, Q5_K: d, dmin
+            else b.set(d6, o + scales[0]); // Q6_K: d
           }
           writeAll(fd, b);
         }
@@ -406,7 +398,7 @@ function main(): number {
       let made = false;
       if (opts.force || !existsSync(path)) {
         if (type === 'F16') writeF16Model(s, path);
-        else if (type in RANDOM_MIXES && opts.randomBlocks) writeRandomKM(s, path, type);
+        else if (RANDOM_MIXES.includes(type) && opts.randomBlocks) writeRandomKM(s, path, type);
         else {
           if (!existsSync(f16)) writeF16Model(s, f16);
           const err = quantize(f16, path, type);

@@ -12,12 +12,12 @@ import type { MatBackend } from '../src/engine/backend/types.js';
 import { ggmlTypeByName, rowBytes } from '../src/engine/gguf/ggml-types.js';
 import { quantizeRows } from '../src/engine/quant/index.js';
 
-const type = ggmlTypeByName(process.argv[2] ?? 'Q4_0')!;
-const rows = Number(process.argv[3] ?? 2048), cols = Number(process.argv[4] ?? 768), L = Number(process.argv[5] ?? 24);
-const rb = rowBytes(type, cols);
 const pos = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const AMP = Number(process.argv.find((a) => a.startsWith('--amp='))?.slice(6) ?? 0.04);
+const type = ggmlTypeByName(pos[0] ?? 'Q4_0')!;
+const rows = Number(pos[1] ?? 2048), cols = Number(pos[2] ?? 768), L = Number(pos[3] ?? 24);
 const shared = Number(pos[4] ?? 1);
+const AMP = Number(process.argv.find((a) => a.startsWith('--amp='))?.slice(6) ?? 0.04);
+const rb = rowBytes(type, cols);
 const cache = new Map<number, Uint8Array>();
 function fill(seed: number) {
   let q = cache.get(seed % 4);
